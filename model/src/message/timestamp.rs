@@ -1,0 +1,81 @@
+//! RFC 3339 timestamps (section 3: `collected_at`; the profile's COMMIT `due`).
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde::{Serialize, Serializer};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+/// A timestamp as written, with the instant it denotes.
+///
+/// Equality is on the text, because deduplication compares what was sent
+/// (section 1: "structurally identical JSON"), while ordering and expiry use
+/// the instant.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Timestamp {
+    text: String,
+    unix_nanos: i128,
+}
+
+impl Timestamp {
+    /// Accepts RFC 3339 `date-time` (section 5.6 of that RFC): a full date, `T`,
+    /// a full time with optional fraction, and `Z` or a numeric offset.
+    pub fn parse(text: &str) -> Result<Timestamp, String> {
+        // The `time` crate accepts lowercase `t`/`z` and a space separator is
+        // rejected; the profile keeps RFC 3339's grammar as written, uppercase.
+        if text.len() < 20 || text.as_bytes().get(10) != Some(&b'T') {
+            return Err(format!(
+                "`{text}` is not an RFC 3339 timestamp (expected YYYY-MM-DDTHH:MM:SS with Z or an offset)"
+            ));
+        }
+        if text.ends_with('z') {
+            return Err(format!(
+                "`{text}` is not an RFC 3339 timestamp: the zone must be `Z` or an offset"
+            ));
+        }
+        let instant = OffsetDateTime::parse(text, &Rfc3339)
+            .map_err(|e| format!("`{text}` is not an RFC 3339 timestamp: {e}"))?;
+        Ok(Timestamp {
+            text: text.to_owned(),
+            unix_nanos: instant.unix_timestamp_nanos(),
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Nanoseconds since the Unix epoch, for comparisons against local time.
+    pub fn unix_nanos(&self) -> i128 {
+        self.unix_nanos
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Timestamp, D::Error> {
+        struct TimestampVisitor;
+        impl Visitor<'_> for TimestampVisitor {
+            type Value = Timestamp;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an RFC 3339 timestamp string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Timestamp, E> {
+                Timestamp::parse(v).map_err(E::custom)
+            }
+        }
+        deserializer.deserialize_str(TimestampVisitor)
+    }
+}

@@ -1,0 +1,8 @@
+//! The wire layer: strict JSON frames in, typed messages or precise errors out.
+
+mod envelope;
+mod error;
+mod parse;
+
+pub use error::{ErrorClass, Pointer, Position, WireError};
+pub use parse::{parse_body, parse_frame, MAX_DEPTH, MAX_FRAME_BYTES};

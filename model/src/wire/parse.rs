@@ -1,0 +1,337 @@
+//! Raw frame bytes → a typed [`Message`] or the first [`WireError`].
+//!
+//! Two paths give one answer. The fast path reads the frame once, straight
+//! into the typed message, with every strict-JSON rule enforced on the way
+//! (serde's derived readers reject repeated fields, [`crate::json::Json`]
+//! rejects repeated keys inside free-form data). Only when it fails does the
+//! slow path run, which decides *which* error to report: strict JSON first
+//! (anywhere in the frame), then the version, then the envelope and the body,
+//! each with a JSON pointer. Valid frames, the common case, never pay for the
+//! diagnosis.
+
+use serde::de::DeserializeSeed;
+use serde_json::value::RawValue;
+
+use super::envelope::{Draft, DraftBody};
+use super::error::{ErrorClass, Pointer, Position, WireError};
+use crate::json::{Json, PathTracker, StrictSeed};
+use crate::message::{Act, Body, BodySeed, JsonKind, Message, ReviseMode, VERSION};
+
+/// Frames larger than this are refused before any parsing, so that a flood of
+/// bytes costs bounded memory (profile rule P-JSON-7).
+pub const MAX_FRAME_BYTES: usize = 1 << 20;
+
+/// Nesting deeper than this is refused (profile rule P-JSON-6). It is the
+/// JSON reader's own recursion limit, stated here so the profile can cite it.
+pub const MAX_DEPTH: usize = 128;
+
+/// Validates one frame against every stateless rule of the profile.
+pub fn parse_frame(bytes: &[u8]) -> Result<Message, WireError> {
+    if bytes.len() > MAX_FRAME_BYTES {
+        return Err(WireError::oversized(bytes.len(), MAX_FRAME_BYTES));
+    }
+    match fast(bytes) {
+        Ok(message) => Ok(message),
+        Err(Fast::Checks(err)) => Err(err),
+        Err(Fast::Reading) => Err(diagnose(bytes)),
+    }
+}
+
+/// Reads a body of `act` from strict JSON text, as a REVISE's replacement is
+/// read once the target's act is known. `at` is where the text sits in the
+/// message, for the pointer.
+pub fn parse_body(act: Act, replacement: &Json, at: &Pointer) -> Result<Body, WireError> {
+    let text = serde_json::to_string(replacement).unwrap_or_default();
+    let mut de = serde_json::Deserializer::from_str(&text);
+    let body = tracked(&mut de, BodySeed(act)).map_err(|e| schema_error(e, at.clone(), None))?;
+    check_body(&body, at)?;
+    Ok(body)
+}
+
+enum Fast {
+    /// The reader stopped; the slow path will say why.
+    Reading,
+    /// Everything was read; a cross-field rule failed with this error.
+    Checks(WireError),
+}
+
+fn fast(bytes: &[u8]) -> Result<Message, Fast> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let draft: Draft = serde::Deserialize::deserialize(&mut de).map_err(|_| Fast::Reading)?;
+    de.end().map_err(|_| Fast::Reading)?;
+    let body = match draft.body {
+        DraftBody::Typed(ref body) => body.clone(),
+        DraftBody::Raw(raw) => read_raw_body(draft.act, raw).map_err(|_| Fast::Reading)?,
+    };
+    finish(draft, body).map_err(Fast::Checks)
+}
+
+fn read_raw_body(act: Act, raw: &RawValue) -> Result<Body, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    Body::deserialize_for(act, &mut de)
+}
+
+/// The slow path: finds the first error in precedence order.
+fn diagnose(bytes: &[u8]) -> WireError {
+    // 1. Strict JSON over the whole frame.
+    let tracker = PathTracker::default();
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let tree = StrictSeed {
+        tracker: Some(&tracker),
+    }
+    .deserialize(&mut de)
+    .and_then(|tree| de.end().map(|()| tree));
+    let tree = match tree {
+        Ok(tree) => tree,
+        Err(e) => {
+            let position = position_of(&e);
+            return WireError {
+                class: ErrorClass::Parse,
+                pointer: tracker.pointer(),
+                message: message_of(&e),
+                position,
+            };
+        }
+    };
+
+    // 2. The version, before anything else is looked at.
+    if let Json::Object(members) = &tree {
+        if let Some(Json::String(v)) = members.get("tern") {
+            if !v.is_empty() && v != VERSION {
+                return WireError::new(
+                    ErrorClass::Version,
+                    Pointer::of(&["tern"]),
+                    format!("unsupported version `{v}`: this profile accepts only \"{VERSION}\""),
+                );
+            }
+        }
+    }
+
+    // 3. The envelope, then the body, with the path of the failure.
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let draft: Draft = match tracked(&mut de, std::marker::PhantomData::<Draft>) {
+        Ok(draft) => draft,
+        Err(e) => return schema_error(e, Pointer::root(), None),
+    };
+    let body = match draft.body {
+        DraftBody::Typed(ref body) => body.clone(),
+        DraftBody::Raw(raw) => {
+            let mut de = serde_json::Deserializer::from_str(raw.get());
+            match tracked(&mut de, BodySeed(draft.act)) {
+                Ok(body) => body,
+                Err(e) => {
+                    let offset =
+                        (raw.get().as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize);
+                    return schema_error(e, Pointer::of(&["body"]), Some((bytes, offset)));
+                }
+            }
+        }
+    };
+    match finish(draft, body) {
+        Err(err) => err,
+        // The fast path failed to read what the slow path read: a reader
+        // disagreement. Report it rather than accept the frame.
+        Ok(_) => WireError::new(
+            ErrorClass::Parse,
+            Pointer::root(),
+            "frame could not be read (internal reader disagreement)",
+        ),
+    }
+}
+
+type Located = (serde_path_to_error::Path, serde_json::Error);
+
+/// Reads `seed` with the path of every value it enters recorded.
+fn tracked<'de, R, S>(de: &mut serde_json::Deserializer<R>, seed: S) -> Result<S::Value, Located>
+where
+    R: serde_json::de::Read<'de>,
+    S: DeserializeSeed<'de>,
+{
+    let mut track = serde_path_to_error::Track::new();
+    let result = seed.deserialize(serde_path_to_error::Deserializer::new(de, &mut track));
+    result.map_err(|e| (track.path(), e))
+}
+
+/// Converts a located serde error into an envelope or body error.
+///
+/// serde reports unknown, missing and repeated fields at their parent object;
+/// the pointer is extended to name the field itself, which is where a person
+/// looks.
+fn schema_error(
+    (path, inner): (serde_path_to_error::Path, serde_json::Error),
+    prefix: Pointer,
+    embedded: Option<(&[u8], usize)>,
+) -> WireError {
+    let mut pointer = prefix;
+    for segment in path.iter() {
+        match segment {
+            serde_path_to_error::Segment::Seq { index } => pointer.push_index(*index),
+            serde_path_to_error::Segment::Map { key } => pointer.push_key(key),
+            serde_path_to_error::Segment::Enum { variant } => pointer.push_key(variant),
+            serde_path_to_error::Segment::Unknown => {}
+        }
+    }
+    let message = message_of(&inner);
+    // An unknown key is already on the path (it was read before it was
+    // refused); a missing one cannot be, so it is named here.
+    if let Some(rest) = message.strip_prefix("missing field `") {
+        if let Some((name, _)) = rest.split_once('`') {
+            pointer.push_key(name);
+        }
+    }
+    let mut position = position_of(&inner);
+    if let (Some((frame, offset)), Some(p)) = (embedded, position) {
+        position = Some(shift(frame, offset, p));
+    }
+    WireError {
+        class: class_of(&pointer),
+        pointer,
+        message,
+        position,
+    }
+}
+
+fn class_of(pointer: &Pointer) -> ErrorClass {
+    if pointer.is_within(&Pointer::of(&["body"])) {
+        ErrorClass::Body
+    } else {
+        ErrorClass::Envelope
+    }
+}
+
+/// Maps a position inside an embedded body back to the frame.
+fn shift(frame: &[u8], offset: usize, inner: Position) -> Position {
+    let before = &frame[..offset.min(frame.len())];
+    let base_line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    let base_column = 1 + before.iter().rev().take_while(|&&b| b != b'\n').count();
+    if inner.line == 1 {
+        Position {
+            line: base_line,
+            column: base_column + inner.column - 1,
+        }
+    } else {
+        Position {
+            line: base_line + inner.line - 1,
+            column: inner.column,
+        }
+    }
+}
+
+fn position_of(e: &serde_json::Error) -> Option<Position> {
+    // serde_json says column 0 for "before the first byte of the line".
+    (e.line() > 0).then(|| Position {
+        line: e.line(),
+        column: e.column().max(1),
+    })
+}
+
+/// serde_json's text without its " at line L column C" tail, which the
+/// report prints from [`Position`] instead.
+fn message_of(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let tail = format!(" at line {} column {}", e.line(), e.column());
+    text.strip_suffix(&tail).unwrap_or(&text).to_owned()
+}
+
+/// The rules that relate fields to each other, checked once all are read.
+fn finish(draft: Draft, body: Body) -> Result<Message, WireError> {
+    if draft.tern.is_empty() {
+        return Err(WireError::new(
+            ErrorClass::Envelope,
+            Pointer::of(&["tern"]),
+            "must be a nonempty string",
+        ));
+    }
+    if draft.tern != VERSION {
+        return Err(WireError::new(
+            ErrorClass::Version,
+            Pointer::of(&["tern"]),
+            format!(
+                "unsupported version `{}`: this profile accepts only \"{VERSION}\"",
+                draft.tern
+            ),
+        ));
+    }
+    if draft.id.sender() != draft.from.as_str() {
+        return Err(WireError::new(
+            ErrorClass::Envelope,
+            Pointer::of(&["id"]),
+            format!(
+                "ID `{}` is not in the namespace of its sender `{}`: the prefix before the colon must equal `from`",
+                draft.id, draft.from
+            ),
+        ));
+    }
+    for (i, name) in draft.to.iter().enumerate() {
+        if draft.to[..i].contains(name) {
+            return Err(WireError::new(
+                ErrorClass::Envelope,
+                Pointer::of(&["to"]).index(i),
+                format!("recipient `{name}` is listed twice: recipients must be distinct"),
+            ));
+        }
+    }
+    if let Some(evidence) = &draft.evidence {
+        for (i, item) in evidence.iter().enumerate() {
+            if evidence[..i].iter().any(|e| e.id == item.id) {
+                return Err(WireError::new(
+                    ErrorClass::Envelope,
+                    Pointer::of(&["evidence"]).index(i).key("id"),
+                    format!("evidence ID `{}` is defined twice in this message", item.id),
+                ));
+            }
+        }
+    }
+    check_body(&body, &Pointer::of(&["body"]))?;
+    Ok(Message {
+        id: draft.id,
+        from: draft.from,
+        to: draft.to,
+        thread: draft.thread,
+        reply: draft.reply,
+        body,
+        evidence: draft.evidence,
+        extensions: draft.extensions,
+    })
+}
+
+/// Body rules that tie one field to another.
+fn check_body(body: &Body, at: &Pointer) -> Result<(), WireError> {
+    match body {
+        Body::Report(report)
+            if report.state == crate::message::ProgressState::Blocked
+                && report.claims.is_empty() =>
+        {
+            Err(WireError::new(
+                ErrorClass::Body,
+                at.clone().key("claims"),
+                "a blocked REPORT must name the obstacle in its claims (at least one claim)",
+            ))
+        }
+        Body::Revise(revise) => match (revise.mode, &revise.replacement) {
+            (ReviseMode::Replace, Some(Json::Object(_))) | (ReviseMode::Withdraw, None) => Ok(()),
+            (ReviseMode::Replace, Some(other)) => Err(WireError::new(
+                ErrorClass::Body,
+                at.clone().key("replacement"),
+                format!(
+                    "mode `replace` needs a complete body object as replacement, found {}",
+                    JsonKind(other)
+                ),
+            )),
+            (ReviseMode::Replace, None) => Err(WireError::new(
+                ErrorClass::Body,
+                at.clone().key("replacement"),
+                "mode `replace` needs a complete body object as replacement, found null",
+            )),
+            (ReviseMode::Withdraw, Some(other)) => Err(WireError::new(
+                ErrorClass::Body,
+                at.clone().key("replacement"),
+                format!(
+                    "mode `withdraw` needs replacement null, found {}",
+                    JsonKind(other)
+                ),
+            )),
+        },
+        _ => Ok(()),
+    }
+}

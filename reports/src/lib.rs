@@ -1,0 +1,4 @@
+//! `tern-reports`: renderings of tern-sim's results for people and machines.
+//! Reports only read results; they never decide them.
+
+pub mod check;
