@@ -7,14 +7,14 @@
 use serde::{Deserialize, Serialize};
 
 use super::claim::Claim;
-use super::fields::{nullable, present, Extensions, NonEmptyVec};
+use super::fields::{nullable, object_only, present, Extensions, NonEmptyVec};
 use super::names::{GrantRef, MessageRef, Text};
 use super::timestamp::Timestamp;
 use super::vocabulary::{Act, Assessment, ChallengeKind, ProgressState, ReviseMode};
 use crate::json::Json;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
 pub struct AskBody {
     pub question: Text,
     #[serde(
@@ -26,7 +26,7 @@ pub struct AskBody {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
 pub struct TellBody {
     /// A TELL exists to state beliefs, so it states at least one.
     pub claims: NonEmptyVec<Claim>,
@@ -39,7 +39,7 @@ pub struct TellBody {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
 pub struct ProposeBody {
     pub proposal: Text,
     /// The REQUEST whose terms this negotiates (section 4), or null.
@@ -54,7 +54,7 @@ pub struct ProposeBody {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
 pub struct RequestBody {
     pub action: Text,
     pub done_when: Text,
@@ -78,7 +78,7 @@ pub struct RequestBody {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
 pub struct CommitBody {
     pub request: MessageRef,
     pub action: Text,
@@ -99,7 +99,7 @@ pub struct CommitBody {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
 pub struct ReportBody {
     pub commitment: MessageRef,
     pub state: ProgressState,
@@ -120,7 +120,7 @@ pub struct ReportBody {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
 pub struct Impact {
     pub commitment: MessageRef,
     pub assessment: Assessment,
@@ -128,7 +128,7 @@ pub struct Impact {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
 pub struct ReviseBody {
     /// Always the original message (section 4).
     pub target: MessageRef,
@@ -151,7 +151,7 @@ pub struct ReviseBody {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
 pub struct AckBody {
     pub target: MessageRef,
     #[serde(
@@ -163,7 +163,7 @@ pub struct AckBody {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
 pub struct ChallengeBody {
     pub target: MessageRef,
     pub kind: ChallengeKind,
@@ -177,6 +177,19 @@ pub struct ChallengeBody {
     )]
     pub extensions: Option<Extensions>,
 }
+
+object_only!(
+    AskBody,
+    TellBody,
+    ProposeBody,
+    RequestBody,
+    CommitBody,
+    ReportBody,
+    Impact,
+    ReviseBody,
+    AckBody,
+    ChallengeBody,
+);
 
 /// A body tagged by its act, so that an act and a body of another act cannot
 /// be paired.

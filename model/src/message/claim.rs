@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::fields::object_only;
 use super::names::{EvidenceId, Text};
 use super::timestamp::Timestamp;
 use super::vocabulary::{Basis, Confidence};
@@ -9,7 +10,7 @@ use super::vocabulary::{Basis, Confidence};
 /// "A Claim has exactly these required fields" (section 3): no more, no fewer,
 /// and no extensions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
 pub struct Claim {
     pub text: Text,
     pub basis: Basis,
@@ -23,7 +24,7 @@ pub struct Claim {
 
 /// An entry of the optional top-level `evidence` array (section 3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, remote = "Self")]
 pub struct Evidence {
     pub id: EvidenceId,
     pub source: Text,
@@ -31,3 +32,5 @@ pub struct Evidence {
     pub method: Text,
     pub result: Text,
 }
+
+object_only!(Claim, Evidence);

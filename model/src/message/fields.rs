@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Deref;
 
-use serde::de::{self, Deserialize, Deserializer};
+use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde::{Serialize, Serializer};
 
 use crate::json::Json;
@@ -117,3 +117,44 @@ impl fmt::Display for JsonKind<'_> {
         })
     }
 }
+
+/// Makes a derived struct accept only a JSON object.
+///
+/// serde's derived readers also accept an array of positional fields, which
+/// would let `["x"]` stand for `{"question": "x"}`: an implicit conversion
+/// that section 1 forbids. Every struct of the vocabulary is read through this
+/// wrapper, which asks the underlying reader for a map and nothing else.
+pub(crate) struct ObjectOnly<D>(pub D);
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for ObjectOnly<D> {
+    type Error = D::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_map(visitor)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// Implements `Serialize` and `Deserialize` for structs derived with
+/// `#[serde(remote = "Self")]`, reading them through [`ObjectOnly`].
+macro_rules! object_only {
+    ($($ty:ty),* $(,)?) => {$(
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                <$ty>::serialize(self, serializer)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<$ty, D::Error> {
+                <$ty>::deserialize($crate::message::fields::ObjectOnly(deserializer))
+            }
+        }
+    )*};
+}
+pub(crate) use object_only;

@@ -88,11 +88,9 @@ impl Pointer {
         self
     }
 
-    /// `true` for the body and everything inside it.
-    pub fn is_within(&self, prefix: &Pointer) -> bool {
-        self.0 == prefix.0
-            || (self.0.starts_with(&prefix.0)
-                && self.0.as_bytes().get(prefix.0.len()) == Some(&b'/'))
+    /// `true` for pointers strictly below `ancestor`.
+    pub fn is_inside(&self, ancestor: &Pointer) -> bool {
+        self.0.starts_with(&ancestor.0) && self.0.as_bytes().get(ancestor.0.len()) == Some(&b'/')
     }
 
     pub fn as_str(&self) -> &str {

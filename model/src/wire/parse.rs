@@ -191,8 +191,10 @@ fn schema_error(
     }
 }
 
+/// Inside the body is a body error; `body` itself (missing, or not an object)
+/// breaks the envelope rule "body is an object" (section 1).
 fn class_of(pointer: &Pointer) -> ErrorClass {
-    if pointer.is_within(&Pointer::of(&["body"])) {
+    if pointer.is_inside(&Pointer::of(&["body"])) {
         ErrorClass::Body
     } else {
         ErrorClass::Envelope
