@@ -28,13 +28,17 @@ pub(crate) const ENVELOPE_FIELDS: &[&str] = &[
 ];
 
 /// The body as found: typed if `act` came first, raw text otherwise.
+// Lives on the stack for the length of one parse; boxing the typed variant
+// would add an allocation to every message.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum DraftBody<'a> {
     Typed(Body),
     Raw(&'a RawValue),
 }
 
 /// Every envelope field read and type-checked, before the cross-field rules.
-pub(crate) struct Draft<'a> {
+/// `B` is the body as found ([`DraftBody`]) or, once resolved, a [`Body`].
+pub(crate) struct Draft<B> {
     pub tern: String,
     pub id: MessageRef,
     pub from: Participant,
@@ -42,9 +46,30 @@ pub(crate) struct Draft<'a> {
     pub thread: ThreadId,
     pub reply: Option<MessageRef>,
     pub act: Act,
-    pub body: DraftBody<'a>,
+    pub body: B,
     pub evidence: Option<Vec<Evidence>>,
     pub extensions: Option<Extensions>,
+}
+
+impl<B> Draft<B> {
+    /// Replaces the body, keeping every envelope field as read.
+    pub fn try_with_body<C, E>(
+        self,
+        resolve: impl FnOnce(Act, B) -> Result<C, E>,
+    ) -> Result<Draft<C>, E> {
+        Ok(Draft {
+            body: resolve(self.act, self.body)?,
+            tern: self.tern,
+            id: self.id,
+            from: self.from,
+            to: self.to,
+            thread: self.thread,
+            reply: self.reply,
+            act: self.act,
+            evidence: self.evidence,
+            extensions: self.extensions,
+        })
+    }
 }
 
 enum Field {
@@ -101,8 +126,10 @@ fn required<T, E: de::Error>(slot: Option<T>, name: &'static str) -> Result<T, E
     slot.ok_or_else(|| E::missing_field(name))
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Draft<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Draft<'a>, D::Error> {
+impl<'de: 'a, 'a> Deserialize<'de> for Draft<DraftBody<'a>> {
+    fn deserialize<D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Draft<DraftBody<'a>>, D::Error> {
         deserializer.deserialize_map(DraftVisitor(std::marker::PhantomData))
     }
 }
@@ -110,13 +137,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Draft<'a> {
 struct DraftVisitor<'a>(std::marker::PhantomData<&'a ()>);
 
 impl<'de: 'a, 'a> Visitor<'de> for DraftVisitor<'a> {
-    type Value = Draft<'a>;
+    type Value = Draft<DraftBody<'a>>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a Tern message (a JSON object)")
     }
 
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Draft<'a>, M::Error> {
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Draft<DraftBody<'a>>, M::Error> {
         let mut tern = None;
         let mut id = None;
         let mut from = None;

@@ -57,13 +57,16 @@ enum Fast {
 
 fn fast(bytes: &[u8]) -> Result<Message, Fast> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let draft: Draft = serde::Deserialize::deserialize(&mut de).map_err(|_| Fast::Reading)?;
+    let draft: Draft<DraftBody> =
+        serde::Deserialize::deserialize(&mut de).map_err(|_| Fast::Reading)?;
     de.end().map_err(|_| Fast::Reading)?;
-    let body = match draft.body {
-        DraftBody::Typed(ref body) => body.clone(),
-        DraftBody::Raw(raw) => read_raw_body(draft.act, raw).map_err(|_| Fast::Reading)?,
-    };
-    finish(draft, body).map_err(Fast::Checks)
+    let draft = draft
+        .try_with_body(|act, body| match body {
+            DraftBody::Typed(body) => Ok(body),
+            DraftBody::Raw(raw) => read_raw_body(act, raw),
+        })
+        .map_err(|_| Fast::Reading)?;
+    finish(draft).map_err(Fast::Checks)
 }
 
 fn read_raw_body(act: Act, raw: &RawValue) -> Result<Body, serde_json::Error> {
@@ -109,25 +112,25 @@ fn diagnose(bytes: &[u8]) -> WireError {
 
     // 3. The envelope, then the body, with the path of the failure.
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let draft: Draft = match tracked(&mut de, std::marker::PhantomData::<Draft>) {
+    let draft: Draft<DraftBody> = match tracked(&mut de, std::marker::PhantomData) {
         Ok(draft) => draft,
         Err(e) => return schema_error(e, Pointer::root(), None),
     };
-    let body = match draft.body {
-        DraftBody::Typed(ref body) => body.clone(),
+    let draft = draft.try_with_body(|act, body| match body {
+        DraftBody::Typed(body) => Ok(body),
         DraftBody::Raw(raw) => {
             let mut de = serde_json::Deserializer::from_str(raw.get());
-            match tracked(&mut de, BodySeed(draft.act)) {
-                Ok(body) => body,
-                Err(e) => {
-                    let offset =
-                        (raw.get().as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize);
-                    return schema_error(e, Pointer::of(&["body"]), Some((bytes, offset)));
-                }
-            }
+            tracked(&mut de, BodySeed(act)).map_err(|e| {
+                let offset = (raw.get().as_ptr() as usize).saturating_sub(bytes.as_ptr() as usize);
+                schema_error(e, Pointer::of(&["body"]), Some((bytes, offset)))
+            })
         }
+    });
+    let draft = match draft {
+        Ok(draft) => draft,
+        Err(err) => return err,
     };
-    match finish(draft, body) {
+    match finish(draft) {
         Err(err) => err,
         // The fast path failed to read what the slow path read: a reader
         // disagreement. Report it rather than accept the frame.
@@ -236,7 +239,7 @@ fn message_of(e: &serde_json::Error) -> String {
 }
 
 /// The rules that relate fields to each other, checked once all are read.
-fn finish(draft: Draft, body: Body) -> Result<Message, WireError> {
+fn finish(draft: Draft<Body>) -> Result<Message, WireError> {
     if draft.tern.is_empty() {
         return Err(WireError::new(
             ErrorClass::Envelope,
@@ -284,14 +287,14 @@ fn finish(draft: Draft, body: Body) -> Result<Message, WireError> {
             }
         }
     }
-    check_body(&body, &Pointer::of(&["body"]))?;
+    check_body(&draft.body, &Pointer::of(&["body"]))?;
     Ok(Message {
         id: draft.id,
         from: draft.from,
         to: draft.to,
         thread: draft.thread,
         reply: draft.reply,
-        body,
+        body: draft.body,
         evidence: draft.evidence,
         extensions: draft.extensions,
     })

@@ -1,0 +1,208 @@
+//! `tern-sim check` end to end: output formats and exit statuses.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tern-sim");
+const WORKED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/examples/worked-exchange.jsonl"
+);
+
+fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tern-sim starts");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn json_lines(out: &Output) -> Vec<Value> {
+    String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect()
+}
+
+#[test]
+fn the_worked_exchange_is_valid() {
+    let out = run(&["check", WORKED], b"");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("4 messages checked: 4 valid, 0 invalid"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn json_output_has_one_record_per_message_in_order() {
+    let worked = std::fs::read_to_string(WORKED).unwrap();
+    let first = worked.lines().next().unwrap();
+    let input = format!(
+        "{first}\n{{\"a\":1,\"a\":2}}\n\n{}\n[1]\n",
+        first.replace("\"0.1\"", "\"9\"")
+    );
+    let out = run(&["check", "--format", "json", "-"], input.as_bytes());
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let records = json_lines(&out);
+    assert_eq!(records.len(), 5);
+    let lines: Vec<u64> = records
+        .iter()
+        .map(|r| r["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [1, 2, 3, 4, 5]);
+    assert_eq!(records[0]["valid"], true);
+    assert_eq!(records[0]["act"], "REQUEST");
+    assert_eq!(records[1]["valid"], false);
+    assert_eq!(records[1]["error"]["class"], "parse");
+    assert_eq!(records[1]["error"]["pointer"], "/a");
+    assert_eq!(records[2]["error"]["class"], "parse");
+    assert_eq!(records[3]["error"]["class"], "version");
+    assert_eq!(records[3]["error"]["pointer"], "/tern");
+    assert_eq!(records[4]["error"]["class"], "envelope");
+    assert!(records[4]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("JSON object"));
+}
+
+#[test]
+fn human_output_names_file_line_column_pointer_and_class() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in.jsonl");
+    let worked = std::fs::read_to_string(WORKED).unwrap();
+    let second = worked
+        .lines()
+        .nth(1)
+        .unwrap()
+        .replace("\"due\":null", "\"due\":7");
+    std::fs::write(
+        &path,
+        format!("{}\n{second}\n", worked.lines().next().unwrap()),
+    )
+    .unwrap();
+    let out = run(&["check", path.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let first = stdout.lines().next().unwrap();
+    let expected_prefix = format!("{}:2:", path.display());
+    assert!(first.starts_with(&expected_prefix), "{first}");
+    assert!(first.contains("error[body] at /body/due:"), "{first}");
+    assert!(
+        stdout.contains("2 messages checked: 1 valid, 1 invalid"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_pretty_printed_document_is_checked_whole() {
+    let worked = std::fs::read_to_string(WORKED).unwrap();
+    let value: Value = serde_json::from_str(worked.lines().nth(2).unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("doc.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+    let out = run(
+        &[
+            "check",
+            "--document",
+            path.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(json_lines(&out)[0]["act"], "REPORT");
+
+    // The same document as JSON lines is many broken frames.
+    let out = run(&["check", path.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1));
+
+    // A document error reports the line inside the document.
+    let broken = serde_json::to_string_pretty(&value)
+        .unwrap()
+        .replace("\"blocked\"", "\"stuck\"");
+    std::fs::write(&path, broken).unwrap();
+    let out = run(
+        &[
+            "check",
+            "--document",
+            path.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let record = &json_lines(&out)[0];
+    assert_eq!(record["error"]["pointer"], "/body/state");
+    assert!(record["error"]["line"].as_u64().unwrap() > 1, "{record}");
+}
+
+#[test]
+fn invalid_utf8_lines_are_reported_not_fatal() {
+    let out = run(
+        &["check", "--format", "json", "-"],
+        b"{\"a\":\"\xff\"}\n{}\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let records = json_lines(&out);
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["error"]["class"], "parse");
+    assert_eq!(records[1]["error"]["class"], "envelope");
+}
+
+#[test]
+fn an_oversized_line_is_one_parse_error_and_reading_goes_on() {
+    let mut input = vec![b'['; 2 << 20];
+    input.extend_from_slice(b"\n{}\n");
+    let out = run(&["check", "--format", "json", "-"], &input);
+    assert_eq!(out.status.code(), Some(1));
+    let records = json_lines(&out);
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["error"]["class"], "parse");
+    assert!(records[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("exceeds the limit"));
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    let out = run(&["check", "/definitely/not/here.jsonl"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("cannot read /definitely/not/here.jsonl"),
+        "{stderr}"
+    );
+
+    assert_eq!(run(&["check"], b"").status.code(), Some(2));
+    assert_eq!(
+        run(&["check", "--format", "xml", "-"], b"").status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["check", "a", "--document", "b"], b"").status.code(),
+        Some(2)
+    );
+    assert_eq!(run(&["frobnicate"], b"").status.code(), Some(2));
+    assert_eq!(run(&["--version"], b"").status.code(), Some(0));
+}
+
+#[test]
+fn empty_input_is_zero_messages_and_success() {
+    let out = run(&["check", "-"], b"");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("0 messages checked"));
+}
