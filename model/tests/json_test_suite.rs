@@ -83,7 +83,7 @@ fn every_i_file_gets_the_documented_verdict() {
     assert_eq!(cases.len(), 35, "the corpus has 35 i_ files");
     for (name, bytes) in &cases {
         let err = parse_frame(bytes).expect_err("no i_ file is a Tern message");
-        // Only the two underflowing or merely large-but-finite numbers are
+        // These five numbers (one underflowing, four large but finite) are
         // valid strict JSON; they fail later because they are not a message.
         let strict_json = matches!(
             name.as_str(),

@@ -1023,3 +1023,95 @@ fn p_err_positions_point_into_the_frame() {
     assert_eq!(p.line, 3);
     assert!(p.column >= 19, "{p:?}");
 }
+
+// ---- Precedence and key order (found in review) -------------------------
+
+/// Writes `v` with `body` as the first key, the order in which the body's
+/// schema is not yet known when it is read.
+fn body_first(v: &Value) -> String {
+    let mut text = format!("{{\"body\":{}", v["body"]);
+    for (k, val) in v.as_object().unwrap().iter().filter(|(k, _)| *k != "body") {
+        text.push_str(&format!(",{}:{}", serde_json::to_string(k).unwrap(), val));
+    }
+    text.push('}');
+    text
+}
+
+#[test]
+fn p_json_6_depth_limit_is_exact_and_independent_of_key_order() {
+    use tern_model::wire::MAX_DEPTH;
+    // A question of nested arrays inside an extension of the body:
+    // message (1) + body (2) + extensions (3) + arrays.
+    let with_depth = |total: usize| {
+        let arrays = total - 3;
+        let mut v = ask();
+        v["body"]["extensions"] = json!({"x": 0});
+        let nested = format!("{}0{}", "[".repeat(arrays), "]".repeat(arrays));
+        let mut v2: Value = v.clone();
+        v2["body"]["extensions"]["x"] = json!("PLACEHOLDER");
+        let act_first = serde_json::to_string(&v2)
+            .unwrap()
+            .replace("\"PLACEHOLDER\"", &nested);
+        let body_first = body_first(&v2).replace("\"PLACEHOLDER\"", &nested);
+        (act_first, body_first)
+    };
+    let (a, b) = with_depth(MAX_DEPTH);
+    accepts(a.as_bytes());
+    accepts(b.as_bytes());
+    let (a, b) = with_depth(MAX_DEPTH + 1);
+    for text in [a, b] {
+        let err = parse_frame(text.as_bytes()).unwrap_err();
+        assert_eq!(err.class, ErrorClass::Parse, "{err}");
+        assert!(err.message.contains("nesting deeper than 127"), "{err}");
+    }
+}
+
+#[test]
+fn p_err_envelope_errors_come_before_body_errors_in_any_key_order() {
+    let mut v = ask();
+    v["id"] = json!("reviewer:1");
+    v["body"]["question"] = json!("");
+    rejects(&frame(&v), ErrorClass::Envelope, "/id");
+    rejects(body_first(&v).as_bytes(), ErrorClass::Envelope, "/id");
+
+    let mut v = ask();
+    v.as_object_mut().unwrap().remove("thread");
+    v["body"]["question"] = json!(3);
+    rejects(&frame(&v), ErrorClass::Envelope, "/thread");
+    rejects(body_first(&v).as_bytes(), ErrorClass::Envelope, "/thread");
+
+    let mut v = ask();
+    v["to"] = json!(["x", "x"]);
+    v["body"] = json!({"nonsense": 1});
+    rejects(&frame(&v), ErrorClass::Envelope, "/to/1");
+    rejects(body_first(&v).as_bytes(), ErrorClass::Envelope, "/to/1");
+}
+
+#[test]
+fn s1_vocabulary_values_are_strings_not_objects() {
+    side_by_side(
+        ask(),
+        |v| v["act"] = json!({"ASK": null}),
+        ErrorClass::Envelope,
+        "/act",
+    );
+    let tell = with_body("TELL", json!({"claims":[claim()]}));
+    side_by_side(
+        tell.clone(),
+        |v| v["body"]["claims"][0]["basis"] = json!({"observed": null}),
+        ErrorClass::Body,
+        "/body/claims/0/basis",
+    );
+    side_by_side(
+        tell,
+        |v| v["body"]["claims"][0]["confidence"] = json!(["high"]),
+        ErrorClass::Body,
+        "/body/claims/0/confidence",
+    );
+    side_by_side(
+        revise(),
+        |v| v["body"]["mode"] = json!({"withdraw": null}),
+        ErrorClass::Body,
+        "/body/mode",
+    );
+}

@@ -3,50 +3,86 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::de::{self, Deserialize, Deserializer, Visitor};
+use serde::{Serialize, Serializer};
 
-/// The nine speech acts (section 2: "Exactly one act per message").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Act {
-    Ask,
-    Tell,
-    Propose,
-    Request,
-    Commit,
-    Report,
-    Revise,
-    Ack,
-    Challenge,
+/// Declares a closed vocabulary read from a JSON string and nothing else.
+///
+/// serde's derived enum readers also accept `{"ASK": null}` for a unit
+/// variant, an implicit conversion that section 1 forbids; these read only a
+/// string and match it exactly.
+macro_rules! vocabulary {
+    ($(#[$doc:meta])* $name:ident, $expecting:literal { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            $($variant),+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            const NAMES: &'static [&'static str] = &[$($text),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            pub fn from_name(name: &str) -> Option<$name> {
+                match name {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<$name, D::Error> {
+                struct NameVisitor;
+                impl Visitor<'_> for NameVisitor {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($expecting)
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$name, E> {
+                        $name::from_name(v).ok_or_else(|| E::unknown_variant(v, $name::NAMES))
+                    }
+                }
+                deserializer.deserialize_str(NameVisitor)
+            }
+        }
+    };
 }
 
-impl Act {
-    pub const ALL: [Act; 9] = [
-        Act::Ask,
-        Act::Tell,
-        Act::Propose,
-        Act::Request,
-        Act::Commit,
-        Act::Report,
-        Act::Revise,
-        Act::Ack,
-        Act::Challenge,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Act::Ask => "ASK",
-            Act::Tell => "TELL",
-            Act::Propose => "PROPOSE",
-            Act::Request => "REQUEST",
-            Act::Commit => "COMMIT",
-            Act::Report => "REPORT",
-            Act::Revise => "REVISE",
-            Act::Ack => "ACK",
-            Act::Challenge => "CHALLENGE",
-        }
+vocabulary!(
+    /// The nine speech acts (section 2: "Exactly one act per message").
+    Act, "an act name (a string)" {
+        Ask = "ASK",
+        Tell = "TELL",
+        Propose = "PROPOSE",
+        Request = "REQUEST",
+        Commit = "COMMIT",
+        Report = "REPORT",
+        Revise = "REVISE",
+        Ack = "ACK",
+        Challenge = "CHALLENGE",
     }
+);
 
+impl Act {
     /// Section 4: "REVISE may target only one's own TELL, PROPOSE, REQUEST,
     /// COMMIT, or REPORT."
     pub fn is_revisable(self) -> bool {
@@ -57,22 +93,16 @@ impl Act {
     }
 }
 
-impl fmt::Display for Act {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.as_str())
+vocabulary!(
+    /// REPORT.state (section 2). Progress only: lifecycle annotations such as
+    /// withdrawn are derived from history and are deliberately not in this enum.
+    ProgressState, "a progress state (a string)" {
+        Active = "active",
+        Blocked = "blocked",
+        Fulfilled = "fulfilled",
+        Failed = "failed",
     }
-}
-
-/// REPORT.state (section 2). Progress only: lifecycle annotations such as
-/// withdrawn are derived from history and are deliberately not in this enum.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProgressState {
-    Active,
-    Blocked,
-    Fulfilled,
-    Failed,
-}
+);
 
 impl ProgressState {
     /// Section 4: "A reported terminal state (fulfilled or failed) cannot
@@ -82,50 +112,50 @@ impl ProgressState {
     }
 }
 
-/// CHALLENGE.kind (section 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ChallengeKind {
-    Factual,
-    Inference,
-    Scope,
-    Feasibility,
-    Authority,
-}
+vocabulary!(
+    /// CHALLENGE.kind (section 2).
+    ChallengeKind, "a challenge kind (a string)" {
+        Factual = "factual",
+        Inference = "inference",
+        Scope = "scope",
+        Feasibility = "feasibility",
+        Authority = "authority",
+    }
+);
 
-/// Claim.basis (section 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Basis {
-    Observed,
-    Inferred,
-    Reported,
-    Assumed,
-}
+vocabulary!(
+    /// Claim.basis (section 3).
+    Basis, "a basis (a string)" {
+        Observed = "observed",
+        Inferred = "inferred",
+        Reported = "reported",
+        Assumed = "assumed",
+    }
+);
 
-/// Claim.confidence (section 3): qualitative, never a permission level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Confidence {
-    Low,
-    Medium,
-    High,
-    Unspecified,
-}
+vocabulary!(
+    /// Claim.confidence (section 3): qualitative, never a permission level.
+    Confidence, "a confidence (a string)" {
+        Low = "low",
+        Medium = "medium",
+        High = "high",
+        Unspecified = "unspecified",
+    }
+);
 
-/// REVISE.mode (section 4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ReviseMode {
-    Replace,
-    Withdraw,
-}
+vocabulary!(
+    /// REVISE.mode (section 4).
+    ReviseMode, "a revision mode (a string)" {
+        Replace = "replace",
+        Withdraw = "withdraw",
+    }
+);
 
-/// REVISE impact assessment (section 4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Assessment {
-    Paused,
-    Unaffected,
-    AwaitingInstruction,
-}
+vocabulary!(
+    /// REVISE impact assessment (section 4).
+    Assessment, "an impact assessment (a string)" {
+        Paused = "paused",
+        Unaffected = "unaffected",
+        AwaitingInstruction = "awaiting_instruction",
+    }
+);

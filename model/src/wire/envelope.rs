@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::message::{
@@ -130,11 +130,31 @@ impl<'de: 'a, 'a> Deserialize<'de> for Draft<DraftBody<'a>> {
     fn deserialize<D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Draft<DraftBody<'a>>, D::Error> {
-        deserializer.deserialize_map(DraftVisitor(std::marker::PhantomData))
+        DraftSeed { defer_body: false }.deserialize(deserializer)
     }
 }
 
-struct DraftVisitor<'a>(std::marker::PhantomData<&'a ()>);
+/// Reads the envelope; with `defer_body` the body is always kept raw, so that
+/// a diagnosis can judge the envelope first whatever the key order.
+pub(crate) struct DraftSeed {
+    pub defer_body: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for DraftSeed {
+    type Value = Draft<DraftBody<'de>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(DraftVisitor {
+            defer_body: self.defer_body,
+            marker: std::marker::PhantomData,
+        })
+    }
+}
+
+struct DraftVisitor<'a> {
+    defer_body: bool,
+    marker: std::marker::PhantomData<&'a ()>,
+}
 
 impl<'de: 'a, 'a> Visitor<'de> for DraftVisitor<'a> {
     type Value = Draft<DraftBody<'a>>;
@@ -165,8 +185,10 @@ impl<'de: 'a, 'a> Visitor<'de> for DraftVisitor<'a> {
                 Field::Act => once(&mut act, "act", map.next_value::<Act>()?)?,
                 Field::Body => {
                     let value = match act {
-                        Some(act) => DraftBody::Typed(map.next_value_seed(BodySeed(act))?),
-                        None => DraftBody::Raw(map.next_value::<&'a RawValue>()?),
+                        Some(act) if !self.defer_body => {
+                            DraftBody::Typed(map.next_value_seed(BodySeed(act))?)
+                        }
+                        _ => DraftBody::Raw(map.next_value::<&'a RawValue>()?),
                     };
                     once(&mut body, "body", value)?
                 }

@@ -12,7 +12,7 @@
 use serde::de::DeserializeSeed;
 use serde_json::value::RawValue;
 
-use super::envelope::{Draft, DraftBody};
+use super::envelope::{Draft, DraftBody, DraftSeed};
 use super::error::{ErrorClass, Pointer, Position, WireError};
 use crate::json::{Json, PathTracker, StrictSeed};
 use crate::message::{Act, Body, BodySeed, JsonKind, Message, ReviseMode, VERSION};
@@ -21,9 +21,11 @@ use crate::message::{Act, Body, BodySeed, JsonKind, Message, ReviseMode, VERSION
 /// bytes costs bounded memory (profile rule P-JSON-7).
 pub const MAX_FRAME_BYTES: usize = 1 << 20;
 
-/// Nesting deeper than this is refused (profile rule P-JSON-6). It is the
-/// JSON reader's own recursion limit, stated here so the profile can cite it.
-pub const MAX_DEPTH: usize = 128;
+/// The deepest nesting accepted, counting the message object as level 1
+/// (profile rule P-JSON-6). The JSON reader refuses to enter level 128; a body
+/// read on its own (when it precedes `act`) is held to the same bound by
+/// [`nesting_depth`], so the limit does not depend on key order.
+pub const MAX_DEPTH: usize = 127;
 
 /// Validates one frame against every stateless rule of the profile.
 pub fn parse_frame(bytes: &[u8]) -> Result<Message, WireError> {
@@ -60,13 +62,44 @@ fn fast(bytes: &[u8]) -> Result<Message, Fast> {
     let draft: Draft<DraftBody> =
         serde::Deserialize::deserialize(&mut de).map_err(|_| Fast::Reading)?;
     de.end().map_err(|_| Fast::Reading)?;
-    let draft = draft
-        .try_with_body(|act, body| match body {
-            DraftBody::Typed(body) => Ok(body),
-            DraftBody::Raw(raw) => read_raw_body(act, raw),
-        })
-        .map_err(|_| Fast::Reading)?;
+    check_envelope(&draft).map_err(Fast::Checks)?;
+    let draft = draft.try_with_body(|act, body| match body {
+        DraftBody::Typed(body) => Ok(body),
+        DraftBody::Raw(raw) if nesting_depth(raw.get().as_bytes()) < MAX_DEPTH => {
+            read_raw_body(act, raw).map_err(|_| Fast::Reading)
+        }
+        DraftBody::Raw(_) => Err(Fast::Reading),
+    })?;
     finish(draft).map_err(Fast::Checks)
+}
+
+/// How deeply `text` (one valid JSON value) nests, the value itself being
+/// level 1. Only strings need care: brackets inside them do not count.
+fn nesting_depth(text: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in text {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 fn read_raw_body(act: Act, raw: &RawValue) -> Result<Body, serde_json::Error> {
@@ -112,10 +145,15 @@ fn diagnose(bytes: &[u8]) -> WireError {
 
     // 3. The envelope, then the body, with the path of the failure.
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let draft: Draft<DraftBody> = match tracked(&mut de, std::marker::PhantomData) {
+    // The body is always read after the envelope here, so that envelope
+    // errors come first whatever the key order.
+    let draft: Draft<DraftBody> = match tracked(&mut de, DraftSeed { defer_body: true }) {
         Ok(draft) => draft,
         Err(e) => return schema_error(e, Pointer::root(), None),
     };
+    if let Err(err) = check_envelope(&draft) {
+        return err;
+    }
     let draft = draft.try_with_body(|act, body| match body {
         DraftBody::Typed(body) => Ok(body),
         DraftBody::Raw(raw) => {
@@ -235,11 +273,16 @@ fn position_of(e: &serde_json::Error) -> Option<Position> {
 fn message_of(e: &serde_json::Error) -> String {
     let text = e.to_string();
     let tail = format!(" at line {} column {}", e.line(), e.column());
-    text.strip_suffix(&tail).unwrap_or(&text).to_owned()
+    let text = text.strip_suffix(&tail).unwrap_or(&text);
+    if text == "recursion limit exceeded" {
+        return format!("nesting deeper than {MAX_DEPTH} levels");
+    }
+    text.to_owned()
 }
 
-/// The rules that relate fields to each other, checked once all are read.
-fn finish(draft: Draft<Body>) -> Result<Message, WireError> {
+/// The envelope rules that relate fields to each other, checked once the
+/// envelope is read and before the body is looked at.
+fn check_envelope<B>(draft: &Draft<B>) -> Result<(), WireError> {
     if draft.tern.is_empty() {
         return Err(WireError::new(
             ErrorClass::Envelope,
@@ -287,6 +330,11 @@ fn finish(draft: Draft<Body>) -> Result<Message, WireError> {
             }
         }
     }
+    Ok(())
+}
+
+/// Assembles the message once envelope and body have passed their checks.
+fn finish(draft: Draft<Body>) -> Result<Message, WireError> {
     check_body(&draft.body, &Pointer::of(&["body"]))?;
     Ok(Message {
         id: draft.id,
