@@ -6,45 +6,49 @@
 
 use std::fmt;
 
+use compact_str::CompactString;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde::{Serialize, Serializer};
 
-/// Reads a string and hands it to `check`, which names the rule it breaks.
-fn read_checked<'de, D, T>(
+/// Reads a string, checks it against `check` (which names the rule it
+/// breaks) and keeps it. Short strings, which most names and references are,
+/// are stored inline without an allocation.
+fn read_checked<'de, D>(
     deserializer: D,
     expecting: &'static str,
-    check: fn(String) -> Result<T, String>,
-) -> Result<T, D::Error>
+    check: fn(&str) -> Result<(), String>,
+) -> Result<CompactString, D::Error>
 where
     D: Deserializer<'de>,
 {
-    struct StringVisitor(&'static str);
-    impl Visitor<'_> for StringVisitor {
-        type Value = String;
+    struct CheckedVisitor {
+        expecting: &'static str,
+        check: fn(&str) -> Result<(), String>,
+    }
+    impl Visitor<'_> for CheckedVisitor {
+        type Value = CompactString;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str(self.0)
+            f.write_str(self.expecting)
         }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
-            Ok(v.to_owned())
-        }
-        fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
-            Ok(v)
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<CompactString, E> {
+            (self.check)(v).map_err(E::custom)?;
+            Ok(CompactString::from(v))
         }
     }
-    let raw = deserializer.deserialize_string(StringVisitor(expecting))?;
-    check(raw).map_err(de::Error::custom)
+    deserializer.deserialize_str(CheckedVisitor { expecting, check })
 }
 
 macro_rules! string_newtype {
     ($(#[$doc:meta])* $name:ident, $expecting:literal, $check:path) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(String);
+        pub struct $name(CompactString);
 
         impl $name {
             /// Builds the value if the string obeys the rule, naming the rule otherwise.
-            pub fn new(raw: impl Into<String>) -> Result<$name, String> {
-                $check(raw.into()).map($name)
+            pub fn new(raw: impl AsRef<str>) -> Result<$name, String> {
+                let raw = raw.as_ref();
+                $check(raw).map(|()| $name(CompactString::from(raw)))
             }
 
             pub fn as_str(&self) -> &str {
@@ -66,41 +70,42 @@ macro_rules! string_newtype {
 
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<$name, D::Error> {
-                read_checked(deserializer, $expecting, |raw| $check(raw).map($name))
+                read_checked(deserializer, $expecting, $check).map($name)
             }
         }
     };
 }
 
-fn nonempty(raw: String) -> Result<String, String> {
+fn nonempty(raw: &str) -> Result<(), String> {
     if raw.is_empty() {
         Err("must be a nonempty string".to_owned())
     } else {
-        Ok(raw)
+        Ok(())
     }
 }
 
-fn participant(raw: String) -> Result<String, String> {
-    let raw = nonempty(raw).map_err(|_| "participant name must be nonempty".to_owned())?;
-    if raw.contains(':') {
+fn participant(raw: &str) -> Result<(), String> {
+    if raw.is_empty() {
+        Err("participant name must be nonempty".to_owned())
+    } else if raw.contains(':') {
         Err(format!("participant name `{raw}` must not contain a colon"))
     } else {
-        Ok(raw)
+        Ok(())
     }
 }
 
-fn message_ref(raw: String) -> Result<String, String> {
+fn message_ref(raw: &str) -> Result<(), String> {
     match raw.split_once(':') {
-        Some((sender, suffix)) if !sender.is_empty() && !suffix.is_empty() => Ok(raw),
+        Some((sender, suffix)) if !sender.is_empty() && !suffix.is_empty() => Ok(()),
         _ => Err(format!(
             "`{raw}` is not a message reference: expected sender:suffix with a nonempty sender and suffix"
         )),
     }
 }
 
-fn evidence_id(raw: String) -> Result<String, String> {
+fn evidence_id(raw: &str) -> Result<(), String> {
     match raw.strip_prefix("ev:") {
-        Some(suffix) if !suffix.is_empty() => Ok(raw),
+        Some(suffix) if !suffix.is_empty() => Ok(()),
         _ => Err(format!(
             "`{raw}` is not an evidence ID: expected ev: followed by a nonempty suffix"
         )),
