@@ -15,6 +15,7 @@
 //!   equality that deduplication relies on.
 
 pub mod json;
+pub mod ledger;
 pub mod message;
 pub mod wire;
 

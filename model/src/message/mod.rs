@@ -15,7 +15,9 @@ pub use body::{
 pub use claim::{Claim, Evidence};
 pub(crate) use fields::JsonKind;
 pub use fields::{Extensions, NonEmptyVec};
-pub use names::{EvidenceId, GrantRef, MessageRef, Participant, Text, ThreadId};
+pub use names::{
+    ContextName, EvidenceId, GrantRef, MessageRef, Participant, Principal, Text, ThreadId,
+};
 pub use timestamp::Timestamp;
 pub use vocabulary::{
     Act, Assessment, Basis, ChallengeKind, Confidence, ProgressState, ReviseMode,

@@ -168,3 +168,19 @@ impl MessageRef {
         self.0.split_once(':').map_or("", |(_, s)| s)
     }
 }
+
+string_newtype!(
+    /// An authenticated principal: who the transport or a trusted registry
+    /// says is speaking (section 1). Opaque to Tern; only compared.
+    Principal,
+    "a principal",
+    nonempty
+);
+
+string_newtype!(
+    /// The name of an identity context: one fixed mapping of participant
+    /// names to principals, shared by the threads bound to it (section 1).
+    ContextName,
+    "an identity context name",
+    nonempty
+);

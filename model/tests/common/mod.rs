@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod kit;
+
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;

@@ -1,0 +1,389 @@
+//! What the accepted messages of a context mean together: revision chains,
+//! and each commitment's progress and lifecycle.
+//!
+//! Everything here is computed on demand from the sets of accepted messages
+//! in the index, sorted by ID wherever order could leak in, so that it is a
+//! function of the message set alone (the order-independence invariant).
+
+use std::collections::BTreeSet;
+
+use crate::json::Json;
+use crate::message::{Body, Message, MessageRef, ProgressState, ReportBody, ReviseMode};
+use crate::wire::{parse_body, Pointer};
+
+use super::store::{CtxId, EntryId};
+use super::Ledger;
+
+/// Where a revision chain stands (section 4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChainHead {
+    /// No accepted revision.
+    Original,
+    /// The unique chain ends with this replacing REVISE.
+    Replaced(MessageRef),
+    /// The unique chain ends with this withdrawing REVISE.
+    Withdrawn(MessageRef),
+    /// Two or more revisions claim the same predecessor: an unresolved
+    /// conflict that no arrival order settles (section 4: "neither wins").
+    Conflict {
+        at: MessageRef,
+        successors: Vec<MessageRef>,
+    },
+}
+
+/// A commitment's progress, from its author's REPORTs only (section 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// No report yet.
+    Unreported,
+    Reported(ProgressState),
+    /// The reports do not determine one state: concurrent reports disagree,
+    /// a report's own revisions conflict, terminal reports disagree, or a
+    /// terminal assessment was invalidated and no later report says more.
+    Unresolved,
+}
+
+impl Progress {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Progress::Unreported => "unreported",
+            Progress::Reported(s) => s.as_str(),
+            Progress::Unresolved => "unresolved",
+        }
+    }
+}
+
+/// Everything derived about one COMMIT.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitmentState {
+    pub id: MessageRef,
+    pub request: MessageRef,
+    pub progress: Progress,
+    /// For a fulfilled commitment: some fulfilled report's claims cite
+    /// evidence embedded in the same message (profile rule L-COM-5).
+    pub verified: bool,
+    /// Reported terminal at some point (fulfilled or failed), even if that
+    /// assessment was later invalidated: execution stays closed (section 4).
+    pub ever_terminal: bool,
+    /// Sorted, deduplicated lifecycle and progress annotations.
+    pub annotations: BTreeSet<&'static str>,
+    /// Why the commitment is disputed, if it is.
+    pub disputes: BTreeSet<&'static str>,
+    pub superseded_by: Vec<MessageRef>,
+    pub reports: Vec<MessageRef>,
+    pub chain: ChainHead,
+}
+
+impl CommitmentState {
+    pub fn is_disputed(&self) -> bool {
+        !self.disputes.is_empty()
+    }
+}
+
+impl Ledger {
+    pub(crate) fn sorted(&self, ids: Option<&Vec<EntryId>>) -> Vec<EntryId> {
+        let mut out: Vec<EntryId> = ids.cloned().unwrap_or_default();
+        out.sort_by(|a, b| self.entries[*a].id.cmp(&self.entries[*b].id));
+        out.dedup();
+        out
+    }
+
+    /// The chain of revisions of an accepted original.
+    pub(crate) fn chain(&self, ctx: CtxId, target: EntryId) -> (ChainHead, Option<EntryId>) {
+        let revisions = self.sorted(self.contexts[ctx].index.revisions.get(&target));
+        if revisions.is_empty() {
+            return (ChainHead::Original, None);
+        }
+        let previous_of = |eid: EntryId| match &self.entries[eid].message().body {
+            Body::Revise(r) => Some(r.previous.clone()),
+            _ => None,
+        };
+        let mut node_id = self.entries[target].id.clone();
+        let mut node: Option<EntryId> = None;
+        // Each step moves to a revision accepted later in the chain; the
+        // bound guards against any cycle the acceptance rules might allow.
+        for _ in 0..=revisions.len() {
+            let successors: Vec<EntryId> = revisions
+                .iter()
+                .copied()
+                .filter(|&r| previous_of(r).as_ref() == Some(&node_id))
+                .collect();
+            match successors.as_slice() {
+                [] => break,
+                [only] => {
+                    node = Some(*only);
+                    node_id = self.entries[*only].id.clone();
+                }
+                many => {
+                    return (
+                        ChainHead::Conflict {
+                            at: node_id,
+                            successors: many.iter().map(|&e| self.entries[e].id.clone()).collect(),
+                        },
+                        None,
+                    )
+                }
+            }
+        }
+        match node {
+            None => (ChainHead::Original, None),
+            Some(head) => match &self.entries[head].message().body {
+                Body::Revise(r) if r.mode == ReviseMode::Withdraw => (
+                    ChainHead::Withdrawn(self.entries[head].id.clone()),
+                    Some(head),
+                ),
+                _ => (
+                    ChainHead::Replaced(self.entries[head].id.clone()),
+                    Some(head),
+                ),
+            },
+        }
+    }
+
+    /// The entries reachable from `eid` by following `reply` links.
+    fn reply_ancestors(&self, ctx: CtxId, eid: EntryId) -> BTreeSet<EntryId> {
+        let mut seen = BTreeSet::new();
+        let mut current = self.entries[eid].message().reply.clone();
+        while let Some(r) = current {
+            let Some(&next) = self.contexts[ctx].ids.get(&r) else {
+                break;
+            };
+            if !seen.insert(next) || self.entries[next].variants.len() > 1 {
+                break;
+            }
+            current = self.entries[next].message().reply.clone();
+        }
+        seen
+    }
+
+    /// Everything derived about the accepted COMMIT `eid`.
+    pub(crate) fn commitment(&self, ctx: CtxId, eid: EntryId) -> CommitmentState {
+        let index = &self.contexts[ctx].index;
+        let commit_msg = self.entries[eid].message();
+        let Body::Commit(commit) = &commit_msg.body else {
+            unreachable!("commitment() is called on COMMITs only")
+        };
+        let mut annotations = BTreeSet::new();
+        let mut disputes = BTreeSet::new();
+
+        // Lifecycle from the COMMIT's own revisions.
+        let (chain, _) = self.chain(ctx, eid);
+        match &chain {
+            ChainHead::Original => {}
+            ChainHead::Replaced(_) => {
+                annotations.insert("renegotiation_offered");
+            }
+            ChainHead::Withdrawn(_) => {
+                annotations.insert("withdrawn");
+            }
+            ChainHead::Conflict { .. } => {
+                annotations.insert("revision_conflict");
+            }
+        }
+
+        // Detectable mismatches with the REQUEST (section 4: "an ambiguous
+        // mismatch is disputed, never silently accepted").
+        let request_eid = self.contexts[ctx].ids.get(&commit.request).copied();
+        if let Some(req_eid) = request_eid {
+            let request_msg = self.entries[req_eid].message();
+            if !request_msg.to.contains(&commit_msg.from) {
+                disputes.insert("committer_not_addressed");
+            }
+            if let Body::Request(request) = &request_msg.body {
+                if let (Some(a), Some(b)) = (&commit.authority_ref, &request.authority_ref) {
+                    if a != b {
+                        disputes.insert("authority_mismatch");
+                    }
+                }
+            }
+            if matches!(self.chain(ctx, req_eid).0, ChainHead::Conflict { .. }) {
+                annotations.insert("request_revision_conflict");
+            }
+        }
+        if !disputes.is_empty() {
+            annotations.insert("disputed");
+        }
+
+        // Supersession (section 4): the original requester's REQUEST with
+        // `replaces`, and a COMMIT to it by the original committer.
+        let mut superseded_by = Vec::new();
+        for q in self.sorted(index.replacing.get(&eid)) {
+            for c in self.sorted(index.commits.get(&q)) {
+                if self.entries[c].message().from == commit_msg.from {
+                    superseded_by.push(self.entries[c].id.clone());
+                }
+            }
+        }
+        if !superseded_by.is_empty() {
+            annotations.insert("superseded");
+        }
+
+        // Challenges of the COMMIT or of its reports.
+        let reports = self.sorted(index.reports.get(&eid));
+        let challenged = index.challenges.contains_key(&eid)
+            || reports.iter().any(|r| index.challenges.contains_key(r));
+        if challenged {
+            annotations.insert("challenged");
+        }
+
+        let (progress, verified, ever_terminal) = self.progress(ctx, &reports, &mut annotations);
+        if progress == Progress::Reported(ProgressState::Fulfilled) && !verified {
+            annotations.insert("unverified");
+        }
+        CommitmentState {
+            id: self.entries[eid].id.clone(),
+            request: commit.request.clone(),
+            progress,
+            verified,
+            ever_terminal,
+            annotations,
+            disputes,
+            superseded_by,
+            reports: reports
+                .iter()
+                .map(|&r| self.entries[r].id.clone())
+                .collect(),
+            chain,
+        }
+    }
+
+    /// Progress from the author's reports (profile rules L-COM-1 to L-COM-5).
+    fn progress(
+        &self,
+        ctx: CtxId,
+        reports: &[EntryId],
+        annotations: &mut BTreeSet<&'static str>,
+    ) -> (Progress, bool, bool) {
+        struct Effective {
+            eid: EntryId,
+            state: ProgressState,
+            verified: bool,
+        }
+        let mut effective = Vec::new();
+        let mut unresolved = false;
+        let mut ever_terminal = false;
+        let mut invalidated_terminal = false;
+        for &r in reports {
+            let original = self.entries[r].message();
+            let Body::Report(body) = &original.body else {
+                continue;
+            };
+            let mut versions: Vec<(ProgressState, bool)> =
+                vec![(body.state, verified(original, body))];
+            let (head, head_eid) = self.chain(ctx, r);
+            // Every replacement along the chain is a version of the assessment.
+            for rev in self.sorted(self.contexts[ctx].index.revisions.get(&r)) {
+                if let Some(b) = replacement_report(self.entries[rev].message()) {
+                    versions.push((b.state, verified(self.entries[rev].message(), &b)));
+                }
+            }
+            let was_terminal = versions.iter().any(|(s, _)| s.is_terminal());
+            ever_terminal |= was_terminal;
+            let current = match head {
+                ChainHead::Original => Some((body.state, verified(original, body))),
+                ChainHead::Replaced(_) => head_eid.and_then(|h| {
+                    let m = self.entries[h].message();
+                    replacement_report(m).map(|b| (b.state, verified(m, &b)))
+                }),
+                ChainHead::Withdrawn(_) => None,
+                ChainHead::Conflict { .. } => {
+                    unresolved = true;
+                    annotations.insert("report_revision_conflict");
+                    None
+                }
+            };
+            match current {
+                Some((state, v)) if was_terminal && !state.is_terminal() => {
+                    // A corrected terminal assessment: progress is open again
+                    // only as "unresolved", never as renewed work.
+                    invalidated_terminal = true;
+                    let _ = (state, v);
+                }
+                Some((state, verified)) => effective.push(Effective {
+                    eid: r,
+                    state,
+                    verified,
+                }),
+                None if was_terminal => invalidated_terminal = true,
+                None => {}
+            }
+        }
+        if invalidated_terminal {
+            annotations.insert("terminal_invalidated");
+        }
+
+        let terminal: Vec<&Effective> =
+            effective.iter().filter(|e| e.state.is_terminal()).collect();
+        if !terminal.is_empty() {
+            // Terminal dominates (section 4): later active or blocked reports
+            // do not reopen the commitment.
+            let terminal_ids: BTreeSet<EntryId> = terminal.iter().map(|e| e.eid).collect();
+            for e in effective.iter().filter(|e| !e.state.is_terminal()) {
+                if !self.reply_ancestors(ctx, e.eid).is_disjoint(&terminal_ids) {
+                    annotations.insert("reopen_ignored");
+                }
+            }
+            let first = terminal[0].state;
+            if terminal.iter().all(|e| e.state == first) {
+                let verified = terminal.iter().any(|e| e.verified);
+                return (Progress::Reported(first), verified, true);
+            }
+            annotations.insert("conflicting_terminal");
+            return (Progress::Unresolved, false, true);
+        }
+        if unresolved {
+            return (Progress::Unresolved, false, ever_terminal);
+        }
+        if effective.is_empty() {
+            let p = if invalidated_terminal {
+                Progress::Unresolved
+            } else {
+                Progress::Unreported
+            };
+            return (p, false, ever_terminal);
+        }
+        // The current reports are those no other report follows through its
+        // reply chain; concurrent reports that disagree leave it unresolved.
+        let all: BTreeSet<EntryId> = effective.iter().map(|e| e.eid).collect();
+        let mut superseded = BTreeSet::new();
+        for e in &effective {
+            superseded.extend(self.reply_ancestors(ctx, e.eid).intersection(&all).copied());
+        }
+        let current: Vec<&Effective> = effective
+            .iter()
+            .filter(|e| !superseded.contains(&e.eid))
+            .collect();
+        let first = current[0].state;
+        if current.iter().all(|e| e.state == first) {
+            (Progress::Reported(first), false, ever_terminal)
+        } else {
+            annotations.insert("concurrent_reports");
+            (Progress::Unresolved, false, ever_terminal)
+        }
+    }
+}
+
+/// The REPORT body a replacing REVISE carries.
+fn replacement_report(revise: &Message) -> Option<ReportBody> {
+    let Body::Revise(r) = &revise.body else {
+        return None;
+    };
+    let replacement: &Json = r.replacement.as_ref()?;
+    match parse_body(crate::message::Act::Report, replacement, &Pointer::root()) {
+        Ok(Body::Report(b)) => Some(b),
+        _ => None,
+    }
+}
+
+/// A report is verified when one of its claims cites evidence embedded in the
+/// same message; a bare reference is not verification (section 3).
+fn verified(message: &Message, report: &ReportBody) -> bool {
+    let Some(evidence) = &message.evidence else {
+        return false;
+    };
+    report
+        .claims
+        .iter()
+        .flat_map(|c| c.evidence.iter())
+        .any(|id| evidence.iter().any(|e| &e.id == id))
+}

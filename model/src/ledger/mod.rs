@@ -1,0 +1,307 @@
+//! The reference state machine: one Tern receiver's ledger.
+//!
+//! tern-sim judges other implementations against this model, so it decides
+//! every rule of the seed's sections 1, 3, 4, 5 and 8 deterministically, from
+//! its inputs alone. The rules it applies, and why, are in docs/profile.md
+//! (section "The ledger") and docs/ledger.md (its interface and view format).
+//!
+//! * [`Ledger::deliver`] takes a frame, the transport's authenticated
+//!   principal and the local time, and answers with events: the frame's
+//!   outcome, and the outcomes of earlier messages it settled.
+//! * [`Ledger::execute`] decides whether the receiver may perform its own
+//!   commitment now, and records the effect so it is never performed twice.
+//! * [`Ledger::view`] is the canonical JSON of a thread, on which receivers
+//!   are compared.
+//!
+//! The ledger never emits messages: it cannot reply to an invalid message or
+//! ACK an ACK (sections 1 and 2).
+
+mod config;
+mod derive;
+mod execute;
+mod outcome;
+mod settle;
+mod store;
+mod view;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+pub use config::{
+    ConfigError, Contexts, Grant, IdentityContext, LedgerConfig, LocalTime, Policy, Viewer,
+};
+pub use derive::{ChainHead, CommitmentState, Progress};
+pub use outcome::{
+    EffectKey, Event, EventKind, Execution, Outcome, Refusal, RejectClass, Rejection,
+};
+
+use crate::message::{ContextName, Message, MessageRef, Principal, ThreadId};
+use crate::wire::{parse_frame, Pointer};
+use store::{ContextStore, CtxId, Entry, EntryId, Status, Variant};
+
+/// One receiver's ledger.
+#[derive(Debug, Clone)]
+pub struct Ledger {
+    config: LedgerConfig,
+    deliveries: u64,
+    contexts: Vec<ContextStore>,
+    context_ids: BTreeMap<ContextName, CtxId>,
+    entries: Vec<Entry>,
+    /// thread → the entries with a variant in it, for views.
+    threads: BTreeMap<ThreadId, Vec<EntryId>>,
+    /// Effects performed, by idempotency key. Facts about the world: they
+    /// survive every re-settling.
+    executed: BTreeSet<(CtxId, MessageRef)>,
+}
+
+impl Ledger {
+    pub fn new(config: LedgerConfig) -> Ledger {
+        Ledger {
+            config,
+            deliveries: 0,
+            contexts: Vec::new(),
+            context_ids: BTreeMap::new(),
+            entries: Vec::new(),
+            threads: BTreeMap::new(),
+            executed: BTreeSet::new(),
+        }
+    }
+
+    pub fn config(&self) -> &LedgerConfig {
+        &self.config
+    }
+
+    /// How many frames have been delivered.
+    pub fn deliveries(&self) -> u64 {
+        self.deliveries
+    }
+
+    /// The identity context of a thread, creating its store on first use.
+    fn context_of(&mut self, thread: &ThreadId) -> Option<CtxId> {
+        let name = match &self.config.contexts {
+            Contexts::Open => ContextName::new(thread.as_str()).ok()?,
+            Contexts::Fixed { threads, .. } => threads.get(thread)?.clone(),
+        };
+        Some(self.context_id(name))
+    }
+
+    fn context_id(&mut self, name: ContextName) -> CtxId {
+        if let Some(&id) = self.context_ids.get(&name) {
+            return id;
+        }
+        let id = self.contexts.len();
+        self.contexts.push(ContextStore::new(name.clone()));
+        self.context_ids.insert(name, id);
+        id
+    }
+
+    /// The principal bound to `participant` in the thread's context.
+    fn binding(
+        &self,
+        thread: &ThreadId,
+        participant: &crate::message::Participant,
+    ) -> Option<Principal> {
+        match &self.config.contexts {
+            Contexts::Open => Principal::new(participant.as_str()).ok(),
+            Contexts::Fixed { contexts, threads } => contexts
+                .get(threads.get(thread)?)?
+                .bindings
+                .get(participant)
+                .cloned(),
+        }
+    }
+
+    /// Delivers one frame as received from an authenticated transport.
+    ///
+    /// `now` is the receiver's local time. It is part of the interface so
+    /// that every input a receiver could depend on is explicit; no delivery
+    /// rule of this profile reads it (expiry is checked at execution).
+    pub fn deliver(&mut self, frame: &[u8], principal: &Principal, now: LocalTime) -> Vec<Event> {
+        let _ = now;
+        let origin = self.deliveries;
+        self.deliveries += 1;
+        let message = match parse_frame(frame) {
+            Ok(m) => m,
+            Err(e) => {
+                return vec![Event {
+                    kind: EventKind::Delivered,
+                    origin,
+                    id: None,
+                    thread: None,
+                    outcome: Outcome::Rejected(e.into()),
+                }]
+            }
+        };
+        let delivered = |outcome: Outcome, m: &Message| Event {
+            kind: EventKind::Delivered,
+            origin,
+            id: Some(m.id.clone()),
+            thread: Some(m.thread.clone()),
+            outcome,
+        };
+        if let Err(rejection) = self.admit(&message, principal) {
+            return vec![delivered(Outcome::Rejected(rejection), &message)];
+        }
+        let Some(ctx) = self.context_of(&message.thread) else {
+            unreachable!("admit checked the thread")
+        };
+
+        // Deduplication, keyed by context and ID (section 1).
+        if let Some(&eid) = self.contexts[ctx].ids.get(&message.id) {
+            if self.entries[eid]
+                .variants
+                .iter()
+                .any(|v| v.message == message)
+            {
+                return vec![delivered(Outcome::Duplicate, &message)];
+            }
+            let event = delivered(
+                Outcome::Rejected(Rejection::new(
+                    RejectClass::IdConflict,
+                    Pointer::of(&["id"]),
+                    format!(
+                        "`{}` was already used for other content: the ID is now equivocated and neither content is interpreted",
+                        message.id
+                    ),
+                )),
+                &message,
+            );
+            self.note_thread(&message.thread, eid);
+            self.entries[eid].variants.push(Variant { message, origin });
+            let changed = self.resettle(ctx);
+            let mut events = vec![event];
+            events.extend(self.events_for(&changed));
+            return events;
+        }
+
+        let eid = self.entries.len();
+        self.contexts[ctx].ids.insert(message.id.clone(), eid);
+        self.note_thread(&message.thread, eid);
+        self.entries.push(Entry {
+            ctx,
+            id: message.id.clone(),
+            variants: vec![Variant { message, origin }],
+            status: Status::Unsettled,
+        });
+        let changed = self.settle(ctx, vec![eid]);
+        let primary = Event {
+            kind: EventKind::Delivered,
+            origin,
+            id: Some(self.entries[eid].id.clone()),
+            thread: Some(self.entries[eid].message().thread.clone()),
+            outcome: self.outcome_of(eid),
+        };
+        let mut events = vec![primary];
+        let others: Vec<(EntryId, Status)> =
+            changed.into_iter().filter(|(e, _)| *e != eid).collect();
+        events.extend(self.events_for(&others));
+        events
+    }
+
+    /// Identity and addressing (sections 1 and 5): who may put a message
+    /// into this ledger at all. Nothing that fails here is stored.
+    fn admit(&mut self, m: &Message, principal: &Principal) -> Result<(), Rejection> {
+        if self.context_of(&m.thread).is_none() {
+            return Err(Rejection::new(
+                RejectClass::UnknownThread,
+                Pointer::of(&["thread"]),
+                format!("thread `{}` has no identity context here", m.thread),
+            ));
+        }
+        let Some(bound) = self.binding(&m.thread, &m.from) else {
+            return Err(Rejection::new(
+                RejectClass::UnknownParticipant,
+                Pointer::of(&["from"]),
+                format!("`{}` is not a participant of thread `{}`", m.from, m.thread),
+            ));
+        };
+        for (i, to) in m.to.iter().enumerate() {
+            if self.binding(&m.thread, to).is_none() {
+                return Err(Rejection::new(
+                    RejectClass::UnknownParticipant,
+                    Pointer::of(&["to"]).index(i),
+                    format!(
+                        "recipient `{to}` is not a participant of thread `{}`",
+                        m.thread
+                    ),
+                ));
+            }
+        }
+        if bound != *principal {
+            return Err(Rejection::new(
+                RejectClass::Identity,
+                Pointer::of(&["from"]),
+                format!(
+                    "spoofed sender: the transport authenticated `{principal}`, but `{}` is bound to `{bound}` in this thread",
+                    m.from
+                ),
+            ));
+        }
+        if let Viewer::Participant(me) = &self.config.viewer {
+            if m.from != *me && !m.to.contains(me) {
+                return Err(Rejection::new(
+                    RejectClass::NotAddressed,
+                    Pointer::of(&["to"]),
+                    format!("`{me}` is neither the sender nor a recipient"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn note_thread(&mut self, thread: &ThreadId, eid: EntryId) {
+        let list = self.threads.entry(thread.clone()).or_default();
+        if !list.contains(&eid) {
+            list.push(eid);
+        }
+    }
+
+    fn outcome_of(&self, eid: EntryId) -> Outcome {
+        match &self.entries[eid].status {
+            Status::Accepted => Outcome::Accepted,
+            Status::Pending(missing) => Outcome::Pending {
+                missing: missing.clone(),
+            },
+            Status::Rejected(r) => Outcome::Rejected(r.clone()),
+            Status::Equivocated => Outcome::Rejected(Rejection::new(
+                RejectClass::IdConflict,
+                Pointer::of(&["id"]),
+                format!(
+                    "`{}` was used for conflicting contents: neither is interpreted",
+                    self.entries[eid].id
+                ),
+            )),
+            Status::Unsettled => Outcome::Pending { missing: vec![] },
+        }
+    }
+
+    /// Events for earlier messages whose standing changed: released when
+    /// they settle for the first time, invalidated when they lose an
+    /// acceptance.
+    fn events_for(&self, changed: &[(EntryId, Status)]) -> Vec<Event> {
+        changed
+            .iter()
+            .filter_map(|(eid, before)| {
+                let eid = *eid;
+                let entry = &self.entries[eid];
+                if !entry.status.is_final() {
+                    return None;
+                }
+                let kind = if matches!(before, Status::Accepted) {
+                    EventKind::Invalidated
+                } else if before.is_final() {
+                    // Rejected before, equivocated now: the ID itself is void.
+                    EventKind::Invalidated
+                } else {
+                    EventKind::Released
+                };
+                Some(Event {
+                    kind,
+                    origin: entry.variants[0].origin,
+                    id: Some(entry.id.clone()),
+                    thread: Some(entry.message().thread.clone()),
+                    outcome: self.outcome_of(eid),
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,420 @@
+//! Deciding the standing of stored messages.
+//!
+//! A message's standing is a function of the set of messages stored in its
+//! context, never of the order they came in: that is what lets honest
+//! receivers that saw the same messages in different orders agree (the
+//! order-independence invariant). The rules are written so that this holds:
+//!
+//! * checks run in a fixed order, and the first one that cannot be decided yet
+//!   (a reference not yet accepted) makes the message pending, so the verdict
+//!   never depends on which references happened to arrive first;
+//! * a decided check only ever looks at accepted messages, whose content never
+//!   changes, or at rejected and equivocated ones, which never recover;
+//! * the one event that changes an earlier verdict, a second content for an
+//!   ID, re-settles the whole context from scratch.
+
+use std::collections::VecDeque;
+
+use crate::message::{Act, Body, Message, MessageRef};
+use crate::wire::{parse_body, Pointer};
+
+use super::outcome::{RejectClass, Rejection};
+use super::store::{CtxId, EntryId, Status};
+use super::Ledger;
+
+/// The verdict of one evaluation.
+pub(crate) enum Decision {
+    Wait,
+    Accept,
+    Reject(Rejection),
+}
+
+fn reject(class: RejectClass, pointer: Pointer, message: impl Into<String>) -> Decision {
+    Decision::Reject(Rejection::new(class, pointer, message))
+}
+
+/// The references a message cannot be accepted without, with where they sit.
+/// Impact references are informational (profile rule L-REF-4) and not listed.
+pub(crate) fn dependencies(m: &Message) -> Vec<(&MessageRef, Pointer)> {
+    let mut deps = Vec::new();
+    if let Some(r) = &m.reply {
+        deps.push((r, Pointer::of(&["reply"])));
+    }
+    let body = |k: &str| Pointer::of(&["body", k]);
+    match &m.body {
+        Body::Propose(p) => {
+            if let Some(r) = &p.request {
+                deps.push((r, body("request")));
+            }
+        }
+        Body::Request(q) => {
+            if let Some(r) = &q.replaces {
+                deps.push((r, body("replaces")));
+            }
+        }
+        Body::Commit(c) => deps.push((&c.request, body("request"))),
+        Body::Report(r) => deps.push((&r.commitment, body("commitment"))),
+        Body::Revise(r) => {
+            deps.push((&r.target, body("target")));
+            if r.previous != r.target {
+                deps.push((&r.previous, body("previous")));
+            }
+        }
+        Body::Ack(a) => deps.push((&a.target, body("target"))),
+        Body::Challenge(c) => deps.push((&c.target, body("target"))),
+        Body::Ask(_) | Body::Tell(_) => {}
+    }
+    deps
+}
+
+impl Ledger {
+    /// Settles `work` and everything that was waiting on what settles, and
+    /// returns the entries whose status changed with their status before, in
+    /// the order they settled.
+    pub(crate) fn settle(&mut self, ctx: CtxId, work: Vec<EntryId>) -> Vec<(EntryId, Status)> {
+        let mut queue: VecDeque<EntryId> = work.into();
+        let mut changed = Vec::new();
+        while let Some(eid) = queue.pop_front() {
+            if self.entries[eid].status.is_final() {
+                continue;
+            }
+            let (decision, missing) = self.evaluate(eid);
+            let status = match decision {
+                Decision::Wait => Status::Pending(missing.clone()),
+                Decision::Accept => Status::Accepted,
+                Decision::Reject(r) => Status::Rejected(r),
+            };
+            if self.entries[eid].status == status {
+                continue;
+            }
+            let settled = status.is_final();
+            let before = std::mem::replace(&mut self.entries[eid].status, status);
+            changed.push((eid, before));
+            if settled {
+                if matches!(self.entries[eid].status, Status::Accepted) {
+                    self.index_accepted(ctx, eid);
+                }
+                let id = self.entries[eid].id.clone();
+                if let Some(waiters) = self.contexts[ctx].waiting.remove(&id) {
+                    queue.extend(waiters);
+                }
+            } else {
+                for r in missing {
+                    let waiters = self.contexts[ctx].waiting.entry(r).or_default();
+                    if !waiters.contains(&eid) {
+                        waiters.push(eid);
+                    }
+                }
+            }
+        }
+        changed
+    }
+
+    /// Re-settles every entry of a context from scratch, as if all its
+    /// messages had just arrived together. Returns the entries whose status
+    /// differs from before, with their status before, in ID order.
+    pub(crate) fn resettle(&mut self, ctx: CtxId) -> Vec<(EntryId, Status)> {
+        let all: Vec<EntryId> = self.contexts[ctx].ids.values().copied().collect();
+        let before: Vec<Status> = all
+            .iter()
+            .map(|&e| self.entries[e].status.clone())
+            .collect();
+        self.contexts[ctx].waiting.clear();
+        self.contexts[ctx].index = Default::default();
+        for &eid in &all {
+            let entry = &mut self.entries[eid];
+            entry.status = if entry.variants.len() > 1 {
+                Status::Equivocated
+            } else {
+                Status::Unsettled
+            };
+        }
+        self.settle(ctx, all.clone());
+        all.into_iter()
+            .zip(before)
+            .filter(|(eid, old)| self.entries[*eid].status != *old)
+            .collect()
+    }
+
+    fn index_accepted(&mut self, ctx: CtxId, eid: EntryId) {
+        let lookup = |r: &MessageRef| self.contexts[ctx].ids.get(r).copied();
+        let message = self.entries[eid].message();
+        let (slot, key) = match &message.body {
+            Body::Revise(r) => (0, lookup(&r.target)),
+            Body::Report(r) => (1, lookup(&r.commitment)),
+            Body::Commit(c) => (2, lookup(&c.request)),
+            Body::Request(q) => (3, q.replaces.as_ref().and_then(lookup)),
+            Body::Challenge(c) => (4, lookup(&c.target)),
+            _ => return,
+        };
+        let Some(key) = key else { return };
+        let index = &mut self.contexts[ctx].index;
+        let map = match slot {
+            0 => &mut index.revisions,
+            1 => &mut index.reports,
+            2 => &mut index.commits,
+            3 => &mut index.replacing,
+            _ => &mut index.challenges,
+        };
+        map.entry(key).or_default().push(eid);
+    }
+
+    /// The accepted message a reference names, or why there is none yet.
+    fn need(
+        &self,
+        ctx: CtxId,
+        from: &Message,
+        r: &MessageRef,
+        at: &Pointer,
+    ) -> Result<(EntryId, &Message), Decision> {
+        let Some(&eid) = self.contexts[ctx].ids.get(r) else {
+            return Err(Decision::Wait);
+        };
+        let entry = &self.entries[eid];
+        match &entry.status {
+            Status::Unsettled | Status::Pending(_) => Err(Decision::Wait),
+            Status::Rejected(_) => Err(reject(
+                RejectClass::Reference,
+                at.clone(),
+                format!("references `{r}`, which was rejected"),
+            )),
+            Status::Equivocated => Err(reject(
+                RejectClass::Reference,
+                at.clone(),
+                format!("references `{r}`, whose ID was used for conflicting contents"),
+            )),
+            Status::Accepted => {
+                let target = entry.message();
+                if target.thread != from.thread {
+                    return Err(reject(
+                        RejectClass::Reference,
+                        at.clone(),
+                        format!(
+                            "references `{r}` of thread `{}`, not of this thread `{}`",
+                            target.thread, from.thread
+                        ),
+                    ));
+                }
+                Ok((eid, target))
+            }
+        }
+    }
+
+    /// Decides one entry, and lists the references it is still missing.
+    fn evaluate(&self, eid: EntryId) -> (Decision, Vec<MessageRef>) {
+        let entry = &self.entries[eid];
+        let ctx = entry.ctx;
+        let m = entry.message();
+        let deps = dependencies(m);
+        let mut missing: Vec<MessageRef> = Vec::new();
+        for (r, _) in &deps {
+            let unsettled = self.contexts[ctx]
+                .ids
+                .get(*r)
+                .is_none_or(|&e| !self.entries[e].status.is_final());
+            if unsettled && !missing.contains(r) {
+                missing.push((*r).clone());
+            }
+        }
+        let decision = match self.decide(ctx, m, &deps) {
+            Ok(()) => Decision::Accept,
+            Err(d) => d,
+        };
+        (decision, missing)
+    }
+
+    /// The checks, in their fixed order (profile rules L-*).
+    fn decide(
+        &self,
+        ctx: CtxId,
+        m: &Message,
+        deps: &[(&MessageRef, Pointer)],
+    ) -> Result<(), Decision> {
+        // 1. What the message says about itself.
+        for (r, at) in deps {
+            if **r == m.id {
+                return Err(reject(
+                    RejectClass::Reference,
+                    at.clone(),
+                    "a message cannot reference itself",
+                ));
+            }
+        }
+        match &m.body {
+            Body::Revise(rv) if rv.target.sender() != m.from.as_str() => {
+                return Err(reject(
+                    RejectClass::ForeignRevision,
+                    Pointer::of(&["body", "target"]),
+                    format!(
+                        "`{}` may revise only its own messages, and `{}` is `{}`'s",
+                        m.from,
+                        rv.target,
+                        rv.target.sender()
+                    ),
+                ));
+            }
+            Body::Revise(rv) if rv.previous.sender() != m.from.as_str() => {
+                return Err(reject(
+                    RejectClass::RevisionChain,
+                    Pointer::of(&["body", "previous"]),
+                    format!(
+                        "`previous` must be the original or one of `{}`'s own revisions",
+                        m.from
+                    ),
+                ));
+            }
+            Body::Report(rp) if rp.commitment.sender() != m.from.as_str() => {
+                return Err(reject(
+                    RejectClass::NotAuthor,
+                    Pointer::of(&["body", "commitment"]),
+                    format!(
+                        "only the commitment's author `{}` may report its state; `{}` may use TELL or CHALLENGE",
+                        rp.commitment.sender(),
+                        m.from
+                    ),
+                ));
+            }
+            _ => {}
+        }
+
+        // 2. The reply, then the body's references, in field order.
+        if let Some(r) = &m.reply {
+            self.need(ctx, m, r, &Pointer::of(&["reply"]))?;
+        }
+        let at = |k: &str| Pointer::of(&["body", k]);
+        let expect = |target: &Message, act: Act, at: Pointer, r: &MessageRef| {
+            if target.act() == act {
+                Ok(())
+            } else {
+                Err(reject(
+                    RejectClass::Reference,
+                    at,
+                    format!("`{r}` is a {}, not a {act}", target.act()),
+                ))
+            }
+        };
+        match &m.body {
+            Body::Propose(p) => {
+                if let Some(r) = &p.request {
+                    let (_, q) = self.need(ctx, m, r, &at("request"))?;
+                    expect(q, Act::Request, at("request"), r)?;
+                }
+            }
+            Body::Request(q) => {
+                if let Some(r) = &q.replaces {
+                    let (_, c) = self.need(ctx, m, r, &at("replaces"))?;
+                    expect(c, Act::Commit, at("replaces"), r)?;
+                    if let Body::Commit(old) = &c.body {
+                        let requester = old.request.sender();
+                        if requester != m.from.as_str() {
+                            return Err(reject(
+                                RejectClass::ReplacesNotRequester,
+                                at("replaces"),
+                                format!(
+                                    "only the original requester `{requester}` may ask to replace `{r}`"
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+            Body::Commit(c) => {
+                let (_, q) = self.need(ctx, m, &c.request, &at("request"))?;
+                expect(q, Act::Request, at("request"), &c.request)?;
+            }
+            Body::Report(rp) => {
+                let (_, c) = self.need(ctx, m, &rp.commitment, &at("commitment"))?;
+                expect(c, Act::Commit, at("commitment"), &rp.commitment)?;
+            }
+            Body::Revise(rv) => self.decide_revise(ctx, m, rv)?,
+            Body::Ack(a) => {
+                self.need(ctx, m, &a.target, &at("target"))?;
+            }
+            Body::Challenge(c) => {
+                self.need(ctx, m, &c.target, &at("target"))?;
+            }
+            Body::Ask(_) | Body::Tell(_) => {}
+        }
+        Ok(())
+    }
+
+    fn decide_revise(
+        &self,
+        ctx: CtxId,
+        m: &Message,
+        rv: &crate::message::ReviseBody,
+    ) -> Result<(), Decision> {
+        let at = |k: &str| Pointer::of(&["body", k]);
+        let (_, target) = self.need(ctx, m, &rv.target, &at("target"))?;
+        if !target.act().is_revisable() {
+            return Err(reject(
+                RejectClass::NotRevisable,
+                at("target"),
+                format!(
+                    "`{}` is a {}: only TELL, PROPOSE, REQUEST, COMMIT and REPORT can be revised, and every revision targets the original",
+                    rv.target,
+                    target.act()
+                ),
+            ));
+        }
+        if rv.previous != rv.target {
+            let (_, previous) = self.need(ctx, m, &rv.previous, &at("previous"))?;
+            let Body::Revise(prev) = &previous.body else {
+                return Err(reject(
+                    RejectClass::RevisionChain,
+                    at("previous"),
+                    format!(
+                        "`previous` must be the original `{}` or a REVISE of it, and `{}` is a {}",
+                        rv.target,
+                        rv.previous,
+                        previous.act()
+                    ),
+                ));
+            };
+            if prev.target != rv.target {
+                return Err(reject(
+                    RejectClass::RevisionChain,
+                    at("previous"),
+                    format!(
+                        "`{}` revises `{}`, not `{}`: a chain has one original",
+                        rv.previous, prev.target, rv.target
+                    ),
+                ));
+            }
+            if prev.mode == crate::message::ReviseMode::Withdraw {
+                return Err(reject(
+                    RejectClass::RevisionChain,
+                    at("previous"),
+                    format!(
+                        "`{}` withdrew `{}`: the chain ended there",
+                        rv.previous, rv.target
+                    ),
+                ));
+            }
+        }
+        if let Some(replacement) = &rv.replacement {
+            let body = parse_body(target.act(), replacement, &at("replacement")).map_err(|e| {
+                reject(
+                    RejectClass::Replacement,
+                    e.pointer,
+                    format!("not a valid {} body: {}", target.act(), e.message),
+                )
+            })?;
+            let same_subject = match (&target.body, &body) {
+                (Body::Report(a), Body::Report(b)) => a.commitment == b.commitment,
+                (Body::Commit(a), Body::Commit(b)) => a.request == b.request,
+                (Body::Request(a), Body::Request(b)) => a.replaces == b.replaces,
+                (Body::Propose(a), Body::Propose(b)) => a.request == b.request,
+                _ => true,
+            };
+            if !same_subject {
+                return Err(reject(
+                    RejectClass::Replacement,
+                    at("replacement"),
+                    "a replacement may change the terms, not which message the original is about",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
