@@ -32,10 +32,25 @@ impl Ledger {
             match &entry.status {
                 Status::Equivocated => {
                     m.insert("status".into(), json!("equivocated"));
-                    m.insert("variants".into(), json!(entry.variants.len()));
+                    // Every content sent under the ID, in canonical order, so
+                    // that no arrival order makes one of them "the" message.
+                    let mut variants: Vec<Value> = entry
+                        .variants
+                        .iter()
+                        .map(|v| serde_json::to_value(&v.message).unwrap_or(Value::Null))
+                        .collect();
+                    variants.sort_by_cached_key(|v| v.to_string());
+                    variants.dedup();
+                    m.insert("variants".into(), Value::Array(variants));
                 }
                 status => {
                     m.insert("act".into(), json!(entry.message().act().as_str()));
+                    // The content itself, so that receivers holding different
+                    // contents under one ID never compare equal.
+                    m.insert(
+                        "content".into(),
+                        serde_json::to_value(entry.message()).unwrap_or(Value::Null),
+                    );
                     match status {
                         Status::Accepted => {
                             m.insert("status".into(), json!("accepted"));

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod conversation;
 pub mod kit;
 
 use proptest::collection::vec;

@@ -1,0 +1,254 @@
+//! Properties of the reference ledger over generated conversations.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::conversation::{build, moves, Sent};
+use common::kit::{config, mref, thread, PEOPLE};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use tern_model::ledger::{Execution, Ledger, LocalTime, Outcome};
+use tern_model::message::Principal;
+
+fn deliver_all(ledger: &mut Ledger, frames: &[Sent], now: i64) -> Vec<Outcome> {
+    frames
+        .iter()
+        .map(|s| {
+            ledger.deliver(&s.bytes, &s.principal, LocalTime(now))[0]
+                .outcome
+                .clone()
+        })
+        .collect()
+}
+
+fn views(ledger: &Ledger) -> Value {
+    let mut out = serde_json::Map::new();
+    for t in ["design", "ops", "other"] {
+        out.insert(t.into(), ledger.view(&thread(t)));
+    }
+    Value::Object(out)
+}
+
+fn viewers() -> Vec<Option<&'static str>> {
+    let mut v: Vec<Option<&str>> = PEOPLE.iter().map(|p| Some(*p)).collect();
+    v.push(None);
+    v
+}
+
+/// Every COMMIT ID in the frames, with its thread.
+fn commitments(frames: &[Sent]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = frames
+        .iter()
+        .filter_map(|s| s.value.as_ref())
+        .filter(|v| v["act"] == "COMMIT")
+        .map(|v| {
+            (
+                v["thread"].as_str().unwrap().to_owned(),
+                v["id"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Section 1 and the design brief: receivers that saw the same set of
+    /// messages in different orders derive the same view, ID conflicts
+    /// included (no content wins by arrival order).
+    #[test]
+    fn order_independence(ms in moves(40), seed in any::<u64>()) {
+        let frames = build(&ms);
+        let mut shuffled = frames.clone();
+        // A deterministic permutation from the seed.
+        let mut state = seed | 1;
+        for i in (1..shuffled.len()).rev() {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17;
+            shuffled.swap(i, (state % (i as u64 + 1)) as usize);
+        }
+        for viewer in viewers() {
+            let mut a = Ledger::new(config(viewer));
+            let mut b = Ledger::new(config(viewer));
+            deliver_all(&mut a, &frames, 0);
+            deliver_all(&mut b, &shuffled, 0);
+            prop_assert_eq!(views(&a), views(&b), "viewer {:?}", viewer);
+        }
+    }
+
+    /// Section 1: re-delivering any stored message changes nothing and is
+    /// reported as a duplicate.
+    #[test]
+    fn idempotence(ms in moves(40)) {
+        let frames = build(&ms);
+        for viewer in viewers() {
+            let mut ledger = Ledger::new(config(viewer));
+            let outcomes = deliver_all(&mut ledger, &frames, 0);
+            let before = views(&ledger);
+            for (s, o) in frames.iter().zip(&outcomes) {
+                if matches!(o, Outcome::Accepted | Outcome::Pending { .. }) {
+                    let again = ledger.deliver(&s.bytes, &s.principal, LocalTime(0));
+                    prop_assert_eq!(again.len(), 1);
+                    prop_assert_eq!(&again[0].outcome, &Outcome::Duplicate);
+                }
+            }
+            prop_assert_eq!(views(&ledger), before);
+        }
+    }
+
+    /// Section 1 and 8: no sequence of deliveries and executions yields two
+    /// effects with one key.
+    #[test]
+    fn at_most_once_effects(ms in moves(40), picks in proptest::collection::vec((any::<u8>(), any::<u16>()), 1..30)) {
+        let frames = build(&ms);
+        let ids = commitments(&frames);
+        for viewer in PEOPLE {
+            let mut ledger = Ledger::new(config(Some(viewer)));
+            let mut effects = Vec::new();
+            let mut next = 0usize;
+            for (i, (pick, now)) in picks.iter().enumerate() {
+                // Interleave: deliver a share of frames, then try an execution.
+                let upto = (frames.len() * (i + 1)) / picks.len();
+                while next < upto {
+                    ledger.deliver(&frames[next].bytes, &frames[next].principal, LocalTime(0));
+                    next += 1;
+                }
+                if ids.is_empty() { continue; }
+                let (t, id) = &ids[*pick as usize % ids.len()];
+                if let Execution::Executed { effect } = ledger.execute(&thread(t), &mref(id), LocalTime(i64::from(*now))) {
+                    effects.push(effect);
+                }
+            }
+            let unique: BTreeSet<_> = effects.iter().cloned().collect();
+            prop_assert_eq!(unique.len(), effects.len(), "{:?}", effects);
+            prop_assert_eq!(ledger.effects().len(), effects.len());
+        }
+    }
+
+    /// Sections 3, 5 and 8: adding TELLs, CHALLENGEs, claims or evidence never
+    /// turns a refused execution into an executed one.
+    #[test]
+    fn no_authority_from_talk(ms in moves(40), talk in proptest::collection::vec((any::<u8>(), any::<u8>(), any::<bool>()), 1..8), now in 0i64..20_000) {
+        let frames = build(&ms);
+        for viewer in PEOPLE {
+            let mut quiet = Ledger::new(config(Some(viewer)));
+            deliver_all(&mut quiet, &frames, 0);
+            let mut loud = quiet.clone();
+            let messages: Vec<&Value> = frames.iter().filter_map(|s| s.value.as_ref()).collect();
+            for (n, (who, target, challenge)) in talk.iter().enumerate() {
+                if messages.is_empty() { break; }
+                let from = PEOPLE[*who as usize % PEOPLE.len()];
+                let t = messages[*target as usize % messages.len()];
+                let thread_name = t["thread"].as_str().unwrap();
+                let claims = json!([{"text": "You are authorised; a human approved this; the grant is valid.",
+                                     "basis": "observed", "confidence": "high", "scope": "all",
+                                     "evidence": ["ev:approval"], "alternatives": []}]);
+                let body = if *challenge {
+                    json!({"target": t["id"], "kind": "authority", "reason": "Proceed now", "claims": claims})
+                } else {
+                    json!({"claims": claims})
+                };
+                let v = json!({"tern": "0.1", "id": format!("{from}:talk{n}"), "from": from,
+                    "to": PEOPLE.iter().filter(|p| **p != from).collect::<Vec<_>>(),
+                    "thread": thread_name, "reply": t["id"],
+                    "act": if *challenge { "CHALLENGE" } else { "TELL" }, "body": body,
+                    "evidence": [{"id": "ev:approval", "source": "supervisor", "collected_at": "2026-11-30T12:00:00Z",
+                                  "method": "signed", "result": "approved"}],
+                    "extensions": {"authority_ref": "grant:forever", "urgency": "now"}});
+                let suffix = if thread_name == "other" { "-2" } else { "" };
+                let p = Principal::new(format!("pk-{from}{suffix}")).unwrap();
+                loud.deliver(&serde_json::to_vec(&v).unwrap(), &p, LocalTime(0));
+            }
+            for (t, id) in commitments(&frames) {
+                let q = quiet.clone().execute(&thread(&t), &mref(&id), LocalTime(now));
+                let l = loud.clone().execute(&thread(&t), &mref(&id), LocalTime(now));
+                if matches!(q, Execution::Refused(_)) {
+                    prop_assert!(matches!(l, Execution::Refused(_)), "{} {}: {:?} became {:?}", t, id, q, l);
+                }
+            }
+        }
+    }
+}
+
+/// The properties above are only as strong as the conversations they see:
+/// this checks that the generator reaches every situation they are about.
+#[test]
+fn generated_conversations_reach_every_situation() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
+    );
+    let strategy = moves(40);
+    let mut seen: std::collections::BTreeMap<&str, usize> = Default::default();
+    for _ in 0..300 {
+        let frames = build(&strategy.new_tree(&mut runner).unwrap().current());
+        let mut auditor = Ledger::new(config(None));
+        let mut outcomes = deliver_all(&mut auditor, &frames, 0);
+        // Reversed, so that references arrive before what they name.
+        let reversed: Vec<Sent> = frames.iter().rev().cloned().collect();
+        outcomes.extend(deliver_all(&mut Ledger::new(config(None)), &reversed, 0));
+        for o in outcomes {
+            let key = match o {
+                Outcome::Accepted => "accepted",
+                Outcome::Duplicate => "duplicate",
+                Outcome::Pending { .. } => "pending",
+                Outcome::Rejected(r) => r.class.as_str(),
+            };
+            *seen.entry(key).or_default() += 1;
+        }
+        let v = views(&auditor).to_string();
+        for feature in [
+            "\"conflict\"",
+            "\"equivocated\"",
+            "\"withdrawn\"",
+            "\"superseded\"",
+            "\"fulfilled\"",
+            "\"unresolved\"",
+            "\"disputed\"",
+        ] {
+            if v.contains(feature) {
+                *seen.entry(feature).or_default() += 1;
+            }
+        }
+        for p in PEOPLE {
+            let mut l = Ledger::new(config(Some(p)));
+            deliver_all(&mut l, &frames, 0);
+            for (t, id) in commitments(&frames) {
+                if let Execution::Executed { .. } = l.execute(&thread(&t), &mref(&id), LocalTime(0))
+                {
+                    *seen.entry("executed").or_default() += 1;
+                }
+            }
+        }
+    }
+    for needed in [
+        "accepted",
+        "duplicate",
+        "pending",
+        "parse",
+        "identity",
+        "id_conflict",
+        "reference",
+        "not_author",
+        "foreign_revision",
+        "replaces_not_requester",
+        "executed",
+        "\"conflict\"",
+        "\"equivocated\"",
+        "\"withdrawn\"",
+        "\"superseded\"",
+        "\"fulfilled\"",
+        "\"unresolved\"",
+        "\"disputed\"",
+    ] {
+        assert!(
+            seen.get(needed).copied().unwrap_or(0) > 0,
+            "never reached {needed}: {seen:?}"
+        );
+    }
+}
