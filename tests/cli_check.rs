@@ -206,3 +206,191 @@ fn empty_input_is_zero_messages_and_success() {
         .unwrap()
         .contains("0 messages checked"));
 }
+
+// ---- --stateful ---------------------------------------------------------------
+
+#[test]
+fn stateful_reports_each_outcome_and_releases_on_the_released_line() {
+    let worked = std::fs::read_to_string(WORKED).unwrap();
+    let reversed: Vec<&str> = worked.lines().rev().collect();
+    let out = run(
+        &["check", "--stateful", "--format", "json", "-"],
+        reversed.join("\n").as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let events = json_lines(&out);
+    assert_eq!(events.len(), 7);
+    assert_eq!(events[0]["outcome"], "pending");
+    assert_eq!(events[0]["missing"], serde_json::json!(["reviewer:2"]));
+    let released: Vec<(u64, &str)> = events
+        .iter()
+        .filter(|e| e["event"] == "released")
+        .map(|e| (e["line"].as_u64().unwrap(), e["id"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        released,
+        [(3, "reviewer:1"), (2, "reviewer:2"), (1, "drafter:2")]
+    );
+}
+
+#[test]
+fn stateful_exits_1_on_rejections_or_messages_left_pending() {
+    let worked = std::fs::read_to_string(WORKED).unwrap();
+    let commit_only = worked.lines().nth(1).unwrap();
+    let out = run(&["check", "--stateful", "-"], commit_only.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("pending reviewer:1: waiting for drafter:1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("1 messages still pending"), "{stdout}");
+
+    // Reusing an ID for other content.
+    let first = worked.lines().next().unwrap();
+    let input = format!(
+        "{first}\n{}\n",
+        first.replace("Review the ACK rule", "Delete the draft")
+    );
+    let out = run(
+        &["check", "--stateful", "--format", "json", "-"],
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let events = json_lines(&out);
+    assert_eq!(events[1]["error"]["class"], "id_conflict");
+    assert_eq!(events[2]["event"], "invalidated");
+    assert_eq!(events[2]["line"], 1);
+}
+
+#[test]
+fn stateful_with_contexts_and_a_participants_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("ledger.json");
+    std::fs::write(
+        &config,
+        r#"{"contexts": {"c": {"drafter": "pk-d", "reviewer": "pk-r"}}, "threads": {"design": "c"}}"#,
+    )
+    .unwrap();
+    let worked = std::fs::read_to_string(WORKED).unwrap();
+    let cfg = config.to_str().unwrap();
+    let out = run(&["check", "--stateful", "--context", cfg, WORKED], b"");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+
+    let stranger = worked
+        .lines()
+        .next()
+        .unwrap()
+        .replace("\"reviewer\"]", "\"editor\"]");
+    let out = run(
+        &[
+            "check",
+            "--stateful",
+            "--format",
+            "json",
+            "--context",
+            cfg,
+            "-",
+        ],
+        stranger.as_bytes(),
+    );
+    assert_eq!(json_lines(&out)[0]["error"]["class"], "unknown_participant");
+
+    let other_thread = worked
+        .lines()
+        .next()
+        .unwrap()
+        .replace("\"design\"", "\"ops\"");
+    let out = run(
+        &[
+            "check",
+            "--stateful",
+            "--format",
+            "json",
+            "--context",
+            cfg,
+            "-",
+        ],
+        other_thread.as_bytes(),
+    );
+    assert_eq!(json_lines(&out)[0]["error"]["class"], "unknown_thread");
+
+    let out = run(
+        &[
+            "check",
+            "--stateful",
+            "--format",
+            "json",
+            "--as",
+            "editor",
+            WORKED,
+        ],
+        b"",
+    );
+    let events = json_lines(&out);
+    assert!(
+        events
+            .iter()
+            .all(|e| e["error"]["class"] == "not_addressed"),
+        "{events:?}"
+    );
+
+    let out = run(
+        &["check", "--stateful", "--views", "--format", "json", WORKED],
+        b"",
+    );
+    let last = json_lines(&out).pop().unwrap();
+    assert_eq!(last["view"]["commitments"][0]["progress"], "blocked");
+}
+
+#[test]
+fn stateful_configuration_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("ledger.json");
+    std::fs::write(&config, r#"{"threads": {"design": "c"}}"#).unwrap();
+    let out = run(
+        &[
+            "check",
+            "--stateful",
+            "--context",
+            config.to_str().unwrap(),
+            WORKED,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("`contexts` and `threads` must be given together"),
+        "{stderr}"
+    );
+    std::fs::write(
+        &config,
+        r#"{"contexts": {}, "threads": {"design": "nowhere"}}"#,
+    )
+    .unwrap();
+    let out = run(
+        &[
+            "check",
+            "--stateful",
+            "--context",
+            config.to_str().unwrap(),
+            WORKED,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .contains("not defined"));
+    assert_eq!(
+        run(&["check", "--context", "x", WORKED], b"").status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["check", "--stateful", "--as", "a:b", WORKED], b"")
+            .status
+            .code(),
+        Some(2)
+    );
+}

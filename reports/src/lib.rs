@@ -2,3 +2,4 @@
 //! Reports only read results; they never decide them.
 
 pub mod check;
+pub mod stateful;

@@ -4,3 +4,4 @@
 
 pub mod check;
 pub mod frames;
+pub mod stateful;

@@ -1,14 +1,18 @@
 //! `tern-sim check`: stateless validation of frames, reported like a compiler.
 
 use std::fs::File;
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use tern_harness::check::{check_document, check_frame};
-use tern_harness::frames::{read_document, Frames};
+use tern_harness::frames::{read_document, Frame, Frames};
+use tern_harness::stateful::StatefulCheck;
+use tern_model::ledger::{LedgerConfig, Viewer};
+use tern_model::message::Participant;
 use tern_model::wire::MAX_FRAME_BYTES;
 use tern_reports::check::{CheckReport, Format};
+use tern_reports::stateful::StatefulReport;
 
 use super::Status;
 
@@ -26,9 +30,29 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     document: Option<PathBuf>,
 
-    /// Output format: compiler-style lines, or one JSON object per message.
+    /// Output format: compiler-style lines, or one JSON object per message
+    /// (per event with --stateful).
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
+
+    /// Run the stream through the reference ledger and print each message's
+    /// outcome (accepted, duplicate, pending, rejected) and every release.
+    #[arg(long)]
+    stateful: bool,
+
+    /// Ledger configuration (identity contexts, grants, policy), see
+    /// docs/ledger.md; without it every `from` is taken as authenticated.
+    #[arg(long, value_name = "FILE", requires = "stateful")]
+    context: Option<PathBuf>,
+
+    /// Take this participant's view instead of an auditor's that sees every
+    /// message.
+    #[arg(long = "as", value_name = "NAME", requires = "stateful")]
+    as_participant: Option<String>,
+
+    /// After the stream, print the canonical view of every thread.
+    #[arg(long, requires = "stateful")]
+    views: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -53,6 +77,13 @@ enum CheckFailure {
     Read { name: String, source: io::Error },
     #[error("cannot write the report: {0}")]
     Write(io::Error),
+    #[error("{name}: {source}")]
+    Config {
+        name: String,
+        source: tern_model::ledger::ConfigError,
+    },
+    #[error("--as {0}: {1}")]
+    Participant(String, String),
 }
 
 pub fn run(args: CheckArgs) -> Status {
@@ -86,6 +117,9 @@ fn open(path: &Path) -> Result<Box<dyn io::Read>, CheckFailure> {
 }
 
 fn check(args: &CheckArgs) -> Result<Status, CheckFailure> {
+    if args.stateful {
+        return check_stateful(args);
+    }
     let stdout = io::stdout().lock();
     let out = io::BufWriter::new(stdout);
     if let Some(path) = &args.document {
@@ -120,6 +154,84 @@ fn finish<W: Write>(report: CheckReport<W>) -> Result<Status, CheckFailure> {
     let invalid = report.invalid();
     report.finish().map_err(CheckFailure::Write)?;
     Ok(if invalid == 0 {
+        Status::Ok
+    } else {
+        Status::Violation
+    })
+}
+
+/// The ledger configuration the flags ask for.
+fn ledger_config(args: &CheckArgs) -> Result<LedgerConfig, CheckFailure> {
+    let mut config = match &args.context {
+        None => LedgerConfig::open_auditor(),
+        Some(path) => {
+            let name = display_name(path);
+            let mut text = String::new();
+            open(path)?
+                .read_to_string(&mut text)
+                .map_err(|source| CheckFailure::Read {
+                    name: name.clone(),
+                    source,
+                })?;
+            LedgerConfig::from_json(&text)
+                .map_err(|source| CheckFailure::Config { name, source })?
+        }
+    };
+    if let Some(name) = &args.as_participant {
+        let participant = Participant::new(name.as_str())
+            .map_err(|e| CheckFailure::Participant(name.clone(), e))?;
+        config.viewer = Viewer::Participant(participant);
+    }
+    Ok(config)
+}
+
+fn check_stateful(args: &CheckArgs) -> Result<Status, CheckFailure> {
+    let mut checker = StatefulCheck::new(ledger_config(args)?);
+    let out = io::BufWriter::new(io::stdout().lock());
+    let (path, frames): (&Path, Vec<Frame>) = if let Some(path) = &args.document {
+        let name = display_name(path);
+        let document = read_document(open(path)?, MAX_FRAME_BYTES)
+            .map_err(|source| CheckFailure::Read { name, source })?;
+        let frame = match document {
+            Ok(bytes) => Frame::Bytes { line: 1, bytes },
+            Err(len) => Frame::Oversized { line: 1, len },
+        };
+        (path, vec![frame])
+    } else {
+        (args.input.as_deref().unwrap_or(Path::new("-")), Vec::new())
+    };
+    let name = display_name(path);
+    let mut report = StatefulReport::new(out, args.format.into(), name.clone());
+    let mut feed = |frame: &Frame, report: &mut StatefulReport<_>| -> Result<(), CheckFailure> {
+        for located in checker.feed(frame) {
+            report.record(&located).map_err(CheckFailure::Write)?;
+        }
+        Ok(())
+    };
+    if args.document.is_some() {
+        for frame in &frames {
+            feed(frame, &mut report)?;
+        }
+    } else {
+        for frame in Frames::new(BufReader::new(open(path)?)) {
+            let frame = frame.map_err(|source| CheckFailure::Read {
+                name: name.clone(),
+                source,
+            })?;
+            feed(&frame, &mut report)?;
+        }
+    }
+    let views: Vec<serde_json::Value> = checker.views().into_iter().map(|(_, v)| v).collect();
+    let pending: usize = views
+        .iter()
+        .map(|v| v["pending"].as_array().map_or(0, Vec::len))
+        .sum();
+    let rejected = report.rejected();
+    let shown = if args.views { views } else { Vec::new() };
+    report
+        .finish(&shown, pending)
+        .map_err(CheckFailure::Write)?;
+    Ok(if rejected == 0 && pending == 0 {
         Status::Ok
     } else {
         Status::Violation

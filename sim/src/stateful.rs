@@ -1,0 +1,108 @@
+//! Stateful checking of a stream: every frame through one reference ledger,
+//! each outcome tied back to the input line of the message it concerns.
+
+use tern_model::ledger::{Event, EventKind, Ledger, LedgerConfig, LocalTime, Outcome, Rejection};
+use tern_model::message::{Principal, ThreadId};
+use tern_model::wire::MAX_FRAME_BYTES;
+
+use crate::frames::Frame;
+
+/// One event, located in the input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// 1-based input line of the message the event concerns (for a release,
+    /// the line of the released message, not of the frame that released it).
+    pub line: usize,
+    pub event: Event,
+}
+
+/// A ledger fed from a stream. Each frame is delivered as if the transport
+/// had authenticated its `from`: with an open configuration every sender is
+/// its own principal, with explicit contexts the principal bound to `from`.
+/// A bare stream carries no transport credentials, so spoofing cannot be
+/// detected here; the simulator, which plays the transport, can.
+pub struct StatefulCheck {
+    ledger: Ledger,
+    /// Input line of each delivery, by delivery number.
+    lines: Vec<usize>,
+}
+
+impl StatefulCheck {
+    pub fn new(config: LedgerConfig) -> StatefulCheck {
+        StatefulCheck {
+            ledger: Ledger::new(config),
+            lines: Vec::new(),
+        }
+    }
+
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// Delivers one frame; returns its events, located.
+    pub fn feed(&mut self, frame: &Frame) -> Vec<Located> {
+        let (line, bytes) = match frame {
+            Frame::Bytes { line, bytes } => (*line, bytes),
+            Frame::Oversized { line, len } => {
+                let rejection: Rejection =
+                    tern_model::wire::WireError::oversized(*len, MAX_FRAME_BYTES).into();
+                return vec![Located {
+                    line: *line,
+                    event: Event {
+                        kind: EventKind::Delivered,
+                        origin: u64::MAX,
+                        id: None,
+                        thread: None,
+                        outcome: Outcome::Rejected(rejection),
+                    },
+                }];
+            }
+        };
+        let principal = self.principal_for(bytes);
+        self.lines.push(line);
+        self.ledger
+            .deliver(bytes, &principal, LocalTime(0))
+            .into_iter()
+            .map(|event| Located {
+                line: self
+                    .lines
+                    .get(event.origin as usize)
+                    .copied()
+                    .unwrap_or(line),
+                event,
+            })
+            .collect()
+    }
+
+    /// The principal the transport would have authenticated for this frame's
+    /// claimed sender, or a placeholder the ledger will refuse.
+    fn principal_for(&self, bytes: &[u8]) -> Principal {
+        let unknown = || Principal::new("(unauthenticated)").expect("nonempty");
+        let Ok(message) = tern_model::parse_frame(bytes) else {
+            return unknown();
+        };
+        match &self.ledger.config().contexts {
+            tern_model::ledger::Contexts::Open => {
+                Principal::new(message.from.as_str()).unwrap_or_else(|_| unknown())
+            }
+            tern_model::ledger::Contexts::Fixed { contexts, threads } => threads
+                .get(&message.thread)
+                .and_then(|c| contexts.get(c))
+                .and_then(|c| c.bindings.get(&message.from))
+                .cloned()
+                .unwrap_or_else(unknown),
+        }
+    }
+
+    /// The canonical views of every thread seen, in thread order.
+    pub fn views(&self) -> Vec<(ThreadId, serde_json::Value)> {
+        self.ledger
+            .threads()
+            .into_iter()
+            .map(|t| {
+                let v = self.ledger.view(&t);
+                (t, v)
+            })
+            .collect()
+    }
+}
