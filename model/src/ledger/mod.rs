@@ -45,6 +45,8 @@ pub struct Ledger {
     deliveries: u64,
     contexts: Vec<ContextStore>,
     context_ids: BTreeMap<ContextName, CtxId>,
+    /// thread → its context, once looked up (bindings never change).
+    thread_contexts: BTreeMap<ThreadId, CtxId>,
     entries: Vec<Entry>,
     /// thread → the entries with a variant in it, for views.
     threads: BTreeMap<ThreadId, Vec<EntryId>>,
@@ -60,6 +62,7 @@ impl Ledger {
             deliveries: 0,
             contexts: Vec::new(),
             context_ids: BTreeMap::new(),
+            thread_contexts: BTreeMap::new(),
             entries: Vec::new(),
             threads: BTreeMap::new(),
             executed: BTreeSet::new(),
@@ -77,11 +80,16 @@ impl Ledger {
 
     /// The identity context of a thread, creating its store on first use.
     fn context_of(&mut self, thread: &ThreadId) -> Option<CtxId> {
+        if let Some(&ctx) = self.thread_contexts.get(thread) {
+            return Some(ctx);
+        }
         let name = match &self.config.contexts {
             Contexts::Open => ContextName::new(thread.as_str()).ok()?,
             Contexts::Fixed { threads, .. } => threads.get(thread)?.clone(),
         };
-        Some(self.context_id(name))
+        let ctx = self.context_id(name);
+        self.thread_contexts.insert(thread.clone(), ctx);
+        Some(ctx)
     }
 
     fn context_id(&mut self, name: ContextName) -> CtxId {

@@ -33,38 +33,52 @@ fn reject(class: RejectClass, pointer: Pointer, message: impl Into<String>) -> D
     Decision::Reject(Rejection::new(class, pointer, message))
 }
 
+/// Where a reference sits in its message, as the keys of its JSON pointer.
+/// Static, so that listing references allocates nothing on the common path.
+pub(crate) type Place = &'static [&'static str];
+
 /// The references a message cannot be accepted without, with where they sit.
 /// Impact references are informational (profile rule L-REF-4) and not listed.
-pub(crate) fn dependencies(m: &Message) -> Vec<(&MessageRef, Pointer)> {
-    let mut deps = Vec::new();
+pub(crate) fn dependencies(m: &Message) -> Vec<(&MessageRef, Place)> {
+    let mut deps: Vec<(&MessageRef, Place)> = Vec::with_capacity(3);
     if let Some(r) = &m.reply {
-        deps.push((r, Pointer::of(&["reply"])));
+        deps.push((r, &["reply"]));
     }
-    let body = |k: &str| Pointer::of(&["body", k]);
     match &m.body {
         Body::Propose(p) => {
             if let Some(r) = &p.request {
-                deps.push((r, body("request")));
+                deps.push((r, &["body", "request"]));
             }
         }
         Body::Request(q) => {
             if let Some(r) = &q.replaces {
-                deps.push((r, body("replaces")));
+                deps.push((r, &["body", "replaces"]));
             }
         }
-        Body::Commit(c) => deps.push((&c.request, body("request"))),
-        Body::Report(r) => deps.push((&r.commitment, body("commitment"))),
+        Body::Commit(c) => deps.push((&c.request, &["body", "request"])),
+        Body::Report(r) => deps.push((&r.commitment, &["body", "commitment"])),
         Body::Revise(r) => {
-            deps.push((&r.target, body("target")));
+            deps.push((&r.target, &["body", "target"]));
             if r.previous != r.target {
-                deps.push((&r.previous, body("previous")));
+                deps.push((&r.previous, &["body", "previous"]));
             }
         }
-        Body::Ack(a) => deps.push((&a.target, body("target"))),
-        Body::Challenge(c) => deps.push((&c.target, body("target"))),
+        Body::Ack(a) => deps.push((&a.target, &["body", "target"])),
+        Body::Challenge(c) => deps.push((&c.target, &["body", "target"])),
         Body::Ask(_) | Body::Tell(_) => {}
     }
     deps
+}
+
+/// The place of a body member that holds a reference.
+fn body_place(key: &str) -> Place {
+    match key {
+        "request" => &["body", "request"],
+        "replaces" => &["body", "replaces"],
+        "commitment" => &["body", "commitment"],
+        "previous" => &["body", "previous"],
+        _ => &["body", "target"],
+    }
 }
 
 impl Ledger {
@@ -165,7 +179,7 @@ impl Ledger {
         ctx: CtxId,
         from: &Message,
         r: &MessageRef,
-        at: &Pointer,
+        at: Place,
     ) -> Result<(EntryId, &Message), Decision> {
         let Some(&eid) = self.contexts[ctx].ids.get(r) else {
             return Err(Decision::Wait);
@@ -175,12 +189,12 @@ impl Ledger {
             Status::Unsettled | Status::Pending(_) => Err(Decision::Wait),
             Status::Rejected(_) => Err(reject(
                 RejectClass::Reference,
-                at.clone(),
+                Pointer::of(at),
                 format!("references `{r}`, which was rejected"),
             )),
             Status::Equivocated => Err(reject(
                 RejectClass::Reference,
-                at.clone(),
+                Pointer::of(at),
                 format!("references `{r}`, whose ID was used for conflicting contents"),
             )),
             Status::Accepted => {
@@ -188,7 +202,7 @@ impl Ledger {
                 if target.thread != from.thread {
                     return Err(reject(
                         RejectClass::Reference,
-                        at.clone(),
+                        Pointer::of(at),
                         format!(
                             "references `{r}` of thread `{}`, not of this thread `{}`",
                             target.thread, from.thread
@@ -228,14 +242,14 @@ impl Ledger {
         &self,
         ctx: CtxId,
         m: &Message,
-        deps: &[(&MessageRef, Pointer)],
+        deps: &[(&MessageRef, Place)],
     ) -> Result<(), Decision> {
         // 1. What the message says about itself.
         for (r, at) in deps {
             if **r == m.id {
                 return Err(reject(
                     RejectClass::Reference,
-                    at.clone(),
+                    Pointer::of(at),
                     "a message cannot reference itself",
                 ));
             }
@@ -279,7 +293,7 @@ impl Ledger {
 
         // 2. The reply, then the body's references, in field order.
         if let Some(r) = &m.reply {
-            self.need(ctx, m, r, &Pointer::of(&["reply"]))?;
+            self.need(ctx, m, r, &["reply"])?;
         }
         let at = |k: &str| Pointer::of(&["body", k]);
         let expect = |target: &Message, act: Act, at: Pointer, r: &MessageRef| {
@@ -296,13 +310,13 @@ impl Ledger {
         match &m.body {
             Body::Propose(p) => {
                 if let Some(r) = &p.request {
-                    let (_, q) = self.need(ctx, m, r, &at("request"))?;
+                    let (_, q) = self.need(ctx, m, r, body_place("request"))?;
                     expect(q, Act::Request, at("request"), r)?;
                 }
             }
             Body::Request(q) => {
                 if let Some(r) = &q.replaces {
-                    let (_, c) = self.need(ctx, m, r, &at("replaces"))?;
+                    let (_, c) = self.need(ctx, m, r, body_place("replaces"))?;
                     expect(c, Act::Commit, at("replaces"), r)?;
                     if let Body::Commit(old) = &c.body {
                         let requester = old.request.sender();
@@ -319,19 +333,19 @@ impl Ledger {
                 }
             }
             Body::Commit(c) => {
-                let (_, q) = self.need(ctx, m, &c.request, &at("request"))?;
+                let (_, q) = self.need(ctx, m, &c.request, body_place("request"))?;
                 expect(q, Act::Request, at("request"), &c.request)?;
             }
             Body::Report(rp) => {
-                let (_, c) = self.need(ctx, m, &rp.commitment, &at("commitment"))?;
+                let (_, c) = self.need(ctx, m, &rp.commitment, body_place("commitment"))?;
                 expect(c, Act::Commit, at("commitment"), &rp.commitment)?;
             }
             Body::Revise(rv) => self.decide_revise(ctx, m, rv)?,
             Body::Ack(a) => {
-                self.need(ctx, m, &a.target, &at("target"))?;
+                self.need(ctx, m, &a.target, body_place("target"))?;
             }
             Body::Challenge(c) => {
-                self.need(ctx, m, &c.target, &at("target"))?;
+                self.need(ctx, m, &c.target, body_place("target"))?;
             }
             Body::Ask(_) | Body::Tell(_) => {}
         }
@@ -345,7 +359,7 @@ impl Ledger {
         rv: &crate::message::ReviseBody,
     ) -> Result<(), Decision> {
         let at = |k: &str| Pointer::of(&["body", k]);
-        let (_, target) = self.need(ctx, m, &rv.target, &at("target"))?;
+        let (_, target) = self.need(ctx, m, &rv.target, body_place("target"))?;
         if !target.act().is_revisable() {
             return Err(reject(
                 RejectClass::NotRevisable,
@@ -358,7 +372,7 @@ impl Ledger {
             ));
         }
         if rv.previous != rv.target {
-            let (_, previous) = self.need(ctx, m, &rv.previous, &at("previous"))?;
+            let (_, previous) = self.need(ctx, m, &rv.previous, body_place("previous"))?;
             let Body::Revise(prev) = &previous.body else {
                 return Err(reject(
                     RejectClass::RevisionChain,

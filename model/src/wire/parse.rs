@@ -45,7 +45,17 @@ pub fn parse_frame(bytes: &[u8]) -> Result<Message, WireError> {
 pub fn parse_body(act: Act, replacement: &Json, at: &Pointer) -> Result<Body, WireError> {
     let text = serde_json::to_string(replacement).unwrap_or_default();
     let mut de = serde_json::Deserializer::from_str(&text);
-    let body = tracked(&mut de, BodySeed(act)).map_err(|e| schema_error(e, at.clone(), None))?;
+    let body = match Body::deserialize_for(act, &mut de) {
+        Ok(body) => body,
+        // Only a failure pays for tracking the path.
+        Err(_) => {
+            let mut de = serde_json::Deserializer::from_str(&text);
+            let Err(e) = tracked(&mut de, BodySeed(act)) else {
+                unreachable!("the same reader failed on the same text")
+            };
+            return Err(schema_error(e, at.clone(), None));
+        }
+    };
     check_body(&body, at)?;
     Ok(body)
 }
