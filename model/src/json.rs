@@ -64,9 +64,8 @@ impl Serialize for Number {
         // a fraction so that re-serialised extensions stay readable.
         const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
         if self.0.fract() == 0.0 && self.0.abs() < EXACT {
-            if self.0 == 0.0 && self.0.is_sign_negative() {
-                return serializer.serialize_f64(self.0);
-            }
+            // -0 prints as 0: the two are equal (P-EQ-3), so one spelling
+            // keeps views independent of which arrived first.
             serializer.serialize_i64(self.0 as i64)
         } else {
             serializer.serialize_f64(self.0)

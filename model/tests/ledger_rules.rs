@@ -1133,3 +1133,122 @@ fn s8_an_auditor_executes_nothing() {
         Refusal::NotOwnCommitment
     );
 }
+
+// ---- Found in review -----------------------------------------------------------
+
+#[test]
+fn s4_after_a_terminal_report_is_invalidated_only_a_fresh_report_counts() {
+    let mut t = committed(None, "ops", None);
+    t.accept(&report(
+        "reviewer:2",
+        &["drafter"],
+        "ops",
+        "reviewer:1",
+        "reviewer:1",
+        "active",
+    ));
+    t.accept(&report(
+        "reviewer:3",
+        &["drafter"],
+        "ops",
+        "reviewer:2",
+        "reviewer:1",
+        "failed",
+    ));
+    t.accept(&revise(
+        "reviewer:4",
+        &["drafter"],
+        "ops",
+        "reviewer:3",
+        "reviewer:3",
+        None,
+    ));
+    // The older `active` report does not come back.
+    assert_eq!(t.commitment("ops", "reviewer:1")["progress"], "unresolved");
+    // A fresh report, following the invalidated one, says where things stand.
+    t.accept(&report(
+        "reviewer:5",
+        &["drafter"],
+        "ops",
+        "reviewer:3",
+        "reviewer:1",
+        "blocked",
+    ));
+    assert_eq!(t.commitment("ops", "reviewer:1")["progress"], "blocked");
+}
+
+#[test]
+fn l_evt_a_message_is_released_once_per_delivery() {
+    // M replies to A and targets B; B waits on C; A and C wait on X.
+    let mut t = Tester::new(None);
+    let x = frame(
+        "drafter:1",
+        &["reviewer"],
+        "design",
+        None,
+        "ASK",
+        json!({"question": "x"}),
+    );
+    let a = frame(
+        "drafter:2",
+        &["reviewer"],
+        "design",
+        Some("drafter:1"),
+        "ASK",
+        json!({"question": "a"}),
+    );
+    let c = frame(
+        "drafter:3",
+        &["reviewer"],
+        "design",
+        Some("drafter:1"),
+        "ASK",
+        json!({"question": "c"}),
+    );
+    let b = frame(
+        "drafter:4",
+        &["reviewer"],
+        "design",
+        Some("drafter:3"),
+        "ASK",
+        json!({"question": "b"}),
+    );
+    let m = frame(
+        "reviewer:1",
+        &["drafter"],
+        "design",
+        Some("drafter:2"),
+        "ACK",
+        json!({"target": "drafter:4"}),
+    );
+    for v in [&m, &b, &a, &c] {
+        t.send(v);
+    }
+    let events = t.send(&x);
+    let mut ids: Vec<String> = events
+        .iter()
+        .map(|e| e.id.as_ref().unwrap().to_string())
+        .collect();
+    let total = ids.len();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), total, "{events:?}");
+    assert_eq!(total, 5);
+}
+
+#[test]
+fn l_exe_the_thread_is_checked_before_the_standing() {
+    let mut t = Tester::new(Some("reviewer"));
+    t.send(&commit(
+        "reviewer:1",
+        &["drafter"],
+        "ops",
+        "drafter:1",
+        None,
+    ));
+    // reviewer:1 is pending in `ops`; asked about in `design` it is unknown.
+    assert_eq!(
+        refused(t.execute("design", "reviewer:1")),
+        Refusal::UnknownCommitment
+    );
+}

@@ -1115,3 +1115,14 @@ fn s1_vocabulary_values_are_strings_not_objects() {
         "/body/mode",
     );
 }
+
+#[test]
+fn p_eq_3_zero_and_negative_zero_are_one_value_with_one_spelling() {
+    let mut a = ask();
+    a["extensions"] = json!({"n": 0});
+    let text = String::from_utf8(frame(&a)).unwrap();
+    let zero = parse_frame(text.as_bytes()).unwrap();
+    let negative = parse_frame(text.replace("\"n\":0", "\"n\":-0.0").as_bytes()).unwrap();
+    assert_eq!(zero, negative);
+    assert_eq!(zero.to_json_line(), negative.to_json_line());
+}

@@ -1,7 +1,12 @@
 //! `tern-harness`: the part of tern-sim that touches the outside world on the
-//! model's behalf: reading frames from streams and files, and running the
-//! model's checks over them.
+//! model's behalf: reading frames from streams and files, running the
+//! model's checks over them, and simulating multi-agent runs with faults
+//! against implementations plugged in through [`plugin`].
 
 pub mod check;
 pub mod frames;
+pub mod plugin;
+pub mod reference;
 pub mod stateful;
+pub mod storage;
+pub mod world;

@@ -101,6 +101,11 @@ impl LedgerConfig {
 
     /// Reads the configuration file format documented in docs/ledger.md.
     pub fn from_json(text: &str) -> Result<LedgerConfig, ConfigError> {
+        // Strict JSON first: a repeated key in a binding map must not be
+        // resolved silently, last one winning.
+        serde_json::from_str::<crate::json::Json>(text).map_err(|e| ConfigError {
+            message: e.to_string(),
+        })?;
         let file: ConfigFile = serde_json::from_str(text).map_err(|e| ConfigError {
             message: e.to_string(),
         })?;
@@ -216,5 +221,33 @@ impl ConfigFile {
                     .collect(),
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_keys_in_a_configuration_are_refused() {
+        let text = r#"{"contexts": {"c": {"a": "pk-a", "a": "pk-evil"}}, "threads": {"t": "c"}}"#;
+        let err = LedgerConfig::from_json(text).unwrap_err();
+        assert!(err.message.contains("duplicate key"), "{err}");
+    }
+
+    #[test]
+    fn context_names_cannot_contain_a_slash() {
+        let text = r#"{"contexts": {"a/b": {"a": "pk-a"}}, "threads": {"t": "a/b"}}"#;
+        assert!(LedgerConfig::from_json(text).is_err());
+    }
+
+    #[test]
+    fn expiry_is_read_as_local_milliseconds() {
+        let text = r#"{"grants": [{"id": "g", "grantee": "a", "threads": ["t"], "expires_at": "1970-01-01T00:00:01.5Z"}]}"#;
+        let config = LedgerConfig::from_json(text).unwrap();
+        let grant = config.grants.values().next().unwrap();
+        assert_eq!(grant.expires_at, Some(LocalTime(1_500)));
+        assert_eq!(config.viewer, Viewer::Auditor);
+        assert_eq!(config.contexts, Contexts::Open);
     }
 }

@@ -263,6 +263,7 @@ impl Ledger {
         let mut unresolved = false;
         let mut ever_terminal = false;
         let mut invalidated_terminal = false;
+        let mut invalidated_reports = BTreeSet::new();
         for &r in reports {
             let original = self.entries[r].message();
             let Body::Report(body) = &original.body else {
@@ -297,6 +298,7 @@ impl Ledger {
                     // A corrected terminal assessment: progress is open again
                     // only as "unresolved", never as renewed work.
                     invalidated_terminal = true;
+                    invalidated_reports.insert(r);
                     let _ = (state, v);
                 }
                 Some((state, verified)) => effective.push(Effective {
@@ -304,7 +306,10 @@ impl Ledger {
                     state,
                     verified,
                 }),
-                None if was_terminal => invalidated_terminal = true,
+                None if was_terminal => {
+                    invalidated_terminal = true;
+                    invalidated_reports.insert(r);
+                }
                 None => {}
             }
         }
@@ -333,6 +338,16 @@ impl Ledger {
         }
         if unresolved {
             return (Progress::Unresolved, false, ever_terminal);
+        }
+        if invalidated_terminal {
+            // "unresolved until a fresh REPORT" (section 4): only reports that
+            // follow an invalidated terminal one through their reply chain
+            // count; older ones describe a state that is gone.
+            effective.retain(|e| {
+                !self
+                    .reply_ancestors(ctx, e.eid)
+                    .is_disjoint(&invalidated_reports)
+            });
         }
         if effective.is_empty() {
             let p = if invalidated_terminal {

@@ -35,10 +35,13 @@ impl Ledger {
 
     /// The effects recorded so far, in key order.
     pub fn effects(&self) -> Vec<EffectKey> {
-        self.executed
+        let mut keys: Vec<EffectKey> = self
+            .executed
             .iter()
             .map(|(ctx, id)| self.effect_key(*ctx, id))
-            .collect()
+            .collect();
+        keys.sort();
+        keys
     }
 
     pub(crate) fn effect_key(&self, ctx: usize, id: &MessageRef) -> EffectKey {
@@ -61,6 +64,9 @@ impl Ledger {
             return Err(Refusal::UnknownCommitment);
         };
         let entry = &self.entries[eid];
+        if !entry.variants.iter().any(|v| v.message.thread == *thread) {
+            return Err(Refusal::UnknownCommitment);
+        }
         match &entry.status {
             Status::Equivocated => return Err(Refusal::IdConflict),
             Status::Pending(_) | Status::Unsettled => return Err(Refusal::PendingCommitment),

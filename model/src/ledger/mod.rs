@@ -286,8 +286,12 @@ impl Ledger {
     /// they settle for the first time, invalidated when they lose an
     /// acceptance.
     fn events_for(&self, changed: &[(EntryId, Status)]) -> Vec<Event> {
+        // An entry can change several times while settling (its missing list
+        // shrinks, then it settles): one event, against its first status.
+        let mut seen = std::collections::BTreeSet::new();
         changed
             .iter()
+            .filter(|(eid, _)| seen.insert(*eid))
             .filter_map(|(eid, before)| {
                 let eid = *eid;
                 let entry = &self.entries[eid];

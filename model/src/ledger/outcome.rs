@@ -139,8 +139,9 @@ pub enum EventKind {
     Delivered,
     /// An earlier pending message settled because of this delivery.
     Released,
-    /// An earlier accepted message lost its standing because this delivery
-    /// revealed a conflicting use of an ID it depends on.
+    /// An earlier settled message changed its standing because this delivery
+    /// revealed a conflicting use of an ID (its own, or one it depends on):
+    /// an acceptance lost, or a rejection whose reason is now the conflict.
     Invalidated,
 }
 

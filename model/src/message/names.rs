@@ -177,10 +177,20 @@ string_newtype!(
     nonempty
 );
 
+fn context_name(raw: &str) -> Result<(), String> {
+    nonempty(raw)?;
+    if raw.contains('/') {
+        return Err(format!(
+            "context name `{raw}` must not contain `/`, which separates it from the ID in effect keys"
+        ));
+    }
+    Ok(())
+}
+
 string_newtype!(
     /// The name of an identity context: one fixed mapping of participant
     /// names to principals, shared by the threads bound to it (section 1).
     ContextName,
     "an identity context name",
-    nonempty
+    context_name
 );

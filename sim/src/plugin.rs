@@ -1,0 +1,86 @@
+//! The plug-in contract: what an implementation under test (IUT) is to the
+//! harness. An IUT is a Tern receiver for one participant; the harness plays
+//! the network, every sender, the authenticated transport, the clock, durable
+//! storage and the outside world. docs/contract.md states it in full.
+
+use std::fmt;
+
+use tern_model::ledger::{Event, Execution, LedgerConfig, LocalTime};
+use tern_model::message::{MessageRef, Participant, Principal, ThreadId};
+
+use crate::storage::Storage;
+use crate::world::AgentWorld;
+
+/// What an IUT is initialised with.
+#[derive(Debug, Clone)]
+pub struct InitParams {
+    pub participant: Participant,
+    pub principal: Principal,
+    /// Identity contexts, grants and local policy; `viewer` names the participant.
+    pub config: LedgerConfig,
+}
+
+/// The answer to a delivery: outcome events, and any frames the receiver
+/// sends on its own initiative (a conforming receiver need send none; these
+/// are checked like any other message, e.g. never a reply to an invalid frame).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Delivered {
+    pub events: Vec<Event>,
+    pub outgoing: Vec<Vec<u8>>,
+}
+
+/// How an IUT call can fail. `Crashed` is the harness's own doing: storage or
+/// the world refused to go on because a crash was scheduled at that point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImplError {
+    Crashed,
+    /// The implementation misbehaved (protocol breach, hang, garbage...).
+    Misbehaved(String),
+}
+
+impl fmt::Display for ImplError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            ImplError::Crashed => f.write_str("crashed (injected)"),
+            ImplError::Misbehaved(why) => write!(f, "misbehaved: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for ImplError {}
+
+/// One running receiver.
+pub trait Receiver {
+    fn deliver(
+        &mut self,
+        frame: &[u8],
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Result<Delivered, ImplError>;
+
+    /// Decides and, when allowed, performs the commitment's effect through
+    /// the world, exactly once.
+    fn execute(
+        &mut self,
+        thread: &ThreadId,
+        commitment: &MessageRef,
+        now: LocalTime,
+    ) -> Result<Execution, ImplError>;
+
+    /// The canonical view of a thread (docs/ledger.md).
+    fn view(&mut self, thread: &ThreadId) -> Result<serde_json::Value, ImplError>;
+}
+
+/// A way to start receivers: called at the start and after every crash, with
+/// the same storage (minus what was never synced) and world.
+pub trait Implementation {
+    /// A short name for reports.
+    fn name(&self) -> String;
+
+    fn start(
+        &self,
+        init: &InitParams,
+        storage: Storage,
+        world: AgentWorld,
+    ) -> Result<Box<dyn Receiver>, ImplError>;
+}

@@ -1,0 +1,303 @@
+//! The built-in reference implementation: the model's ledger made durable.
+//!
+//! Every input is logged and synced before its outcome is reported, so that
+//! a crash never loses what was reported (the commit point of the contract).
+//! An execution is logged as an intent, synced, performed, then confirmed; a
+//! restart replays the log, and settles an unconfirmed intent by asking the
+//! world whether the effect happened: if it did, it is recorded as done; if
+//! not, the intent is dropped and the commitment may be executed later. That
+//! is the operation-level idempotency and reconciliation of section 1.
+
+use tern_model::ledger::{EffectKey, Execution, Ledger, LocalTime};
+use tern_model::message::{MessageRef, Principal, ThreadId};
+
+use crate::plugin::{Delivered, ImplError, Implementation, InitParams, Receiver};
+use crate::storage::Storage;
+use crate::world::AgentWorld;
+
+/// The reference implementation, the default IUT.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReferenceImpl;
+
+impl Implementation for ReferenceImpl {
+    fn name(&self) -> String {
+        "tern-sim reference".to_owned()
+    }
+
+    fn start(
+        &self,
+        init: &InitParams,
+        storage: Storage,
+        world: AgentWorld,
+    ) -> Result<Box<dyn Receiver>, ImplError> {
+        Ok(Box::new(ReferenceReceiver::recover(init, storage, world)?))
+    }
+}
+
+/// A log record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Record {
+    Deliver {
+        now: i64,
+        principal: String,
+        frame: Vec<u8>,
+    },
+    Intent {
+        now: i64,
+        thread: String,
+        commitment: String,
+    },
+    Done {
+        key: String,
+    },
+}
+
+fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+fn take<'a>(input: &mut &'a [u8]) -> Option<&'a [u8]> {
+    let len = u32::from_le_bytes(input.get(..4)?.try_into().ok()?) as usize;
+    let bytes = input.get(4..4 + len)?;
+    *input = &input[4 + len..];
+    Some(bytes)
+}
+
+impl Record {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        match self {
+            Record::Deliver {
+                now,
+                principal,
+                frame,
+            } => {
+                out.push(0);
+                out.extend_from_slice(&now.to_le_bytes());
+                put(&mut out, principal.as_bytes());
+                put(&mut out, frame);
+            }
+            Record::Intent {
+                now,
+                thread,
+                commitment,
+            } => {
+                out.push(1);
+                out.extend_from_slice(&now.to_le_bytes());
+                put(&mut out, thread.as_bytes());
+                put(&mut out, commitment.as_bytes());
+            }
+            Record::Done { key } => {
+                out.push(2);
+                put(&mut out, key.as_bytes());
+            }
+        }
+        out
+    }
+
+    pub(crate) fn decode(bytes: &[u8]) -> Option<Record> {
+        let (&tag, mut rest) = bytes.split_first()?;
+        let text = |b: &[u8]| String::from_utf8(b.to_vec()).ok();
+        let mut now = || -> Option<i64> {
+            let n = i64::from_le_bytes(rest.get(..8)?.try_into().ok()?);
+            rest = &rest[8..];
+            Some(n)
+        };
+        match tag {
+            0 => {
+                let now = now()?;
+                let principal = text(take(&mut rest)?)?;
+                let frame = take(&mut rest)?.to_vec();
+                Some(Record::Deliver {
+                    now,
+                    principal,
+                    frame,
+                })
+            }
+            1 => {
+                let now = now()?;
+                let thread = text(take(&mut rest)?)?;
+                let commitment = text(take(&mut rest)?)?;
+                Some(Record::Intent {
+                    now,
+                    thread,
+                    commitment,
+                })
+            }
+            2 => Some(Record::Done {
+                key: text(take(&mut rest)?)?,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// One running reference receiver.
+pub struct ReferenceReceiver {
+    ledger: Ledger,
+    storage: Storage,
+    world: AgentWorld,
+}
+
+impl ReferenceReceiver {
+    /// Rebuilds the ledger from the durable log and reconciles intents.
+    pub fn recover(
+        init: &InitParams,
+        storage: Storage,
+        world: AgentWorld,
+    ) -> Result<Self, ImplError> {
+        let mut ledger = Ledger::new(init.config.clone());
+        let records: Vec<Record> = storage
+            .records()
+            .iter()
+            .map(|r| {
+                Record::decode(r).ok_or_else(|| ImplError::Misbehaved("corrupt log record".into()))
+            })
+            .collect::<Result<_, _>>()?;
+        let done: std::collections::BTreeSet<&str> = records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Done { key } => Some(key.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut confirm = Vec::new();
+        for record in &records {
+            match record {
+                Record::Deliver {
+                    now,
+                    principal,
+                    frame,
+                } => {
+                    let principal = Principal::new(principal.as_str())
+                        .map_err(|e| ImplError::Misbehaved(format!("corrupt log: {e}")))?;
+                    ledger.deliver(frame, &principal, LocalTime(*now));
+                }
+                Record::Intent {
+                    now,
+                    thread,
+                    commitment,
+                } => {
+                    let (Ok(thread), Ok(commitment)) =
+                        (ThreadId::new(thread), MessageRef::new(commitment))
+                    else {
+                        return Err(ImplError::Misbehaved("corrupt log: bad intent".into()));
+                    };
+                    // Replaying the decision on a clone tells the key without
+                    // recording anything yet.
+                    let Execution::Executed { effect } =
+                        ledger
+                            .clone()
+                            .execute(&thread, &commitment, LocalTime(*now))
+                    else {
+                        continue;
+                    };
+                    let happened = done.contains(effect.0.as_str()) || world.performed(&effect);
+                    if happened {
+                        ledger.execute(&thread, &commitment, LocalTime(*now));
+                        if !done.contains(effect.0.as_str()) {
+                            confirm.push(effect);
+                        }
+                    }
+                }
+                Record::Done { .. } => {}
+            }
+        }
+        for key in confirm {
+            storage.append(Record::Done { key: key.0 }.encode())?;
+        }
+        storage.sync()?;
+        Ok(ReferenceReceiver {
+            ledger,
+            storage,
+            world,
+        })
+    }
+
+    fn confirm(&self, key: &EffectKey) -> Result<(), ImplError> {
+        self.storage
+            .append(Record::Done { key: key.0.clone() }.encode())?;
+        self.storage.sync()
+    }
+}
+
+impl Receiver for ReferenceReceiver {
+    fn deliver(
+        &mut self,
+        frame: &[u8],
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Result<Delivered, ImplError> {
+        self.storage.append(
+            Record::Deliver {
+                now: now.0,
+                principal: principal.as_str().to_owned(),
+                frame: frame.to_vec(),
+            }
+            .encode(),
+        )?;
+        self.storage.sync()?;
+        Ok(Delivered {
+            events: self.ledger.deliver(frame, principal, now),
+            outgoing: Vec::new(),
+        })
+    }
+
+    fn execute(
+        &mut self,
+        thread: &ThreadId,
+        commitment: &MessageRef,
+        now: LocalTime,
+    ) -> Result<Execution, ImplError> {
+        let decision = self.ledger.clone().execute(thread, commitment, now);
+        let Execution::Executed { effect } = &decision else {
+            return Ok(decision);
+        };
+        self.storage.append(
+            Record::Intent {
+                now: now.0,
+                thread: thread.as_str().to_owned(),
+                commitment: commitment.as_str().to_owned(),
+            }
+            .encode(),
+        )?;
+        self.storage.sync()?;
+        self.ledger.execute(thread, commitment, now);
+        self.world.perform(effect)?;
+        self.confirm(effect)?;
+        Ok(decision)
+    }
+
+    fn view(&mut self, thread: &ThreadId) -> Result<serde_json::Value, ImplError> {
+        Ok(self.ledger.view(thread))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip() {
+        for r in [
+            Record::Deliver {
+                now: -5,
+                principal: "pk-a".into(),
+                frame: vec![0xff, b'{', 0],
+            },
+            Record::Intent {
+                now: 9,
+                thread: "t".into(),
+                commitment: "a:1".into(),
+            },
+            Record::Done {
+                key: "c/a:1".into(),
+            },
+        ] {
+            assert_eq!(Record::decode(&r.encode()), Some(r));
+        }
+        assert_eq!(Record::decode(&[0, 1, 2]), None);
+        assert_eq!(Record::decode(&[]), None);
+    }
+}

@@ -1,0 +1,102 @@
+//! Simulated durable storage: an append-only record log per agent, where
+//! what was not synced is lost on a crash.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::plugin::ImplError;
+
+/// Where a scheduled crash fires, relative to storage and the world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrashPoint {
+    /// At the next sync, before anything pending becomes durable.
+    BeforeSync,
+    /// At the next sync, once the pending records are durable.
+    AfterSync,
+    /// Right after the next effect is performed, before it can be reported.
+    AfterEffect,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    durable: Vec<Vec<u8>>,
+    pending: Vec<Vec<u8>>,
+    armed: Option<CrashPoint>,
+    fired: bool,
+}
+
+/// A handle on one agent's storage, shared by the harness and the receiver.
+#[derive(Debug, Clone, Default)]
+pub struct Storage(Rc<RefCell<Inner>>);
+
+impl Storage {
+    pub fn new() -> Storage {
+        Storage::default()
+    }
+
+    /// Appends a record; it survives a crash only once synced.
+    pub fn append(&self, record: Vec<u8>) -> Result<(), ImplError> {
+        let mut inner = self.0.borrow_mut();
+        if inner.fired {
+            return Err(ImplError::Crashed);
+        }
+        inner.pending.push(record);
+        Ok(())
+    }
+
+    /// Makes every appended record durable.
+    pub fn sync(&self) -> Result<(), ImplError> {
+        let mut inner = self.0.borrow_mut();
+        if inner.fired {
+            return Err(ImplError::Crashed);
+        }
+        match inner.armed {
+            Some(CrashPoint::BeforeSync) => {
+                inner.fired = true;
+                return Err(ImplError::Crashed);
+            }
+            Some(CrashPoint::AfterSync) => {
+                let pending = std::mem::take(&mut inner.pending);
+                inner.durable.extend(pending);
+                inner.fired = true;
+                return Err(ImplError::Crashed);
+            }
+            _ => {}
+        }
+        let pending = std::mem::take(&mut inner.pending);
+        inner.durable.extend(pending);
+        Ok(())
+    }
+
+    /// Every durable record, in order (what a restarted receiver reads).
+    pub fn records(&self) -> Vec<Vec<u8>> {
+        self.0.borrow().durable.clone()
+    }
+
+    /// Schedules a crash (harness side).
+    pub fn arm(&self, point: CrashPoint) {
+        self.0.borrow_mut().armed = Some(point);
+    }
+
+    pub(crate) fn armed(&self) -> Option<CrashPoint> {
+        self.0.borrow().armed
+    }
+
+    pub(crate) fn fire(&self) {
+        self.0.borrow_mut().fired = true;
+    }
+
+    /// Whether the scheduled crash happened.
+    pub fn fired(&self) -> bool {
+        self.0.borrow().fired
+    }
+
+    /// The crash: what was not synced is gone, and the next receiver starts
+    /// on the durable records.
+    pub fn crash(&self) {
+        let mut inner = self.0.borrow_mut();
+        inner.pending.clear();
+        inner.armed = None;
+        inner.fired = false;
+    }
+}

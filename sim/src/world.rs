@@ -1,0 +1,88 @@
+//! The outside world: where effects happen. It counts every performance of
+//! every key, so a repeated effect can never go unnoticed.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use tern_model::ledger::EffectKey;
+
+use crate::plugin::ImplError;
+use crate::storage::{CrashPoint, Storage};
+
+#[derive(Debug, Default)]
+struct Inner {
+    performed: BTreeMap<EffectKey, u32>,
+    /// Every performance in order, with the agent that performed it.
+    log: Vec<(String, EffectKey)>,
+}
+
+/// The shared world.
+#[derive(Debug, Clone, Default)]
+pub struct World(Rc<RefCell<Inner>>);
+
+impl World {
+    pub fn new() -> World {
+        World::default()
+    }
+
+    /// A handle for one agent: performances are attributed to it, and a
+    /// crash scheduled at `AfterEffect` on its storage fires here.
+    pub fn for_agent(&self, agent: &str, storage: &Storage) -> AgentWorld {
+        AgentWorld {
+            world: self.clone(),
+            agent: agent.to_owned(),
+            storage: storage.clone(),
+        }
+    }
+
+    pub fn count(&self, key: &EffectKey) -> u32 {
+        self.0.borrow().performed.get(key).copied().unwrap_or(0)
+    }
+
+    pub fn log(&self) -> Vec<(String, EffectKey)> {
+        self.0.borrow().log.clone()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.borrow().log.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One agent's access to the world.
+#[derive(Debug, Clone)]
+pub struct AgentWorld {
+    world: World,
+    agent: String,
+    storage: Storage,
+}
+
+impl AgentWorld {
+    /// Performs the effect `key`. The world records it even if a crash is
+    /// scheduled right after, which is exactly the case receivers must
+    /// reconcile.
+    pub fn perform(&self, key: &EffectKey) -> Result<(), ImplError> {
+        if self.storage.fired() {
+            return Err(ImplError::Crashed);
+        }
+        {
+            let mut inner = self.world.0.borrow_mut();
+            *inner.performed.entry(key.clone()).or_default() += 1;
+            inner.log.push((self.agent.clone(), key.clone()));
+        }
+        if self.storage.armed() == Some(CrashPoint::AfterEffect) {
+            self.storage.fire();
+            return Err(ImplError::Crashed);
+        }
+        Ok(())
+    }
+
+    /// Whether `key` was ever performed: the reconciliation query after a crash.
+    pub fn performed(&self, key: &EffectKey) -> bool {
+        self.world.count(key) > 0
+    }
+}
