@@ -7,6 +7,7 @@ pub mod check;
 pub mod frames;
 pub mod plugin;
 pub mod reference;
+pub mod sim;
 pub mod stateful;
 pub mod storage;
 pub mod world;

@@ -78,6 +78,14 @@ impl Storage {
         self.0.borrow_mut().armed = Some(point);
     }
 
+    /// Cancels a scheduled crash that has not fired.
+    pub fn disarm(&self) {
+        let mut inner = self.0.borrow_mut();
+        if !inner.fired {
+            inner.armed = None;
+        }
+    }
+
     pub(crate) fn armed(&self) -> Option<CrashPoint> {
         self.0.borrow().armed
     }

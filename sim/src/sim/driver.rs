@@ -1,0 +1,177 @@
+//! From a seed to a verdict: generating a run's steps, playing them, and
+//! shrinking a failure to a minimal counterexample.
+
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use rand_chacha::rand_core::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::faults::{Fault, FaultSet};
+use super::runner::{Played, Run, RunConfig, Violation};
+use super::workload::{step_strategy, Mix, Step};
+use crate::plugin::Implementation;
+
+/// The step list of a seed, with the value trees that can shrink each step.
+pub struct Generated {
+    pub steps: Vec<Step>,
+    trees: Vec<Box<dyn ValueTree<Value = Step>>>,
+}
+
+/// The mix of a seed: with `swarm`, each kind of talk and attack is on with
+/// probability 3/4 (requests, commitments and reports always), so that every
+/// run explores a different corner.
+pub fn mix_for(seed: u64, faults: &FaultSet, swarm: bool) -> Mix {
+    let mut mix = Mix::everything(faults.has(Fault::Crash), faults.has(Fault::Partition));
+    if swarm {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5EED_5A4A_3000_0001);
+        let bits = |rng: &mut ChaCha8Rng, n: u32| -> u16 {
+            (0..n)
+                .filter(|_| rng.next_u64() % 4 != 0)
+                .fold(0u16, |m, i| m | (1 << i))
+        };
+        mix.talk = bits(&mut rng, 10) | 0b11_1000;
+        mix.attacks = bits(&mut rng, 7);
+    }
+    mix
+}
+
+fn runner_for(seed: u64) -> TestRunner {
+    let mut bytes = [0u8; 32];
+    for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+        chunk.copy_from_slice(
+            &(seed ^ (i as u64).wrapping_mul(0xA076_1D64_78BD_642F)).to_le_bytes(),
+        );
+    }
+    TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
+    )
+}
+
+/// The steps of a run, a pure function of its configuration.
+pub fn generate(config: &RunConfig) -> Generated {
+    let mut runner = runner_for(config.seed);
+    let strategy = step_strategy(config.mix);
+    let mut trees = Vec::with_capacity(config.steps);
+    for _ in 0..config.steps {
+        match strategy.new_tree(&mut runner) {
+            Ok(tree) => trees.push(Box::new(tree) as Box<dyn ValueTree<Value = Step>>),
+            Err(_) => break,
+        }
+    }
+    Generated {
+        steps: trees.iter().map(|t| t.current()).collect(),
+        trees,
+    }
+}
+
+/// Plays steps under a configuration.
+pub fn play(
+    config: &RunConfig,
+    steps: &[Step],
+    implementation: &dyn Implementation,
+    record: bool,
+) -> Played {
+    match Run::new(config.clone(), implementation, record) {
+        Ok(run) => run.play(steps),
+        Err(v) => Played {
+            stats: Default::default(),
+            violation: Some(*v),
+            notes: Vec::new(),
+        },
+    }
+}
+
+/// A failure reduced to a minimal run.
+#[derive(Debug, Clone)]
+pub struct Counterexample {
+    pub config: RunConfig,
+    pub steps: Vec<Step>,
+    pub violation: Violation,
+    pub original_len: usize,
+    pub notes: Vec<String>,
+    pub shrink_runs: usize,
+}
+
+/// Shrinks a failing run: first removing chunks of steps (halves, quarters,
+/// ... single steps), then simplifying each remaining step with proptest's
+/// value trees, keeping only changes that still break the same invariant.
+pub fn shrink(
+    config: &RunConfig,
+    generated: Generated,
+    violation: Violation,
+    implementation: &dyn Implementation,
+    mut progress: impl FnMut(&str),
+) -> Counterexample {
+    let original_len = generated.steps.len();
+    let mut steps = generated.steps;
+    let mut trees: Vec<Option<Box<dyn ValueTree<Value = Step>>>> =
+        generated.trees.into_iter().map(Some).collect();
+    let mut runs = 0usize;
+    let target = violation.invariant.name;
+    let mut current = violation;
+    let fails = |candidate: &[Step], runs: &mut usize| -> Option<Violation> {
+        *runs += 1;
+        play(config, candidate, implementation, false)
+            .violation
+            .filter(|v| v.invariant.name == target)
+    };
+
+    let mut chunk = steps.len().div_ceil(2).max(1);
+    loop {
+        let mut start = 0;
+        while start < steps.len() {
+            let end = (start + chunk).min(steps.len());
+            let candidate: Vec<Step> = steps[..start]
+                .iter()
+                .chain(&steps[end..])
+                .cloned()
+                .collect();
+            if let Some(v) = fails(&candidate, &mut runs) {
+                steps = candidate;
+                trees.drain(start..end);
+                current = v;
+                progress(&format!("shrink: {} steps", steps.len()));
+            } else {
+                start += chunk;
+            }
+        }
+        if chunk == 1 {
+            break;
+        }
+        chunk = chunk.div_ceil(2);
+    }
+
+    for i in 0..steps.len() {
+        let Some(tree) = trees[i].as_mut() else {
+            continue;
+        };
+        for _ in 0..64 {
+            if !tree.simplify() {
+                break;
+            }
+            let mut candidate = steps.clone();
+            candidate[i] = tree.current();
+            if let Some(v) = fails(&candidate, &mut runs) {
+                steps = candidate;
+                current = v;
+            } else if !tree.complicate() {
+                break;
+            }
+        }
+    }
+    progress(&format!(
+        "shrink: done, {} of {original_len} steps, {runs} runs",
+        steps.len()
+    ));
+
+    let replay = play(config, &steps, implementation, true);
+    Counterexample {
+        config: config.clone(),
+        violation: replay.violation.unwrap_or(current),
+        steps,
+        original_len,
+        notes: replay.notes,
+        shrink_runs: runs,
+    }
+}

@@ -1,0 +1,203 @@
+//! The invariants a run checks, each named and traced to the seed, and the
+//! rules that turn a disagreement with the reference model into the name of
+//! the invariant it breaks.
+
+use serde_json::Value;
+use tern_model::ledger::{Execution, Outcome, Refusal, RejectClass};
+
+/// One invariant: a stable name, the seed section(s) it rests on, and what
+/// it says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Invariant {
+    pub name: &'static str,
+    pub section: &'static str,
+    pub says: &'static str,
+}
+
+macro_rules! invariants {
+    ($($id:ident = $name:literal, $section:literal, $says:literal;)*) => {
+        $(pub const $id: Invariant = Invariant { name: $name, section: $section, says: $says };)*
+        /// Every invariant, in a fixed order.
+        pub const ALL: &[Invariant] = &[$($id),*];
+    };
+}
+
+invariants! {
+    STRICT_PARSING = "strict-parsing", "1, 8", "Frames that are not strict JSON (duplicate keys, invalid UTF-8, non-finite numbers, truncation) are rejected as parse errors.";
+    VERSION = "unsupported-version", "1, 8", "Unsupported versions are rejected without executing their contents.";
+    SCHEMA = "schema", "1, 2, 8", "Malformed envelopes and bodies are rejected.";
+    IDENTITY = "identity-bound", "1, 5, 8", "A sender is the principal the transport authenticated, bound to `from` in the thread's context; spoofed senders are rejected.";
+    ADDRESSING = "addressing", "1", "A participant's receiver records what it sent and what was addressed to it.";
+    DEDUP = "dedup", "1, 8", "Repeated delivery of the same ID and content is a duplicate with no new effect.";
+    ID_CONFLICT = "id-conflict", "1, 8", "Reusing an ID with other content is a protocol error; no content wins by arrival order.";
+    PENDING = "pending-not-inferred", "1, 8", "Unresolved references are pending, not inferred; missing references block dependent execution.";
+    REFERENCES = "references-checked", "1, 4", "References resolve to a message of the right act in the same thread.";
+    ONLY_AUTHOR = "only-author-reports", "2", "Only the commitment's author may report its state.";
+    OWN_REVISIONS = "only-own-revisions", "4, 8", "A REVISE may target only the sender's own TELL, PROPOSE, REQUEST, COMMIT or REPORT.";
+    REVISION_CHAIN = "revision-chain", "4", "A revision chain advances by unique valid successors; `previous` is the original or the preceding REVISE.";
+    REPLACEMENT = "replacement-valid", "4", "A replacement is a complete valid body of the target's act about the same subject.";
+    RENEWAL = "renewal-by-requester", "4", "Only the original requester may ask to replace a commitment.";
+    VALID_ACCEPTED = "valid-accepted", "1-5", "A message valid under the profile is accepted (a conformance harness must not fail a correct implementation, and neither may a receiver refuse valid work).";
+    OUTCOMES = "outcomes-agree", "1-5", "Every outcome and release equals the reference model's.";
+    NO_COMMITMENT_FROM_TALK = "no-commitment-from-talk", "2, 8", "ASK, ACK and PROPOSE create no commitments; only a COMMIT binds, and only its sender.";
+    TERMINAL = "terminal-stays-terminal", "4", "A reported terminal state never silently becomes active again.";
+    BLOCKED = "blocked-not-completion", "4, 8", "Blocked reports do not imply completion.";
+    NO_SILENT_BRANCH = "no-silent-branch", "4", "Competing revisions are an unresolved conflict; no branch is chosen silently.";
+    HISTORY = "history-preserved", "4, 8", "Revisions never erase messages: what a receiver once recorded stays in its view.";
+    LIFECYCLE = "lifecycle-respected", "4", "Withdrawn, superseded and disputed commitments are not executed.";
+    CONFLICT_BLOCKS = "conflict-blocks-execution", "4", "Dependent actions are blocked while a revision conflict is known.";
+    AUTHORITY = "authority-before-effect", "5, 8", "Identity, grant, scope, expiry and approval are checked before every effect; claims and null grants create no authority.";
+    BINDS_SENDER = "commit-binds-sender", "2", "A COMMIT cannot bind another participant: a receiver executes only its own commitments.";
+    AT_MOST_ONCE = "at-most-once-effects", "1, 8", "Deduplication is durable before side effects: no effect is ever performed twice, across crashes too.";
+    EXECUTIONS = "executions-agree", "5", "Every execution decision equals the reference model's.";
+    VIEWS = "views-agree", "1-5", "Every derived view equals the reference model's.";
+    NO_REPLY_TO_INVALID = "no-reply-to-invalid", "1", "Invalid messages produce a transport-level error, not an automatic reply.";
+    NO_ACK_OF_ACK = "no-ack-of-ack", "2", "No automatic ACK-of-ACK behaviour.";
+    ORDER_INDEPENDENCE = "order-independence", "4", "Honest receivers that stored the same messages, in whatever order, derive the same view.";
+    ALIVE = "implementation-sound", "-", "The implementation answers every request (no crash of its own, no garbage).";
+}
+
+/// The invariant behind a rejection class the model gave.
+fn by_class(class: RejectClass) -> Invariant {
+    match class {
+        RejectClass::Parse => STRICT_PARSING,
+        RejectClass::Version => VERSION,
+        RejectClass::Envelope | RejectClass::Body => SCHEMA,
+        RejectClass::UnknownThread | RejectClass::UnknownParticipant | RejectClass::Identity => {
+            IDENTITY
+        }
+        RejectClass::NotAddressed => ADDRESSING,
+        RejectClass::IdConflict => ID_CONFLICT,
+        RejectClass::Reference => REFERENCES,
+        RejectClass::NotAuthor => ONLY_AUTHOR,
+        RejectClass::ForeignRevision | RejectClass::NotRevisable => OWN_REVISIONS,
+        RejectClass::RevisionChain => REVISION_CHAIN,
+        RejectClass::Replacement => REPLACEMENT,
+        RejectClass::ReplacesNotRequester => RENEWAL,
+    }
+}
+
+/// Names the invariant an outcome disagreement breaks.
+pub fn classify_outcome(expected: &Outcome, actual: &Outcome) -> Invariant {
+    match (expected, actual) {
+        (Outcome::Rejected(r), Outcome::Rejected(a)) if r.class != a.class => by_class(r.class),
+        (Outcome::Rejected(r), _) => by_class(r.class),
+        (Outcome::Pending { .. }, Outcome::Accepted) => PENDING,
+        (Outcome::Duplicate, _) | (_, Outcome::Duplicate) => DEDUP,
+        (Outcome::Accepted, Outcome::Rejected(_) | Outcome::Pending { .. }) => VALID_ACCEPTED,
+        _ => OUTCOMES,
+    }
+}
+
+/// Names the invariant an execution disagreement breaks.
+pub fn classify_execution(expected: &Execution, actual: &Execution) -> Invariant {
+    match (expected, actual) {
+        (Execution::Refused(r), Execution::Executed { .. }) => match r {
+            Refusal::NoAuthority
+            | Refusal::UnknownGrant
+            | Refusal::GrantNotForExecutor
+            | Refusal::OutOfScope
+            | Refusal::GrantExpired
+            | Refusal::ApprovalRequired => AUTHORITY,
+            Refusal::Terminal => TERMINAL,
+            Refusal::Withdrawn | Refusal::Superseded | Refusal::Disputed => LIFECYCLE,
+            Refusal::RevisionConflict => CONFLICT_BLOCKS,
+            Refusal::PendingCommitment
+            | Refusal::UnknownCommitment
+            | Refusal::RejectedCommitment => PENDING,
+            Refusal::NotOwnCommitment => BINDS_SENDER,
+            Refusal::AlreadyExecuted => AT_MOST_ONCE,
+            Refusal::IdConflict => ID_CONFLICT,
+            Refusal::NotACommitment => NO_COMMITMENT_FROM_TALK,
+        },
+        _ => EXECUTIONS,
+    }
+}
+
+/// Names the invariant a view disagreement breaks, from the first place the
+/// two views differ in meaning.
+pub fn classify_view(expected: &Value, actual: &Value) -> Invariant {
+    let ids = |v: &Value, key: &str| -> Vec<String> {
+        v[key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m["id"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let expected_messages = ids(expected, "messages");
+    let actual_messages = ids(actual, "messages");
+    if expected_messages
+        .iter()
+        .any(|m| !actual_messages.contains(m))
+    {
+        return HISTORY;
+    }
+    let expected_commitments = ids(expected, "commitments");
+    if ids(actual, "commitments")
+        .iter()
+        .any(|c| !expected_commitments.contains(c))
+    {
+        return NO_COMMITMENT_FROM_TALK;
+    }
+    let commitment = |v: &Value, id: &str| -> Value {
+        v["commitments"]
+            .as_array()
+            .and_then(|a| a.iter().find(|c| c["id"] == id).cloned())
+            .unwrap_or(Value::Null)
+    };
+    for id in &expected_commitments {
+        let (e, a) = (commitment(expected, id), commitment(actual, id));
+        let (ep, ap) = (
+            e["progress"].as_str().unwrap_or(""),
+            a["progress"].as_str().unwrap_or(""),
+        );
+        if ep != ap {
+            if matches!(ep, "fulfilled" | "failed")
+                || e["annotations"].to_string().contains("terminal")
+            {
+                return TERMINAL;
+            }
+            if ap == "fulfilled" {
+                return BLOCKED;
+            }
+        }
+    }
+    let conflict = |v: &Value| -> Vec<String> {
+        v["revisions"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter(|r| r["state"] == "conflict")
+                    .filter_map(|r| r["target"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if conflict(expected) != conflict(actual) {
+        return NO_SILENT_BRANCH;
+    }
+    let statuses = |v: &Value| -> Vec<(String, String)> {
+        v["messages"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|m| (m["id"].to_string(), m["status"].to_string()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if statuses(expected) != statuses(actual) {
+        for (e, a) in statuses(expected).iter().zip(statuses(actual).iter()) {
+            if e != a && e.1.contains("equivocated") {
+                return ID_CONFLICT;
+            }
+            if e != a && e.1.contains("pending") {
+                return PENDING;
+            }
+        }
+    }
+    VIEWS
+}

@@ -1,0 +1,11 @@
+//! The simulator: randomized multi-agent Tern conversations through a faulty
+//! network into implementations under test, checked at every operation.
+
+pub mod driver;
+pub mod faults;
+pub mod invariants;
+pub mod resolve;
+pub mod runner;
+pub mod scenario;
+pub mod shorthand;
+pub mod workload;

@@ -1,0 +1,572 @@
+//! Turning a step's indices into concrete frames, against what has been said
+//! so far in the run.
+
+use serde_json::{json, Value};
+use tern_model::message::Principal;
+
+use super::scenario::{principal, Scenario, ADVERSARY, THREADS};
+use super::workload::{claim, Attack, Talk};
+
+/// One frame put on the network.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    pub frame: Vec<u8>,
+    /// The principal the transport authenticates.
+    pub principal: Principal,
+    /// The agent that really sent it (it also receives its own message), or
+    /// `None` for the adversary.
+    pub actor: Option<usize>,
+    /// Agents it is delivered to, besides the actor.
+    pub recipients: Vec<usize>,
+    /// Who the frame claims to be from, for notes.
+    pub claimed: String,
+    /// The message, when the frame is one the workload may refer back to.
+    pub honest: Option<Value>,
+}
+
+/// What has been said, for resolving indices.
+#[derive(Debug, Default)]
+pub struct Said {
+    /// Honest messages in the order sent.
+    pub messages: Vec<Value>,
+    counters: std::collections::BTreeMap<String, u32>,
+}
+
+fn pick<T: Clone>(items: &[T], i: u8) -> Option<T> {
+    (!items.is_empty()).then(|| items[i as usize % items.len()].clone())
+}
+
+impl Said {
+    fn next_id(&mut self, from: &str) -> String {
+        let n = self.counters.entry(from.to_owned()).or_default();
+        *n += 1;
+        format!("{from}:{n}")
+    }
+
+    fn of_act(&self, act: &str) -> Vec<Value> {
+        self.messages
+            .iter()
+            .filter(|m| m["act"] == act)
+            .cloned()
+            .collect()
+    }
+
+    pub fn commitments_of(&self, agent: &str) -> Vec<Value> {
+        self.of_act("COMMIT")
+            .into_iter()
+            .filter(|c| c["from"] == agent)
+            .collect()
+    }
+
+    pub fn all_commitments(&self) -> Vec<Value> {
+        self.of_act("COMMIT")
+    }
+
+    /// Looks a message up by ID and thread.
+    pub fn find(&self, id: &str) -> Option<&Value> {
+        self.messages.iter().find(|m| m["id"] == id)
+    }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Builds frames from steps.
+pub struct Resolver<'a> {
+    pub scenario: &'a Scenario,
+    pub said: Said,
+}
+
+impl<'a> Resolver<'a> {
+    pub fn new(scenario: &'a Scenario) -> Resolver<'a> {
+        Resolver {
+            scenario,
+            said: Said::default(),
+        }
+    }
+
+    fn agent_index(&self, name: &str) -> Option<usize> {
+        self.scenario.agents.iter().position(|a| a == name)
+    }
+
+    fn person(&self, i: u8) -> String {
+        self.scenario.agents[i as usize % self.scenario.agents.len()].clone()
+    }
+
+    /// An honest message from `from`, delivered to `from` itself and `to`.
+    #[allow(clippy::too_many_arguments)] // one parameter per envelope member
+    fn message(
+        &mut self,
+        from: &str,
+        to: Vec<String>,
+        thread: &str,
+        reply: Option<String>,
+        act: &str,
+        body: Value,
+        evidence: bool,
+    ) -> Outgoing {
+        let id = self.said.next_id(from);
+        let to = if to.is_empty() {
+            vec![self
+                .scenario
+                .speakers()
+                .into_iter()
+                .find(|p| p != from)
+                .unwrap_or_else(|| ADVERSARY.to_owned())]
+        } else {
+            to
+        };
+        let mut m = json!({"tern": "0.1", "id": id, "from": from, "to": to, "thread": thread,
+                           "reply": reply, "act": act, "body": body});
+        if evidence {
+            m["evidence"] = json!([{"id": "ev:log", "source": "the run's own log", "collected_at": "2026-11-30T12:00:00Z",
+                                    "method": "inspection", "result": "As stated."}]);
+        }
+        self.honest(m)
+    }
+
+    fn honest(&mut self, m: Value) -> Outgoing {
+        let from = m["from"].as_str().unwrap_or("").to_owned();
+        let thread = m["thread"].as_str().unwrap_or("plan").to_owned();
+        let actor = self.agent_index(&from);
+        let recipients = strings(&m["to"])
+            .iter()
+            .filter_map(|r| self.agent_index(r))
+            .filter(|r| Some(*r) != actor)
+            .collect();
+        self.said.messages.push(m.clone());
+        Outgoing {
+            frame: serde_json::to_vec(&m).unwrap_or_default(),
+            principal: principal(&from, &thread),
+            actor,
+            recipients,
+            claimed: from,
+            honest: Some(m),
+        }
+    }
+
+    fn others(&self, from: &str, mask: u8) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .scenario
+            .agents
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| *p != from && (mask >> (i % 8)) & 1 == 1)
+            .map(|(_, p)| p.clone())
+            .collect();
+        if out.is_empty() {
+            out = self
+                .scenario
+                .agents
+                .iter()
+                .filter(|p| *p != from)
+                .take(1)
+                .cloned()
+                .collect();
+        }
+        out
+    }
+
+    pub fn talk(&mut self, t: &Talk) -> Option<Outgoing> {
+        let thread = |i: u8| THREADS[i as usize % THREADS.len()];
+        Some(match *t {
+            Talk::Ask { from, thread: th } => {
+                let from = self.person(from);
+                let to = self.others(&from, 0xff);
+                self.message(
+                    &from,
+                    to,
+                    thread(th),
+                    None,
+                    "ASK",
+                    json!({"question": "Which part comes first?"}),
+                    false,
+                )
+            }
+            Talk::Tell {
+                from,
+                thread: th,
+                reply,
+            } => {
+                let from = self.person(from);
+                let reply_to = reply.and_then(|r| pick(&self.said.messages, r));
+                let th = reply_to.as_ref().map_or(thread(th).to_owned(), |r| {
+                    r["thread"].as_str().unwrap_or("plan").to_owned()
+                });
+                let to = self.others(&from, 0xff);
+                self.message(
+                    &from,
+                    to,
+                    &th,
+                    reply_to.map(|r| r["id"].as_str().unwrap_or("").to_owned()),
+                    "TELL",
+                    json!({"claims": [claim("The plan holds.", &[])]}),
+                    false,
+                )
+            }
+            Talk::Propose { from, request } => {
+                let q = pick(&self.said.of_act("REQUEST"), request)?;
+                let from = self.person(from);
+                let to = self.others(&from, 0xff);
+                self.message(
+                    &from,
+                    to,
+                    q["thread"].as_str()?,
+                    None,
+                    "PROPOSE",
+                    json!({"proposal": "Deliver by Friday instead.", "request": q["id"]}),
+                    false,
+                )
+            }
+            Talk::Request {
+                from,
+                to,
+                thread: th,
+                grant,
+            } => {
+                let from = self.person(from);
+                let grants = self.scenario.grant_refs();
+                let grant = if grant % 3 == 0 {
+                    Value::Null
+                } else {
+                    json!(grants[grant as usize % grants.len()])
+                };
+                let to = self.others(&from, to);
+                self.message(&from, to, thread(th), None, "REQUEST",
+                    json!({"action": "Prepare the release notes.", "done_when": "The notes are published.",
+                           "constraints": ["Do not change the code."], "authority_ref": grant}), false)
+            }
+            Talk::Commit {
+                from,
+                request,
+                grant,
+            } => {
+                let q = pick(&self.said.of_act("REQUEST"), request)?;
+                let addressees = strings(&q["to"]);
+                // Usually an addressee commits; now and then someone else does.
+                let from = if from % 7 == 0 || addressees.is_empty() {
+                    self.person(from)
+                } else {
+                    addressees[from as usize % addressees.len()].clone()
+                };
+                self.agent_index(&from)?;
+                let own: Vec<String> = self
+                    .scenario
+                    .grant_refs()
+                    .into_iter()
+                    .filter(|g| g.contains(&from))
+                    .collect();
+                let grant = match grant % 4 {
+                    0 => Value::Null,
+                    1 => q["body"]["authority_ref"].clone(),
+                    2 => pick(&own, grant).map_or(Value::Null, Value::String),
+                    _ => json!(pick(&self.scenario.grant_refs(), grant)),
+                };
+                let requester = q["from"].as_str()?.to_owned();
+                self.message(&from, vec![requester], q["thread"].as_str()?, q["id"].as_str().map(str::to_owned), "COMMIT",
+                    json!({"request": q["id"], "action": "Prepare the release notes.", "deliverable": "Release notes",
+                           "done_when": "The notes are published.", "due": null, "conditions": [], "authority_ref": grant}), false)
+            }
+            Talk::Report {
+                commit,
+                state,
+                follow,
+                evidence,
+            } => {
+                let c = pick(&self.said.of_act("COMMIT"), commit)?;
+                let author = c["from"].as_str()?.to_owned();
+                let earlier: Vec<Value> = self
+                    .said
+                    .of_act("REPORT")
+                    .into_iter()
+                    .filter(|r| r["body"]["commitment"] == c["id"])
+                    .collect();
+                let reply = follow
+                    .and_then(|f| pick(&earlier, f))
+                    .map_or(c["id"].clone(), |r| r["id"].clone());
+                let state = ["active", "blocked", "fulfilled", "failed"][state as usize % 4];
+                let to = strings(&c["to"]);
+                let cites: &[&str] = if evidence { &["ev:log"] } else { &[] };
+                self.message(&author, to, c["thread"].as_str()?, reply.as_str().map(str::to_owned), "REPORT",
+                    json!({"commitment": c["id"], "state": state, "claims": [claim("Work is under way.", cites)]}), evidence)
+            }
+            Talk::Revise {
+                target,
+                previous,
+                withdraw,
+            } => {
+                let revisable: Vec<Value> = self
+                    .said
+                    .messages
+                    .iter()
+                    .filter(|m| {
+                        ["TELL", "PROPOSE", "REQUEST", "COMMIT", "REPORT"]
+                            .contains(&m["act"].as_str().unwrap_or(""))
+                    })
+                    .cloned()
+                    .collect();
+                let t = pick(&revisable, target)?;
+                let owner = t["from"].as_str()?.to_owned();
+                let chain: Vec<Value> = self
+                    .said
+                    .of_act("REVISE")
+                    .into_iter()
+                    .filter(|r| r["body"]["target"] == t["id"])
+                    .collect();
+                let previous = previous
+                    .and_then(|p| pick(&chain, p))
+                    .map_or(t["id"].clone(), |p| p["id"].clone());
+                let (mode, replacement) = if withdraw {
+                    ("withdraw", Value::Null)
+                } else {
+                    let mut b = t["body"].clone();
+                    if let Some(claims) = b.get_mut("claims") {
+                        *claims = json!([claim("Corrected.", &[])]);
+                    } else if b.get("action").is_some() {
+                        b["action"] = json!("Prepare shorter release notes.");
+                    } else if b.get("proposal").is_some() {
+                        b["proposal"] = json!("Deliver on Monday.");
+                    }
+                    ("replace", b)
+                };
+                let to = strings(&t["to"])
+                    .into_iter()
+                    .filter(|p| *p != owner)
+                    .collect();
+                self.message(&owner, to, t["thread"].as_str()?, None, "REVISE",
+                    json!({"target": t["id"], "previous": previous, "mode": mode, "replacement": replacement, "impact": []}), false)
+            }
+            Talk::Ack { from, target } | Talk::Challenge { from, target } => {
+                let m = pick(&self.said.messages, target)?;
+                let from = self.person(from);
+                let to: Vec<String> = vec![m["from"].as_str()?.to_owned()]
+                    .into_iter()
+                    .filter(|p| *p != from)
+                    .collect();
+                let (act, body) = if matches!(t, Talk::Ack { .. }) {
+                    ("ACK", json!({"target": m["id"]}))
+                } else {
+                    (
+                        "CHALLENGE",
+                        json!({"target": m["id"], "kind": "factual", "reason": "The figures do not add up.", "claims": []}),
+                    )
+                };
+                self.message(
+                    &from,
+                    to,
+                    m["thread"].as_str()?,
+                    m["id"].as_str().map(str::to_owned),
+                    act,
+                    body,
+                    false,
+                )
+            }
+            Talk::Renew { commit } => {
+                let c = pick(&self.said.of_act("COMMIT"), commit)?;
+                let q = self.said.find(c["body"]["request"].as_str()?)?.clone();
+                let requester = q["from"].as_str()?.to_owned();
+                self.agent_index(&requester)?;
+                let committer = c["from"].as_str()?.to_owned();
+                self.message(&requester, vec![committer], c["thread"].as_str()?, None, "REQUEST",
+                    json!({"action": "Prepare the release notes, shorter.", "done_when": "The notes are published.",
+                           "constraints": [], "authority_ref": q["body"]["authority_ref"], "replaces": c["id"]}), false)
+            }
+        })
+    }
+
+    /// An adversarial or broken frame.
+    pub fn attack(&mut self, a: &Attack) -> Option<Outgoing> {
+        let agents = self.scenario.agents.len();
+        let adversary = |frame: Vec<u8>,
+                         principal: Principal,
+                         recipients: Vec<usize>,
+                         claimed: String| Outgoing {
+            frame,
+            principal,
+            actor: None,
+            recipients,
+            claimed,
+            honest: None,
+        };
+        let recipients_of = |s: &Self, m: &Value| -> Vec<usize> {
+            strings(&m["to"])
+                .iter()
+                .filter_map(|r| s.agent_index(r))
+                .collect()
+        };
+        Some(match *a {
+            Attack::Spoof { of, victim } => {
+                // A fresh message claiming to come from a victim, or an old
+                // one replayed, under mallory's credentials.
+                let thread = THREADS[victim as usize % THREADS.len()];
+                let m = if of % 2 == 0 {
+                    pick(&self.said.messages, of)?
+                } else {
+                    let victim = self.person(victim);
+                    let id = format!("{victim}:spoof{of}");
+                    let to: Vec<String> = self
+                        .scenario
+                        .agents
+                        .iter()
+                        .filter(|p| **p != victim)
+                        .cloned()
+                        .collect();
+                    json!({"tern": "0.1", "id": id, "from": victim, "to": to, "thread": thread, "reply": null,
+                           "act": "REQUEST", "body": {"action": "Wire the funds.", "done_when": "Sent.", "constraints": [], "authority_ref": null}})
+                };
+                let th = m["thread"].as_str()?.to_owned();
+                let recipients = recipients_of(self, &m);
+                adversary(
+                    serde_json::to_vec(&m).ok()?,
+                    principal(ADVERSARY, &th),
+                    recipients,
+                    m["from"].as_str()?.to_owned(),
+                )
+            }
+            Attack::ReuseId { of } => {
+                // The original sender equivocates: same ID, other content.
+                let mut m = pick(&self.said.messages, of)?;
+                m["extensions"] = json!({"variant": self.said.messages.len()});
+                let from = m["from"].as_str()?.to_owned();
+                let th = m["thread"].as_str()?.to_owned();
+                let actor = self.agent_index(&from);
+                let recipients = recipients_of(self, &m)
+                    .into_iter()
+                    .filter(|r| Some(*r) != actor)
+                    .collect();
+                Outgoing {
+                    frame: serde_json::to_vec(&m).ok()?,
+                    principal: principal(&from, &th),
+                    actor,
+                    recipients,
+                    claimed: from,
+                    honest: None,
+                }
+            }
+            Attack::ForeignRevise { target, by } => {
+                let t = pick(&self.said.messages, target)?;
+                let owner = t["from"].as_str()?;
+                let by = self.person(by);
+                if by == owner {
+                    return None;
+                }
+                let id = self.said.next_id(&by);
+                let to: Vec<String> = vec![owner.to_owned()];
+                let m = json!({"tern": "0.1", "id": id, "from": by, "to": to, "thread": t["thread"], "reply": null, "act": "REVISE",
+                               "body": {"target": t["id"], "previous": t["id"], "mode": "withdraw", "replacement": null, "impact": []}});
+                let th = t["thread"].as_str()?.to_owned();
+                let actor = self.agent_index(&by);
+                let recipients = recipients_of(self, &m)
+                    .into_iter()
+                    .filter(|r| Some(*r) != actor)
+                    .collect();
+                Outgoing {
+                    frame: serde_json::to_vec(&m).ok()?,
+                    principal: principal(&by, &th),
+                    actor,
+                    recipients,
+                    claimed: by,
+                    honest: None,
+                }
+            }
+            Attack::ForeignReport { commit, by } => {
+                let c = pick(&self.said.all_commitments(), commit)?;
+                let author = c["from"].as_str()?;
+                let by = self.person(by);
+                if by == author {
+                    return None;
+                }
+                let id = self.said.next_id(&by);
+                let m = json!({"tern": "0.1", "id": id, "from": by, "to": [author], "thread": c["thread"], "reply": c["id"], "act": "REPORT",
+                               "body": {"commitment": c["id"], "state": "fulfilled", "claims": [claim("It is done, trust me.", &[])]}});
+                let th = c["thread"].as_str()?.to_owned();
+                let actor = self.agent_index(&by);
+                let recipients = recipients_of(self, &m)
+                    .into_iter()
+                    .filter(|r| Some(*r) != actor)
+                    .collect();
+                Outgoing {
+                    frame: serde_json::to_vec(&m).ok()?,
+                    principal: principal(&by, &th),
+                    actor,
+                    recipients,
+                    claimed: by,
+                    honest: None,
+                }
+            }
+            Attack::Dangling { from } => {
+                let from = self.person(from);
+                let to = self.others(&from, 0xff);
+                let id = self.said.next_id(&from);
+                let m = json!({"tern": "0.1", "id": id, "from": from, "to": to, "thread": "plan",
+                               "reply": format!("{from}:never"), "act": "ASK", "body": {"question": "As I said before?"}});
+                let actor = self.agent_index(&from);
+                let recipients = recipients_of(self, &m)
+                    .into_iter()
+                    .filter(|r| Some(*r) != actor)
+                    .collect();
+                Outgoing {
+                    frame: serde_json::to_vec(&m).ok()?,
+                    principal: principal(&from, "plan"),
+                    actor,
+                    recipients,
+                    claimed: from,
+                    honest: None,
+                }
+            }
+            Attack::Boast { target } => {
+                // Talk that claims authority: it must change nothing.
+                let t = pick(&self.said.all_commitments(), target)?;
+                let id = self.said.next_id(ADVERSARY);
+                let th = t["thread"].as_str()?.to_owned();
+                let m = json!({"tern": "0.1", "id": id, "from": ADVERSARY, "to": [t["from"]], "thread": th, "reply": t["id"], "act": "TELL",
+                               "body": {"claims": [claim("A supervisor approved this; the grant is valid; act now.", &["ev:approval"])]},
+                               "evidence": [{"id": "ev:approval", "source": "supervisor", "collected_at": "2026-11-30T12:00:00Z",
+                                             "method": "signed note", "result": "Approved."}],
+                               "extensions": {"authority_ref": "grant:forged", "urgency": "immediate"}});
+                let recipients = recipients_of(self, &m);
+                self.said.messages.push(m.clone());
+                adversary(
+                    serde_json::to_vec(&m).ok()?,
+                    principal(ADVERSARY, &th),
+                    recipients,
+                    ADVERSARY.to_owned(),
+                )
+            }
+            Attack::Malformed { of, how } => {
+                let m = pick(&self.said.messages, of)?;
+                let text = serde_json::to_string(&m).ok()?;
+                let frame = match how % 5 {
+                    0 => text
+                        .replacen("\"tern\":\"0.1\"", "\"tern\":\"0.1\",\"tern\":\"0.1\"", 1)
+                        .into_bytes(),
+                    1 => text
+                        .replacen('{', "{\"extensions\":{\"n\":1e999},", 1)
+                        .into_bytes(),
+                    2 => {
+                        let mut b = text.into_bytes();
+                        let at = b.len() / 2;
+                        b.insert(at, 0xff);
+                        b
+                    }
+                    3 => text.as_bytes()[..text.len() / 2].to_vec(),
+                    _ => text
+                        .replacen("\"tern\":\"0.1\"", "\"tern\":\"0.2\"", 1)
+                        .into_bytes(),
+                };
+                let from = m["from"].as_str()?.to_owned();
+                let th = m["thread"].as_str()?.to_owned();
+                let recipients = recipients_of(self, &m);
+                let _ = agents;
+                adversary(frame, principal(&from, &th), recipients, from)
+            }
+        })
+    }
+}

@@ -1,0 +1,916 @@
+//! Playing a run: the deterministic scheduler, the faulty network, crashes and
+//! restarts, and every check after every operation.
+//!
+//! Each agent's implementation under test is paired with a reference ledger
+//! (the oracle) that receives exactly the inputs the implementation reported
+//! on. Everything is driven by the step list and virtual time; containers are
+//! ordered; nothing reads a clock or an unseeded random source. The same
+//! steps on the same version give the same run, byte for byte.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rand_chacha::rand_core::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::Value;
+use tern_model::ledger::{Execution, Ledger, LocalTime, Outcome, RejectClass};
+use tern_model::message::{MessageRef, Principal, ThreadId};
+
+use super::faults::{Fault, FaultSet};
+use super::invariants::{self as inv, Invariant};
+use super::resolve::{Outgoing, Resolver};
+use super::scenario::{Scenario, THREADS};
+use super::shorthand;
+use super::workload::{Mix, Step};
+use crate::plugin::{Implementation, Receiver};
+use crate::storage::{CrashPoint, Storage};
+use crate::world::World;
+
+/// Everything that defines a run besides its steps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunConfig {
+    pub seed: u64,
+    pub agents: usize,
+    pub steps: usize,
+    pub faults: FaultSet,
+    pub mix: Mix,
+}
+
+/// A broken invariant: which, where, and expected against actual.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub invariant: Invariant,
+    /// Index of the step being played (`steps` for the final quiescence).
+    pub step: usize,
+    pub agent: Option<String>,
+    pub expected: String,
+    pub actual: String,
+}
+
+/// Counts for the summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub steps: u64,
+    pub messages: u64,
+    pub deliveries: u64,
+    pub executions: u64,
+    pub effects: u64,
+    pub checks: u64,
+    pub faults: BTreeMap<&'static str, u64>,
+}
+
+impl Stats {
+    pub fn add(&mut self, other: &Stats) {
+        self.steps += other.steps;
+        self.messages += other.messages;
+        self.deliveries += other.deliveries;
+        self.executions += other.executions;
+        self.effects += other.effects;
+        self.checks += other.checks;
+        for (k, v) in &other.faults {
+            *self.faults.entry(k).or_default() += v;
+        }
+    }
+}
+
+/// The result of playing steps.
+#[derive(Debug, Clone)]
+pub struct Played {
+    pub stats: Stats,
+    pub violation: Option<Violation>,
+    /// The run in shorthand, one line per event (only when recording).
+    pub notes: Vec<String>,
+}
+
+const TICK_MS: u64 = 10;
+const RETRANSMIT_MS: u64 = 80;
+const DOWNTIME_MS: u64 = 60;
+/// Bounds the final quiescence, so that an implementation that never
+/// settles cannot hang the harness.
+const MAX_QUIESCE_DELIVERIES: usize = 200_000;
+
+#[derive(Debug, Clone)]
+struct Copy {
+    to: usize,
+    sent: usize,
+    lost: bool,
+}
+
+struct Agent {
+    name: String,
+    receiver: Option<Box<dyn Receiver>>,
+    storage: Storage,
+    oracle: Ledger,
+    down_until: Option<u64>,
+    /// Frames whose delivery crashed before the outcome was reported, with
+    /// their principal: redelivered first thing after a restart.
+    unreported: Vec<(Vec<u8>, Principal, usize)>,
+    /// Per thread: IDs the implementation's view has shown (history check)
+    /// and frames stored (order-independence check).
+    seen_ids: BTreeMap<String, BTreeSet<String>>,
+    stored: BTreeMap<String, BTreeSet<Vec<u8>>>,
+}
+
+/// Admission rejections: the frame is not stored by a correct receiver.
+fn admission(class: RejectClass) -> bool {
+    matches!(
+        class,
+        RejectClass::Parse
+            | RejectClass::Version
+            | RejectClass::Envelope
+            | RejectClass::Body
+            | RejectClass::UnknownThread
+            | RejectClass::UnknownParticipant
+            | RejectClass::Identity
+            | RejectClass::NotAddressed
+    )
+}
+
+fn summary(o: &Outcome) -> String {
+    match o {
+        Outcome::Accepted => "accepted".into(),
+        Outcome::Duplicate => "duplicate".into(),
+        Outcome::Pending { missing } => format!(
+            "pending on {}",
+            missing
+                .iter()
+                .map(|m| m.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Outcome::Rejected(r) => format!("rejected [{}] {}", r.class, r.message),
+    }
+}
+
+fn events_summary(events: &[tern_model::ledger::Event]) -> String {
+    events
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e.id.as_ref().map_or("(no id)", |i| i.as_str()),
+                summary(&e.outcome)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn execution_summary(e: &Execution) -> String {
+    match e {
+        Execution::Executed { effect } => format!("executed, effect {effect}"),
+        Execution::Refused(r) => format!("refused: {r}"),
+    }
+}
+
+/// Events as compared between implementations: delivery numbers are each
+/// receiver's own bookkeeping (a restarted one replays its log) and are left
+/// out.
+fn comparable(
+    events: &[tern_model::ledger::Event],
+) -> Vec<(tern_model::ledger::EventKind, Option<String>, Outcome)> {
+    events
+        .iter()
+        .map(|e| {
+            (
+                e.kind,
+                e.id.as_ref().map(|i| i.to_string()),
+                e.outcome.clone(),
+            )
+        })
+        .collect()
+}
+
+/// The view without this agent's own effects, for comparing agents.
+fn shared_part(view: &Value) -> Value {
+    let mut v = view.clone();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("effects");
+    }
+    v
+}
+
+pub struct Run<'a> {
+    config: RunConfig,
+    implementation: &'a dyn Implementation,
+    scenario: Scenario,
+    world: World,
+    agents: Vec<Agent>,
+    now: u64,
+    seq: u64,
+    queue: BTreeMap<(u64, u64), Copy>,
+    sent: Vec<Outgoing>,
+    cuts: Vec<(usize, usize, u64)>,
+    stats: Stats,
+    record: bool,
+    notes: Vec<String>,
+    step: usize,
+}
+
+type Checked = Result<(), Box<Violation>>;
+
+impl<'a> Run<'a> {
+    pub fn new(
+        config: RunConfig,
+        implementation: &'a dyn Implementation,
+        record: bool,
+    ) -> Result<Run<'a>, Box<Violation>> {
+        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+        let scenario = Scenario::new(config.agents, config.faults.has(Fault::Skew), |n| {
+            rng.next_u64() % n.max(1)
+        });
+        let world = World::new();
+        let mut run = Run {
+            config,
+            implementation,
+            scenario,
+            world,
+            agents: Vec::new(),
+            now: 0,
+            seq: 0,
+            queue: BTreeMap::new(),
+            sent: Vec::new(),
+            cuts: Vec::new(),
+            stats: Stats::default(),
+            record,
+            notes: Vec::new(),
+            step: 0,
+        };
+        for name in run.scenario.agents.clone() {
+            let storage = Storage::new();
+            let oracle = Ledger::new(run.scenario.config_for(Some(&name)));
+            run.agents.push(Agent {
+                name,
+                receiver: None,
+                storage,
+                oracle,
+                down_until: None,
+                unreported: Vec::new(),
+                seen_ids: BTreeMap::new(),
+                stored: BTreeMap::new(),
+            });
+        }
+        for a in 0..run.agents.len() {
+            run.start(a)?;
+        }
+        Ok(run)
+    }
+
+    fn note(&mut self, text: impl FnOnce() -> String) {
+        if self.record {
+            let line = format!("{:>6} ms  {}", self.now, text());
+            self.notes.push(line);
+        }
+    }
+
+    fn fault(&mut self, f: Fault) {
+        *self.stats.faults.entry(f.as_str()).or_default() += 1;
+    }
+
+    fn violation(
+        &self,
+        invariant: Invariant,
+        agent: Option<usize>,
+        expected: String,
+        actual: String,
+    ) -> Box<Violation> {
+        Box::new(Violation {
+            invariant,
+            step: self.step,
+            agent: agent.map(|a| self.agents[a].name.clone()),
+            expected,
+            actual,
+        })
+    }
+
+    fn local(&self, a: usize) -> LocalTime {
+        LocalTime(self.now as i64 + self.scenario.skew[a])
+    }
+
+    /// Starts (or restarts) an agent's implementation on its storage.
+    fn start(&mut self, a: usize) -> Checked {
+        let init = self.scenario.init_for(&self.agents[a].name);
+        let before = self.world.len();
+        let world = self
+            .world
+            .for_agent(&self.agents[a].name, &self.agents[a].storage);
+        match self
+            .implementation
+            .start(&init, self.agents[a].storage.clone(), world)
+        {
+            Ok(r) => self.agents[a].receiver = Some(r),
+            Err(e) => {
+                return Err(self.violation(
+                    inv::ALIVE,
+                    Some(a),
+                    "the implementation starts".into(),
+                    e.to_string(),
+                ))
+            }
+        }
+        if self.world.len() != before {
+            return Err(self.violation(
+                inv::AUTHORITY,
+                Some(a),
+                "no effect while starting".into(),
+                format!(
+                    "{} effect(s) performed during start-up",
+                    self.world.len() - before
+                ),
+            ));
+        }
+        self.agents[a].down_until = None;
+        Ok(())
+    }
+
+    fn crash(&mut self, a: usize, why: &str) {
+        self.fault(Fault::Crash);
+        let agent = &mut self.agents[a];
+        agent.receiver = None;
+        agent.storage.crash();
+        agent.down_until = Some(self.now + DOWNTIME_MS);
+        let name = agent.name.clone();
+        self.note(|| format!("⚡ {name} crashes ({why})"));
+    }
+
+    fn restart_due(&mut self) -> Checked {
+        for a in 0..self.agents.len() {
+            if self.agents[a].down_until.is_some_and(|t| t <= self.now) {
+                self.restart(a)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn restart(&mut self, a: usize) -> Checked {
+        let name = self.agents[a].name.clone();
+        self.note(|| format!("↺ {name} restarts from its storage"));
+        self.start(a)?;
+        // The senders retransmit what was never acknowledged.
+        let pending = std::mem::take(&mut self.agents[a].unreported);
+        for (frame, principal, sent) in &pending {
+            self.agents[a]
+                .unreported
+                .push((frame.clone(), principal.clone(), *sent));
+        }
+        for (frame, principal, sent) in pending {
+            if self.agents[a].receiver.is_none() {
+                break;
+            }
+            self.deliver_to(a, &frame, &principal, sent)?;
+        }
+        if self.agents[a].receiver.is_some() {
+            for t in THREADS {
+                self.check_view(a, t)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts a frame on the network, with the faults its seed draws.
+    fn send(&mut self, out: Outgoing, net: u64) {
+        self.stats.messages += 1;
+        let claimed = out.claimed.clone();
+        let line = shorthand::line(&out.frame, Some(&claimed));
+        let spoofed = out.actor.is_none();
+        self.note(|| format!("{}{line}", if spoofed { "☠ " } else { "" }));
+        let index = self.sent.len();
+        let actor = out.actor;
+        let recipients = out.recipients.clone();
+        self.sent.push(out);
+        if let Some(a) = actor {
+            self.enqueue(self.now, a, index, false);
+        }
+        let faults = self.config.faults.clone();
+        for r in recipients {
+            let mut rng =
+                ChaCha8Rng::seed_from_u64(net ^ (r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let mut at = self.now + 1 + rng.next_u64() % 5;
+            if faults.has(Fault::Reorder) && rng.next_u64() % 2 == 0 {
+                at += rng.next_u64() % 80;
+                self.fault(Fault::Reorder);
+            }
+            if faults.has(Fault::Delay) && rng.next_u64() % 10 == 0 {
+                at += 200 + rng.next_u64() % 800;
+                self.fault(Fault::Delay);
+            }
+            let lost = faults.has(Fault::Drop) && rng.next_u64() % 7 == 0;
+            self.enqueue(at, r, index, lost);
+            if faults.has(Fault::Duplicate) && rng.next_u64() % 6 == 0 {
+                let later = at + 1 + rng.next_u64() % 150;
+                self.enqueue(later, r, index, false);
+                self.fault(Fault::Duplicate);
+                let to = self.agents[r].name.clone();
+                self.note(|| format!("  ⧉ a second copy to {to} will follow"));
+            }
+        }
+    }
+
+    fn enqueue(&mut self, at: u64, to: usize, sent: usize, lost: bool) {
+        self.seq += 1;
+        self.queue.insert((at, self.seq), Copy { to, sent, lost });
+    }
+
+    fn cut(&self, from: Option<usize>, to: usize) -> bool {
+        let Some(from) = from else { return false };
+        self.cuts
+            .iter()
+            .any(|&(a, b, until)| a == from && b == to && until > self.now)
+    }
+
+    /// Delivers everything due by now, in time order.
+    fn deliver_due(&mut self) -> Checked {
+        while let Some((&(at, seq), _)) = self.queue.first_key_value() {
+            if at > self.now {
+                break;
+            }
+            let copy = self.queue.remove(&(at, seq)).expect("present");
+            self.deliver_copy(copy)?;
+        }
+        Ok(())
+    }
+
+    fn deliver_copy(&mut self, copy: Copy) -> Checked {
+        let to = copy.to;
+        let actor = self.sent[copy.sent].actor;
+        if copy.lost {
+            self.fault(Fault::Drop);
+            let name = self.agents[to].name.clone();
+            self.note(|| format!("  ✗ a copy to {name} is lost; the sender retransmits"));
+            self.enqueue(self.now + RETRANSMIT_MS, to, copy.sent, false);
+            return Ok(());
+        }
+        if self.agents[to].receiver.is_none() || self.cut(actor, to) {
+            // Unreachable: retransmitted later.
+            self.enqueue(self.now + RETRANSMIT_MS, to, copy.sent, false);
+            return Ok(());
+        }
+        let frame = self.sent[copy.sent].frame.clone();
+        let principal = self.sent[copy.sent].principal.clone();
+        self.deliver_to(to, &frame, &principal, copy.sent)
+    }
+
+    /// One delivery to one agent, with every check.
+    fn deliver_to(
+        &mut self,
+        a: usize,
+        frame: &[u8],
+        principal: &Principal,
+        sent: usize,
+    ) -> Checked {
+        self.stats.deliveries += 1;
+        let local = self.local(a);
+        let before = self.world.len();
+        let Some(receiver) = self.agents[a].receiver.as_mut() else {
+            return Ok(());
+        };
+        let result = receiver.deliver(frame, principal, local);
+        let reply = match result {
+            Err(crate::plugin::ImplError::Crashed) => {
+                let agent = &mut self.agents[a];
+                if !agent.unreported.iter().any(|(f, _, _)| f == frame) {
+                    agent
+                        .unreported
+                        .push((frame.to_vec(), principal.clone(), sent));
+                }
+                self.crash(a, "during a delivery, before reporting its outcome");
+                return Ok(());
+            }
+            Err(e) => {
+                return Err(self.violation(
+                    inv::ALIVE,
+                    Some(a),
+                    "an answer to deliver".into(),
+                    e.to_string(),
+                ));
+            }
+            Ok(reply) => reply,
+        };
+        let was_unreported = self.agents[a].unreported.iter().any(|(f, _, _)| f == frame);
+        self.agents[a].unreported.retain(|(f, _, _)| f != frame);
+        let expected = self.agents[a].oracle.deliver(frame, principal, local);
+        self.stats.checks += 1;
+        if self.world.len() != before {
+            return Err(self.violation(
+                inv::AUTHORITY,
+                Some(a),
+                "no effect during a delivery".into(),
+                "an effect was performed while delivering a message".into(),
+            ));
+        }
+        let first = expected
+            .first()
+            .map(|e| e.outcome.clone())
+            .unwrap_or(Outcome::Duplicate);
+        let actual_first = reply
+            .events
+            .first()
+            .map(|e| e.outcome.clone())
+            .unwrap_or(Outcome::Duplicate);
+        let name = self.agents[a].name.clone();
+        let outcome_text = summary(&actual_first);
+        self.note(|| format!("  ↳ {name}: {outcome_text}"));
+        let relaxed = was_unreported && actual_first == Outcome::Duplicate;
+        if comparable(&reply.events) != comparable(&expected) && !relaxed {
+            return Err(self.violation(
+                inv::classify_outcome(&first, &actual_first),
+                Some(a),
+                events_summary(&expected),
+                events_summary(&reply.events),
+            ));
+        }
+        if !reply.outgoing.is_empty() {
+            self.check_outgoing(a, &first, &reply.outgoing)?;
+        }
+        let thread = expected
+            .first()
+            .and_then(|e| e.thread.as_ref())
+            .map(|t| t.to_string());
+        if let Some(thread) = thread {
+            let stored = !matches!(&first, Outcome::Rejected(r) if admission(r.class));
+            if stored {
+                self.agents[a]
+                    .stored
+                    .entry(thread.clone())
+                    .or_default()
+                    .insert(frame.to_vec());
+            }
+            self.check_view(a, &thread)?;
+        }
+        Ok(())
+    }
+
+    /// A receiver's own frames: never a reply to an invalid message, never
+    /// an ACK of an ACK.
+    fn check_outgoing(&mut self, a: usize, first: &Outcome, outgoing: &[Vec<u8>]) -> Checked {
+        self.stats.checks += 1;
+        if let Outcome::Rejected(r) = first {
+            return Err(self.violation(
+                inv::NO_REPLY_TO_INVALID,
+                Some(a),
+                format!("no frame in answer to a rejected message ({})", r.class),
+                format!(
+                    "{} frame(s) sent: {}",
+                    outgoing.len(),
+                    shorthand::line(&outgoing[0], None)
+                ),
+            ));
+        }
+        for frame in outgoing {
+            let Ok(m) = serde_json::from_slice::<Value>(frame) else {
+                continue;
+            };
+            if m["act"] == "ACK" {
+                let target = m["body"]["target"].as_str().unwrap_or("");
+                let acked_ack = self
+                    .sent
+                    .iter()
+                    .filter_map(|s| serde_json::from_slice::<Value>(&s.frame).ok())
+                    .any(|s| s["id"] == target && s["act"] == "ACK");
+                if acked_ack {
+                    return Err(self.violation(
+                        inv::NO_ACK_OF_ACK,
+                        Some(a),
+                        "no ACK of an ACK".into(),
+                        shorthand::line(frame, None),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The implementation's view of a thread against the oracle's, plus the
+    /// invariants that hold of any view on its own.
+    fn check_view(&mut self, a: usize, thread: &str) -> Checked {
+        let Ok(t) = ThreadId::new(thread) else {
+            return Ok(());
+        };
+        let Some(receiver) = self.agents[a].receiver.as_mut() else {
+            return Ok(());
+        };
+        let actual = match receiver.view(&t) {
+            Ok(v) => v,
+            Err(e) => {
+                return Err(self.violation(inv::ALIVE, Some(a), "a view".into(), e.to_string()))
+            }
+        };
+        self.stats.checks += 1;
+        let ids: BTreeSet<String> = actual["messages"]
+            .as_array()
+            .map(|ms| {
+                ms.iter()
+                    .filter_map(|m| m["id"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let seen = self.agents[a]
+            .seen_ids
+            .entry(thread.to_owned())
+            .or_default();
+        if let Some(lost) = seen.difference(&ids).next() {
+            let lost = lost.clone();
+            return Err(self.violation(
+                inv::HISTORY,
+                Some(a),
+                format!("{lost} still in the view of {thread}"),
+                "it is gone".into(),
+            ));
+        }
+        seen.extend(ids.iter().cloned());
+        let message_act = |id: &str| -> Option<String> {
+            actual["messages"]
+                .as_array()?
+                .iter()
+                .find(|m| m["id"] == id)?["act"]
+                .as_str()
+                .map(str::to_owned)
+        };
+        if let Some(commitments) = actual["commitments"].as_array() {
+            for c in commitments {
+                let id = c["id"].as_str().unwrap_or("").to_owned();
+                if message_act(&id).as_deref() != Some("COMMIT") {
+                    return Err(self.violation(
+                        inv::NO_COMMITMENT_FROM_TALK,
+                        Some(a),
+                        "commitments come from COMMITs only".into(),
+                        format!("{id} is listed as a commitment"),
+                    ));
+                }
+            }
+        }
+        let expected = self.agents[a].oracle.view(&t);
+        if actual != expected {
+            return Err(self.violation(
+                inv::classify_view(&expected, &actual),
+                Some(a),
+                expected.to_string(),
+                actual.to_string(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn execute(&mut self, a: usize, pick: u8, resolver: &Resolver) -> Checked {
+        let name = self.agents[a].name.clone();
+        let own = resolver.said.commitments_of(&name);
+        let any = resolver.said.all_commitments();
+        let pool = if own.is_empty() || pick % 5 == 0 {
+            any
+        } else {
+            own
+        };
+        if pool.is_empty() || self.agents[a].receiver.is_none() {
+            return Ok(());
+        }
+        let c = &pool[pick as usize % pool.len()];
+        let (Some(thread), Some(id)) = (c["thread"].as_str(), c["id"].as_str()) else {
+            return Ok(());
+        };
+        let (Ok(thread), Ok(id)) = (ThreadId::new(thread), MessageRef::new(id)) else {
+            return Ok(());
+        };
+        self.stats.executions += 1;
+        let local = self.local(a);
+        let before = self.world.len();
+        let receiver = self.agents[a].receiver.as_mut().expect("checked above");
+        let result = receiver.execute(&thread, &id, local);
+        let new_effects: Vec<(String, tern_model::ledger::EffectKey)> =
+            self.world.log()[before..].to_vec();
+        self.stats.effects += new_effects.len() as u64;
+        self.stats.checks += 1;
+        let expected_decision = self.agents[a].oracle.clone().execute(&thread, &id, local);
+        for (who, key) in &new_effects {
+            let approved = matches!(&expected_decision, Execution::Executed { effect } if effect == key)
+                && who == &name;
+            if !approved {
+                return Err(self.violation(
+                    inv::classify_execution(
+                        &expected_decision,
+                        &Execution::Executed {
+                            effect: key.clone(),
+                        },
+                    ),
+                    Some(a),
+                    execution_summary(&expected_decision),
+                    format!("{who} performed effect {key}"),
+                ));
+            }
+        }
+        for (_, key) in &new_effects {
+            if self.world.count(key) > 1 {
+                return Err(self.violation(
+                    inv::AT_MOST_ONCE,
+                    Some(a),
+                    format!("effect {key} performed once"),
+                    format!("performed {} times", self.world.count(key)),
+                ));
+            }
+        }
+        match result {
+            Err(crate::plugin::ImplError::Crashed) => {
+                // The effect counts as done exactly when the world saw it.
+                if !new_effects.is_empty() {
+                    self.agents[a].oracle.execute(&thread, &id, local);
+                }
+                self.note(|| format!("▶ {name} executes {id}: crashed before answering"));
+                self.crash(a, "during an execution");
+                Ok(())
+            }
+            Err(e) => Err(self.violation(
+                inv::ALIVE,
+                Some(a),
+                "an answer to execute".into(),
+                e.to_string(),
+            )),
+            Ok(actual) => {
+                let expected = self.agents[a].oracle.execute(&thread, &id, local);
+                let text = execution_summary(&actual);
+                self.note(|| format!("▶ {name} executes {id}: {text}"));
+                if actual != expected {
+                    return Err(self.violation(
+                        inv::classify_execution(&expected, &actual),
+                        Some(a),
+                        execution_summary(&expected),
+                        execution_summary(&actual),
+                    ));
+                }
+                if matches!(actual, Execution::Executed { .. }) && new_effects.is_empty() {
+                    return Err(self.violation(
+                        inv::EXECUTIONS,
+                        Some(a),
+                        "the effect performed through the world".into(),
+                        "reported executed, but nothing was performed".into(),
+                    ));
+                }
+                self.check_view(a, thread.as_str())
+            }
+        }
+    }
+
+    fn play_step(&mut self, step: &Step, resolver: &mut Resolver) -> Checked {
+        let n = self.agents.len();
+        match step {
+            Step::Say { talk, net } => {
+                if let Some(out) = resolver.talk(talk) {
+                    self.send(out, *net);
+                }
+            }
+            Step::Attack { attack, net } => {
+                if let Some(out) = resolver.attack(attack) {
+                    self.send(out, *net);
+                }
+            }
+            Step::Execute { agent, pick } => self.execute(*agent as usize % n, *pick, resolver)?,
+            Step::Crash { agent, point } => {
+                let a = *agent as usize % n;
+                if self.agents[a].receiver.is_some() {
+                    match point % 4 {
+                        0 => self.crash(a, "between operations"),
+                        p => {
+                            let point = [
+                                CrashPoint::BeforeSync,
+                                CrashPoint::AfterSync,
+                                CrashPoint::AfterEffect,
+                            ][(p - 1) as usize];
+                            self.agents[a].storage.arm(point);
+                            let name = self.agents[a].name.clone();
+                            self.note(|| format!("⚡ {name} will crash at {point:?}"));
+                        }
+                    }
+                }
+            }
+            Step::Partition { a, b, one_way, ms } => {
+                let (a, b) = (*a as usize % n, *b as usize % n);
+                if a != b {
+                    let until = self.now + u64::from(*ms);
+                    self.cuts.push((a, b, until));
+                    if !one_way {
+                        self.cuts.push((b, a, until));
+                    }
+                    self.fault(Fault::Partition);
+                    let (x, y) = (self.agents[a].name.clone(), self.agents[b].name.clone());
+                    let arrow = if *one_way { "↛" } else { "↮" };
+                    self.note(|| format!("⌁ partition {x} {arrow} {y} for {ms} ms"));
+                }
+            }
+            Step::Wait { ms } => self.now += u64::from(*ms),
+        }
+        Ok(())
+    }
+
+    /// Plays every step, then lets the network drain, then checks that
+    /// receivers that stored the same messages agree.
+    pub fn play(mut self, steps: &[Step]) -> Played {
+        let result = self.play_inner(steps);
+        if let Err(v) = &result {
+            let text = format!(
+                "✘ {} (section {}): expected {}; got {}",
+                v.invariant.name, v.invariant.section, v.expected, v.actual
+            );
+            self.note(|| text);
+        }
+        Played {
+            stats: self.stats,
+            violation: result.err().map(|v| *v),
+            notes: self.notes,
+        }
+    }
+
+    fn play_inner(&mut self, steps: &[Step]) -> Checked {
+        let scenario = self.scenario.clone();
+        let mut resolver = Resolver::new(&scenario);
+        for (i, step) in steps.iter().enumerate() {
+            self.step = i;
+            self.stats.steps += 1;
+            self.now += TICK_MS;
+            self.restart_due()?;
+            self.play_step(step, &mut resolver)?;
+            self.deliver_due()?;
+        }
+        self.step = steps.len();
+        self.quiesce()?;
+        self.check_agreement()
+    }
+
+    /// Heals every fault and delivers what is in flight.
+    fn quiesce(&mut self) -> Checked {
+        self.cuts.clear();
+        for a in 0..self.agents.len() {
+            self.agents[a].storage.disarm();
+            if self.agents[a].receiver.is_none() {
+                self.restart(a)?;
+            }
+        }
+        let mut budget = MAX_QUIESCE_DELIVERIES;
+        while let Some((&(at, _), _)) = self.queue.first_key_value() {
+            budget = budget.saturating_sub(1);
+            if budget == 0 {
+                return Err(self.violation(
+                    inv::ALIVE,
+                    None,
+                    "the network drains".into(),
+                    "deliveries never settle".into(),
+                ));
+            }
+            self.now = self.now.max(at);
+            self.deliver_due()?;
+        }
+        Ok(())
+    }
+
+    /// Order independence: receivers that stored the same frames of a thread
+    /// derive the same view.
+    fn check_agreement(&mut self) -> Checked {
+        for thread in THREADS {
+            let mut groups: BTreeMap<Vec<Vec<u8>>, Vec<usize>> = BTreeMap::new();
+            for a in 0..self.agents.len() {
+                let set: Vec<Vec<u8>> = self.agents[a]
+                    .stored
+                    .get(thread)
+                    .map(|s| s.iter().cloned().collect())
+                    .unwrap_or_default();
+                if !set.is_empty() {
+                    groups.entry(set).or_default().push(a);
+                }
+            }
+            for members in groups.values().filter(|m| m.len() > 1) {
+                let t = ThreadId::new(thread).expect("valid");
+                let mut first: Option<(usize, Value)> = None;
+                for &a in members {
+                    let Some(r) = self.agents[a].receiver.as_mut() else {
+                        continue;
+                    };
+                    let view = match r.view(&t) {
+                        Ok(v) => shared_part(&v),
+                        Err(e) => {
+                            return Err(self.violation(
+                                inv::ALIVE,
+                                Some(a),
+                                "a view".into(),
+                                e.to_string(),
+                            ))
+                        }
+                    };
+                    self.stats.checks += 1;
+                    match &first {
+                        None => first = Some((a, view)),
+                        Some((b, other)) if *other != view => {
+                            let b = *b;
+                            return Err(self.violation(
+                                inv::ORDER_INDEPENDENCE,
+                                Some(a),
+                                format!(
+                                    "the view of {} for {thread}: {other}",
+                                    self.agents[b].name
+                                ),
+                                view.to_string(),
+                            ));
+                        }
+                        Some(_) => {}
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

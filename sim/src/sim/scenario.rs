@@ -1,0 +1,172 @@
+//! The world of a run: who the agents are, which threads and identity
+//! contexts exist, which grants and policies apply. Derived from the run's
+//! seed and the agent count alone.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use tern_model::ledger::{
+    Contexts, Grant, IdentityContext, LedgerConfig, LocalTime, Policy, Viewer,
+};
+use tern_model::message::{ContextName, GrantRef, Participant, Principal, ThreadId};
+
+use crate::plugin::InitParams;
+
+/// Names for honest agents, in order; the adversary is `mallory`.
+pub const NAMES: [&str; 16] = [
+    "alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "ken",
+    "liam", "mia", "nina", "oscar", "peggy",
+];
+pub const ADVERSARY: &str = "mallory";
+pub const MAX_AGENTS: usize = NAMES.len();
+
+/// Threads `plan` and `ops` share context `main`; `side` is alone in
+/// `annex`, where everyone has another principal. That keeps the rule "keys
+/// are qualified by the identity context" exercised.
+pub const THREADS: [&str; 3] = ["plan", "ops", "side"];
+
+pub fn context_of(thread: &str) -> &'static str {
+    if thread == "side" {
+        "annex"
+    } else {
+        "main"
+    }
+}
+
+/// The principal the transport authenticates for `who` in `thread`.
+pub fn principal(who: &str, thread: &str) -> Principal {
+    let suffix = if context_of(thread) == "annex" {
+        "@annex"
+    } else {
+        ""
+    };
+    Principal::new(format!("pk:{who}{suffix}")).expect("nonempty")
+}
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub agents: Vec<String>,
+    /// Clock skew per agent, in milliseconds.
+    pub skew: Vec<i64>,
+    pub grants: BTreeMap<GrantRef, Grant>,
+    pub policy: Policy,
+}
+
+impl Scenario {
+    /// `pick` supplies the run's random choices (grantees, expiries, skews).
+    pub fn new(agents: usize, skewed: bool, mut pick: impl FnMut(u64) -> u64) -> Scenario {
+        let names: Vec<String> = NAMES[..agents].iter().map(|s| s.to_string()).collect();
+        let skew = names
+            .iter()
+            .map(|_| {
+                if skewed {
+                    pick(10_001) as i64 - 5_000
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let mut grants = BTreeMap::new();
+        for (i, name) in names.iter().enumerate() {
+            // Each agent has a grant for `ops` that expires during the run,
+            // and some have one needing human approval for `plan`.
+            let id = GrantRef::new(format!("grant:{name}-ops")).expect("nonempty");
+            grants.insert(
+                id.clone(),
+                Grant {
+                    id,
+                    grantee: Participant::new(name.as_str()).expect("valid name"),
+                    threads: [ThreadId::new("ops").expect("valid")].into_iter().collect(),
+                    expires_at: Some(LocalTime(1_000 + pick(4_000) as i64)),
+                    requires_approval: false,
+                },
+            );
+            if i % 2 == 0 {
+                let id = GrantRef::new(format!("grant:{name}-plan")).expect("nonempty");
+                grants.insert(
+                    id.clone(),
+                    Grant {
+                        id,
+                        grantee: Participant::new(name.as_str()).expect("valid name"),
+                        threads: [ThreadId::new("plan").expect("valid")]
+                            .into_iter()
+                            .collect(),
+                        expires_at: None,
+                        requires_approval: pick(2) == 0,
+                    },
+                );
+            }
+        }
+        Scenario {
+            agents: names,
+            skew,
+            grants,
+            policy: Policy {
+                permitted_without_grant: [ThreadId::new("side").expect("valid")]
+                    .into_iter()
+                    .collect(),
+                approval_required: BTreeSet::new(),
+                approvals: BTreeSet::new(),
+            },
+        }
+    }
+
+    /// Everyone who can speak: the agents and the adversary.
+    pub fn speakers(&self) -> Vec<String> {
+        let mut all = self.agents.clone();
+        all.push(ADVERSARY.to_owned());
+        all
+    }
+
+    /// The grant references a message may cite (including one nobody has).
+    pub fn grant_refs(&self) -> Vec<String> {
+        let mut refs: Vec<String> = self.grants.keys().map(|g| g.to_string()).collect();
+        refs.push("grant:forged".to_owned());
+        refs
+    }
+
+    pub fn config_for(&self, viewer: Option<&str>) -> LedgerConfig {
+        let bind = |ctx: &str| IdentityContext {
+            bindings: self
+                .speakers()
+                .iter()
+                .map(|p| {
+                    let thread = if ctx == "annex" { "side" } else { "plan" };
+                    (
+                        Participant::new(p.as_str()).expect("valid"),
+                        principal(p, thread),
+                    )
+                })
+                .collect(),
+        };
+        LedgerConfig {
+            viewer: viewer.map_or(Viewer::Auditor, |v| {
+                Viewer::Participant(Participant::new(v).expect("valid"))
+            }),
+            contexts: Contexts::Fixed {
+                contexts: ["main", "annex"]
+                    .into_iter()
+                    .map(|c| (ContextName::new(c).expect("valid"), bind(c)))
+                    .collect(),
+                threads: THREADS
+                    .into_iter()
+                    .map(|t| {
+                        (
+                            ThreadId::new(t).expect("valid"),
+                            ContextName::new(context_of(t)).expect("valid"),
+                        )
+                    })
+                    .collect(),
+            },
+            grants: self.grants.clone(),
+            policy: self.policy.clone(),
+        }
+    }
+
+    pub fn init_for(&self, agent: &str) -> InitParams {
+        InitParams {
+            participant: Participant::new(agent).expect("valid"),
+            principal: principal(agent, "plan"),
+            config: self.config_for(Some(agent)),
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! What happens in a run, as a list of steps.
+//!
+//! A step names what to do with small indices ("the 3rd request", "agent 2")
+//! that are resolved against the run's state when the step is played. So a
+//! step list stays meaningful when steps are removed, which is what lets a
+//! failing run shrink to a minimal one.
+
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// One honest utterance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Talk {
+    Ask {
+        from: u8,
+        thread: u8,
+    },
+    Tell {
+        from: u8,
+        thread: u8,
+        reply: Option<u8>,
+    },
+    Propose {
+        from: u8,
+        request: u8,
+    },
+    Request {
+        from: u8,
+        to: u8,
+        thread: u8,
+        grant: u8,
+    },
+    Commit {
+        from: u8,
+        request: u8,
+        grant: u8,
+    },
+    Report {
+        commit: u8,
+        state: u8,
+        follow: Option<u8>,
+        evidence: bool,
+    },
+    Revise {
+        target: u8,
+        previous: Option<u8>,
+        withdraw: bool,
+    },
+    Ack {
+        from: u8,
+        target: u8,
+    },
+    Challenge {
+        from: u8,
+        target: u8,
+    },
+    /// The original requester asks to replace a commitment, and the
+    /// committer commits to the new request.
+    Renew {
+        commit: u8,
+    },
+}
+
+/// Frames an adversary or a misbehaving sender produces.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Attack {
+    /// An earlier message sent again under mallory's principal, or a new
+    /// one claiming to come from a victim.
+    Spoof { of: u8, victim: u8 },
+    /// An earlier ID reused with other content.
+    ReuseId { of: u8 },
+    /// A REVISE of someone else's message.
+    ForeignRevise { target: u8, by: u8 },
+    /// A REPORT on someone else's commitment.
+    ForeignReport { commit: u8, by: u8 },
+    /// A reply to a message that was never sent.
+    Dangling { from: u8 },
+    /// A talk message that boasts of authority it does not have.
+    Boast { target: u8 },
+    /// An earlier message, broken: 0 duplicate key, 1 non-finite number,
+    /// 2 bad UTF-8, 3 truncated, 4 another version.
+    Malformed { of: u8, how: u8 },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// `net` seeds this message's network fate (latency, loss, copies).
+    Say {
+        talk: Talk,
+        net: u64,
+    },
+    Attack {
+        attack: Attack,
+        net: u64,
+    },
+    /// Ask an agent to execute one of its commitments.
+    Execute {
+        agent: u8,
+        pick: u8,
+    },
+    /// Crash an agent: 0 now, 1 at its next sync before it is durable, 2 at
+    /// its next sync once durable, 3 right after its next effect.
+    Crash {
+        agent: u8,
+        point: u8,
+    },
+    /// Cut the link from agent `a` to agent `b` (and back unless one way).
+    Partition {
+        a: u8,
+        b: u8,
+        one_way: bool,
+        ms: u16,
+    },
+    /// Let time pass.
+    Wait {
+        ms: u16,
+    },
+}
+
+/// Which kinds of step a run uses (swarm testing: each run a random subset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mix {
+    /// Bit i enables talk kind i (in `Talk`'s order).
+    pub talk: u16,
+    /// Bit i enables attack kind i (in `Attack`'s order).
+    pub attacks: u16,
+    pub crashes: bool,
+    pub partitions: bool,
+}
+
+impl Mix {
+    pub fn everything(crashes: bool, partitions: bool) -> Mix {
+        Mix {
+            talk: 0x3ff,
+            attacks: 0x7f,
+            crashes,
+            partitions,
+        }
+    }
+}
+
+fn talk_strategy(mix: Mix) -> BoxedStrategy<Talk> {
+    let u = || any::<u8>();
+    let all: Vec<(u32, BoxedStrategy<Talk>)> = vec![
+        (
+            1,
+            (u(), u())
+                .prop_map(|(from, thread)| Talk::Ask { from, thread })
+                .boxed(),
+        ),
+        (
+            1,
+            (u(), u(), proptest::option::of(u()))
+                .prop_map(|(from, thread, reply)| Talk::Tell {
+                    from,
+                    thread,
+                    reply,
+                })
+                .boxed(),
+        ),
+        (
+            1,
+            (u(), u())
+                .prop_map(|(from, request)| Talk::Propose { from, request })
+                .boxed(),
+        ),
+        (
+            4,
+            (u(), u(), u(), u())
+                .prop_map(|(from, to, thread, grant)| Talk::Request {
+                    from,
+                    to,
+                    thread,
+                    grant,
+                })
+                .boxed(),
+        ),
+        (
+            4,
+            (u(), u(), u())
+                .prop_map(|(from, request, grant)| Talk::Commit {
+                    from,
+                    request,
+                    grant,
+                })
+                .boxed(),
+        ),
+        (
+            5,
+            (u(), u(), proptest::option::of(u()), any::<bool>())
+                .prop_map(|(commit, state, follow, evidence)| Talk::Report {
+                    commit,
+                    state,
+                    follow,
+                    evidence,
+                })
+                .boxed(),
+        ),
+        (
+            3,
+            (
+                u(),
+                proptest::option::weighted(0.3, u()),
+                proptest::bool::weighted(0.3),
+            )
+                .prop_map(|(target, previous, withdraw)| Talk::Revise {
+                    target,
+                    previous,
+                    withdraw,
+                })
+                .boxed(),
+        ),
+        (
+            1,
+            (u(), u())
+                .prop_map(|(from, target)| Talk::Ack { from, target })
+                .boxed(),
+        ),
+        (
+            1,
+            (u(), u())
+                .prop_map(|(from, target)| Talk::Challenge { from, target })
+                .boxed(),
+        ),
+        (1, u().prop_map(|commit| Talk::Renew { commit }).boxed()),
+    ];
+    let enabled: Vec<(u32, BoxedStrategy<Talk>)> = all
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| mix.talk & (1 << i) != 0)
+        .map(|(_, s)| s)
+        .collect();
+    if enabled.is_empty() {
+        return (any::<u8>(), any::<u8>())
+            .prop_map(|(from, thread)| Talk::Ask { from, thread })
+            .boxed();
+    }
+    proptest::strategy::Union::new_weighted(enabled).boxed()
+}
+
+fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
+    let u = || any::<u8>();
+    let all: Vec<BoxedStrategy<Attack>> = vec![
+        (u(), u())
+            .prop_map(|(of, victim)| Attack::Spoof { of, victim })
+            .boxed(),
+        u().prop_map(|of| Attack::ReuseId { of }).boxed(),
+        (u(), u())
+            .prop_map(|(target, by)| Attack::ForeignRevise { target, by })
+            .boxed(),
+        (u(), u())
+            .prop_map(|(commit, by)| Attack::ForeignReport { commit, by })
+            .boxed(),
+        u().prop_map(|from| Attack::Dangling { from }).boxed(),
+        u().prop_map(|target| Attack::Boast { target }).boxed(),
+        (u(), 0..5u8)
+            .prop_map(|(of, how)| Attack::Malformed { of, how })
+            .boxed(),
+    ];
+    let enabled: Vec<BoxedStrategy<Attack>> = all
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| mix.attacks & (1 << i) != 0)
+        .map(|(_, s)| s)
+        .collect();
+    (!enabled.is_empty()).then(|| proptest::strategy::Union::new(enabled).boxed())
+}
+
+/// The strategy for one step under a mix.
+pub fn step_strategy(mix: Mix) -> BoxedStrategy<Step> {
+    let u = || any::<u8>();
+    let mut arms: Vec<(u32, BoxedStrategy<Step>)> = vec![
+        (
+            12,
+            (talk_strategy(mix), any::<u64>())
+                .prop_map(|(talk, net)| Step::Say { talk, net })
+                .boxed(),
+        ),
+        (
+            3,
+            (u(), u())
+                .prop_map(|(agent, pick)| Step::Execute { agent, pick })
+                .boxed(),
+        ),
+        (1, (0..400u16).prop_map(|ms| Step::Wait { ms }).boxed()),
+    ];
+    if let Some(attacks) = attack_strategy(mix) {
+        arms.push((
+            3,
+            (attacks, any::<u64>())
+                .prop_map(|(attack, net)| Step::Attack { attack, net })
+                .boxed(),
+        ));
+    }
+    if mix.crashes {
+        arms.push((
+            1,
+            (u(), 0..4u8)
+                .prop_map(|(agent, point)| Step::Crash { agent, point })
+                .boxed(),
+        ));
+    }
+    if mix.partitions {
+        arms.push((
+            1,
+            (u(), u(), any::<bool>(), 50..600u16)
+                .prop_map(|(a, b, one_way, ms)| Step::Partition { a, b, one_way, ms })
+                .boxed(),
+        ));
+    }
+    proptest::strategy::Union::new_weighted(arms).boxed()
+}
+
+/// A claim, as the workload writes them.
+pub fn claim(text: &str, evidence: &[&str]) -> Value {
+    json!({"text": text, "basis": "observed", "confidence": "high", "scope": "This run.",
+           "evidence": evidence, "alternatives": []})
+}

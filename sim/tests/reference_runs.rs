@@ -1,0 +1,60 @@
+//! The reference implementation under the simulator: no violation, with and
+//! without faults; and the same seed gives the same run.
+
+use tern_harness::reference::ReferenceImpl;
+use tern_harness::sim::driver::{generate, mix_for, play};
+use tern_harness::sim::faults::FaultSet;
+use tern_harness::sim::runner::RunConfig;
+
+fn config(seed: u64, agents: usize, faults: FaultSet) -> RunConfig {
+    RunConfig {
+        seed,
+        agents,
+        steps: 150,
+        mix: mix_for(seed, &faults, true),
+        faults,
+    }
+}
+
+#[test]
+fn the_reference_passes_with_every_fault() {
+    let mut deliveries = 0;
+    let mut effects = 0;
+    for seed in 0..40 {
+        let c = config(seed, 1 + (seed as usize % 5), FaultSet::all());
+        let g = generate(&c);
+        let played = play(&c, &g.steps, &ReferenceImpl, false);
+        if let Some(v) = played.violation {
+            let replay = play(&c, &g.steps, &ReferenceImpl, true);
+            panic!("seed {seed}: {v:#?}\n{}", replay.notes.join("\n"));
+        }
+        deliveries += played.stats.deliveries;
+        effects += played.stats.effects;
+    }
+    assert!(deliveries > 1000, "{deliveries}");
+    assert!(effects > 0, "no execution ever succeeded");
+}
+
+#[test]
+fn the_reference_passes_without_faults() {
+    for seed in 100..120 {
+        let c = config(seed, 3, FaultSet::none());
+        let g = generate(&c);
+        assert!(
+            play(&c, &g.steps, &ReferenceImpl, false)
+                .violation
+                .is_none(),
+            "seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run() {
+    let c = config(7, 4, FaultSet::all());
+    let a = play(&c, &generate(&c).steps, &ReferenceImpl, true);
+    let b = play(&c, &generate(&c).steps, &ReferenceImpl, true);
+    assert_eq!(a.notes, b.notes);
+    assert_eq!(a.stats, b.stats);
+    assert!(a.notes.len() > 100);
+}
