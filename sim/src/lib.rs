@@ -5,6 +5,7 @@
 
 pub mod check;
 pub mod frames;
+pub mod mutants;
 pub mod plugin;
 pub mod reference;
 pub mod sim;

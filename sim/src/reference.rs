@@ -133,11 +133,24 @@ impl Record {
     }
 }
 
+/// How a receiver records executions. Only `Full` is correct; the others
+/// exist so the mutant zoo can show what the simulator catches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recording {
+    /// Intent synced before the effect, confirmation after.
+    Full,
+    /// Executions kept in memory only.
+    DeliveriesOnly,
+    /// The effect first, the intent after.
+    EffectFirst,
+}
+
 /// One running reference receiver.
 pub struct ReferenceReceiver {
     ledger: Ledger,
     storage: Storage,
     world: AgentWorld,
+    recording: Recording,
 }
 
 impl ReferenceReceiver {
@@ -146,6 +159,16 @@ impl ReferenceReceiver {
         init: &InitParams,
         storage: Storage,
         world: AgentWorld,
+    ) -> Result<Self, ImplError> {
+        Self::recover_with(init, storage, world, Recording::Full)
+    }
+
+    /// Recovers a receiver that records executions as `recording` says.
+    pub fn recover_with(
+        init: &InitParams,
+        storage: Storage,
+        world: AgentWorld,
+        recording: Recording,
     ) -> Result<Self, ImplError> {
         let mut ledger = Ledger::new(init.config.clone());
         let records: Vec<Record> = storage
@@ -212,6 +235,7 @@ impl ReferenceReceiver {
             ledger,
             storage,
             world,
+            recording,
         })
     }
 
@@ -254,18 +278,31 @@ impl Receiver for ReferenceReceiver {
         let Execution::Executed { effect } = &decision else {
             return Ok(decision);
         };
-        self.storage.append(
-            Record::Intent {
-                now: now.0,
-                thread: thread.as_str().to_owned(),
-                commitment: commitment.as_str().to_owned(),
+        let intent = Record::Intent {
+            now: now.0,
+            thread: thread.as_str().to_owned(),
+            commitment: commitment.as_str().to_owned(),
+        };
+        match self.recording {
+            Recording::Full => {
+                self.storage.append(intent.encode())?;
+                self.storage.sync()?;
+                self.ledger.execute(thread, commitment, now);
+                self.world.perform(effect)?;
+                self.confirm(effect)?;
             }
-            .encode(),
-        )?;
-        self.storage.sync()?;
-        self.ledger.execute(thread, commitment, now);
-        self.world.perform(effect)?;
-        self.confirm(effect)?;
+            Recording::DeliveriesOnly => {
+                self.ledger.execute(thread, commitment, now);
+                self.world.perform(effect)?;
+            }
+            Recording::EffectFirst => {
+                self.ledger.execute(thread, commitment, now);
+                self.world.perform(effect)?;
+                self.storage.append(intent.encode())?;
+                self.storage.sync()?;
+                self.confirm(effect)?;
+            }
+        }
         Ok(decision)
     }
 

@@ -127,6 +127,26 @@ pub fn classify_view(expected: &Value, actual: &Value) -> Invariant {
             })
             .unwrap_or_default()
     };
+    // Effects first: a receiver that forgot an effect it performed will
+    // perform it again; one that shows an effect the model refused acted
+    // without authority.
+    let effects = |v: &Value| -> Vec<String> {
+        v["effects"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|e| e.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (expected_effects, actual_effects) = (effects(expected), effects(actual));
+    if expected_effects.iter().any(|e| !actual_effects.contains(e)) {
+        return AT_MOST_ONCE;
+    }
+    if actual_effects.iter().any(|e| !expected_effects.contains(e)) {
+        return AUTHORITY;
+    }
     let expected_messages = ids(expected, "messages");
     let actual_messages = ids(actual, "messages");
     if expected_messages

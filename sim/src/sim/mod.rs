@@ -8,4 +8,5 @@ pub mod resolve;
 pub mod runner;
 pub mod scenario;
 pub mod shorthand;
+pub mod trace;
 pub mod workload;

@@ -1,0 +1,392 @@
+//! The mutant zoo: deliberately broken implementations, one or more per
+//! invariant. Each is the reference implementation with one defect a real
+//! implementation could plausibly have. `tern-sim selftest` shows that the
+//! simulator catches every one, and names the invariant that does.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+use tern_model::ledger::{
+    Contexts, EffectKey, Event, EventKind, Execution, LocalTime, Outcome, Refusal, RejectClass,
+};
+use tern_model::message::{MessageRef, Principal, ThreadId};
+
+use crate::plugin::{Delivered, ImplError, Implementation, InitParams, Receiver};
+use crate::reference::{Recording, ReferenceReceiver};
+use crate::storage::Storage;
+use crate::world::AgentWorld;
+
+macro_rules! zoo {
+    ($($id:ident = $name:literal, $invariant:literal, $what:literal;)*) => {
+        /// Every mutant of the zoo.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+        pub enum Mutant { $($id),* }
+
+        impl Mutant {
+            pub const ALL: &'static [Mutant] = &[$(Mutant::$id),*];
+
+            pub fn name(self) -> &'static str {
+                match self { $(Mutant::$id => $name),* }
+            }
+
+            /// The invariant meant to catch it.
+            pub fn target(self) -> &'static str {
+                match self { $(Mutant::$id => $invariant),* }
+            }
+
+            pub fn defect(self) -> &'static str {
+                match self { $(Mutant::$id => $what),* }
+            }
+
+            pub fn by_name(name: &str) -> Option<Mutant> {
+                Mutant::ALL.iter().copied().find(|m| m.name() == name)
+            }
+        }
+    };
+}
+
+zoo! {
+    DuplicateKeys = "accepts-duplicate-keys", "strict-parsing", "reads frames with repeated keys, keeping the last value";
+    NonFinite = "accepts-non-finite-numbers", "strict-parsing", "reads numbers out of range as zero";
+    LossyUtf8 = "accepts-invalid-utf8", "strict-parsing", "repairs invalid UTF-8 instead of rejecting it";
+    AnyVersion = "accepts-any-version", "unsupported-version", "treats every `tern` version as 0.1";
+    TrustsFrom = "trusts-from", "identity-bound", "believes `from` without the transport's principal";
+    FirstWins = "first-content-wins", "id-conflict", "keeps the first content of a reused ID and calls the second a duplicate";
+    InfersPending = "infers-pending", "pending-not-inferred", "accepts messages whose references are still missing";
+    AnyoneReports = "anyone-reports", "only-author-reports", "accepts REPORTs from anyone";
+    RevisesOthers = "revises-others", "only-own-revisions", "accepts REVISEs of other senders' messages";
+    LastRevisionWins = "last-revision-wins", "no-silent-branch", "resolves competing revisions by taking the last one";
+    MemoryDedup = "memory-dedup", "at-most-once-effects", "keeps executed effects in memory only, so a restart executes again";
+    EffectBeforeIntent = "effect-before-intent", "at-most-once-effects", "performs an effect before its record is durable";
+    AcksAcks = "acks-acks", "no-ack-of-ack", "acknowledges every ACK it accepts";
+    RepliesToInvalid = "replies-to-invalid", "no-reply-to-invalid", "answers rejected frames with a message";
+    ReopensTerminal = "reopens-terminal", "terminal-stays-terminal", "lets a report after a terminal one make the commitment active";
+    BlockedIsDone = "blocked-is-done", "blocked-not-completion", "shows blocked commitments as fulfilled";
+    IgnoresExpiry = "ignores-expiry", "authority-before-effect", "never lets a grant expire";
+    ClaimsAuthorise = "claims-authorise", "authority-before-effect", "takes a thread's evidence-backed claims as authority";
+    ExecutesOthers = "executes-others", "commit-binds-sender", "executes other participants' commitments";
+    ReExecutes = "re-executes", "at-most-once-effects", "performs an effect again when asked again";
+    ErasesHistory = "erases-history", "history-preserved", "drops revised messages from its view";
+    ProposeCommits = "propose-commits", "no-commitment-from-talk", "records a PROPOSE as a commitment";
+    ExecutesWithdrawn = "executes-withdrawn", "lifecycle-respected", "executes withdrawn, superseded and disputed commitments";
+    IgnoresConflict = "ignores-revision-conflict", "conflict-blocks-execution", "executes while a revision conflict is known";
+    ExecutesPending = "executes-pending", "pending-not-inferred", "executes commitments whose references are missing";
+}
+
+/// A mutant as an implementation.
+#[derive(Debug, Clone, Copy)]
+pub struct MutantImpl(pub Mutant);
+
+impl Implementation for MutantImpl {
+    fn name(&self) -> String {
+        format!("mutant {}", self.0.name())
+    }
+
+    fn start(
+        &self,
+        init: &InitParams,
+        storage: Storage,
+        world: AgentWorld,
+    ) -> Result<Box<dyn Receiver>, ImplError> {
+        let recording = match self.0 {
+            Mutant::MemoryDedup => Recording::DeliveriesOnly,
+            Mutant::EffectBeforeIntent => Recording::EffectFirst,
+            _ => Recording::Full,
+        };
+        Ok(Box::new(MutantReceiver {
+            mutant: self.0,
+            inner: ReferenceReceiver::recover_with(init, storage, world.clone(), recording)?,
+            init: init.clone(),
+            world,
+            seen: BTreeMap::new(),
+        }))
+    }
+}
+
+struct MutantReceiver {
+    mutant: Mutant,
+    inner: ReferenceReceiver,
+    init: InitParams,
+    world: AgentWorld,
+    /// ID → first frame, for `first-content-wins`.
+    seen: BTreeMap<String, Vec<u8>>,
+}
+
+fn accepted_instead(mut d: Delivered, class: RejectClass) -> Delivered {
+    if let Some(first) = d.events.first_mut() {
+        if matches!(&first.outcome, Outcome::Rejected(r) if r.class == class) {
+            first.outcome = Outcome::Accepted;
+        }
+    }
+    d
+}
+
+impl MutantReceiver {
+    fn context_of(&self, thread: &ThreadId) -> String {
+        match &self.init.config.contexts {
+            Contexts::Fixed { threads, .. } => threads
+                .get(thread)
+                .map_or_else(|| thread.to_string(), |c| c.to_string()),
+            Contexts::Open => thread.to_string(),
+        }
+    }
+
+    /// Performs an effect the reference refused: the defect itself.
+    fn force(
+        &mut self,
+        thread: &ThreadId,
+        commitment: &MessageRef,
+    ) -> Result<Execution, ImplError> {
+        let effect = EffectKey(format!("{}/{}", self.context_of(thread), commitment));
+        self.world.perform(&effect)?;
+        Ok(Execution::Executed { effect })
+    }
+
+    fn thread_has_evidence(&mut self, thread: &ThreadId) -> bool {
+        self.inner
+            .view(thread)
+            .map(|v| v["messages"].to_string().contains("\"evidence\":[{"))
+            .unwrap_or(false)
+    }
+}
+
+impl Receiver for MutantReceiver {
+    fn deliver(
+        &mut self,
+        frame: &[u8],
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Result<Delivered, ImplError> {
+        let text = String::from_utf8_lossy(frame).into_owned();
+        let d = match self.mutant {
+            Mutant::DuplicateKeys => match serde_json::from_slice::<Value>(frame) {
+                Ok(v)
+                    if tern_model::parse_frame(frame)
+                        .is_err_and(|e| e.message.contains("duplicate key")) =>
+                {
+                    self.inner.deliver(
+                        &serde_json::to_vec(&v).unwrap_or_default(),
+                        principal,
+                        now,
+                    )?
+                }
+                _ => self.inner.deliver(frame, principal, now)?,
+            },
+            Mutant::NonFinite => {
+                self.inner
+                    .deliver(text.replace("1e999", "0").as_bytes(), principal, now)?
+            }
+            Mutant::LossyUtf8 => self.inner.deliver(text.as_bytes(), principal, now)?,
+            Mutant::AnyVersion => {
+                let patched = text.replacen("\"tern\":\"0.2\"", "\"tern\":\"0.1\"", 1);
+                self.inner.deliver(patched.as_bytes(), principal, now)?
+            }
+            Mutant::TrustsFrom => {
+                let claimed = tern_model::parse_frame(frame).ok().and_then(|m| {
+                    match &self.init.config.contexts {
+                        Contexts::Fixed { contexts, threads } => threads
+                            .get(&m.thread)
+                            .and_then(|c| contexts.get(c))
+                            .and_then(|c| c.bindings.get(&m.from).cloned()),
+                        Contexts::Open => Principal::new(m.from.as_str()).ok(),
+                    }
+                });
+                self.inner
+                    .deliver(frame, claimed.as_ref().unwrap_or(principal), now)?
+            }
+            Mutant::FirstWins => {
+                let id = tern_model::parse_frame(frame)
+                    .ok()
+                    .map(|m| format!("{}/{}", m.thread, m.id));
+                match id {
+                    Some(id) => match self.seen.get(&id) {
+                        Some(first) if first.as_slice() != frame => {
+                            let m = tern_model::parse_frame(frame).ok();
+                            return Ok(Delivered {
+                                events: vec![Event {
+                                    kind: EventKind::Delivered,
+                                    origin: 0,
+                                    id: m.as_ref().map(|m| m.id.clone()),
+                                    thread: m.map(|m| m.thread),
+                                    outcome: Outcome::Duplicate,
+                                }],
+                                outgoing: Vec::new(),
+                            });
+                        }
+                        _ => {
+                            let d = self.inner.deliver(frame, principal, now)?;
+                            if !matches!(
+                                d.events.first().map(|e| &e.outcome),
+                                Some(Outcome::Rejected(_))
+                            ) {
+                                self.seen.entry(id).or_insert_with(|| frame.to_vec());
+                            }
+                            d
+                        }
+                    },
+                    None => self.inner.deliver(frame, principal, now)?,
+                }
+            }
+            Mutant::InfersPending => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                if let Some(first) = d.events.first_mut() {
+                    if matches!(first.outcome, Outcome::Pending { .. }) {
+                        first.outcome = Outcome::Accepted;
+                    }
+                }
+                d
+            }
+            Mutant::AnyoneReports => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::NotAuthor,
+            ),
+            Mutant::RevisesOthers => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::ForeignRevision,
+            ),
+            Mutant::AcksAcks => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                if let (Ok(m), Some(Outcome::Accepted)) = (
+                    tern_model::parse_frame(frame),
+                    d.events.first().map(|e| &e.outcome),
+                ) {
+                    if m.act() == tern_model::Act::Ack {
+                        let me = self.init.participant.as_str();
+                        d.outgoing.push(
+                            serde_json::to_vec(&json!({"tern": "0.1", "id": format!("{me}:ack-{}", m.id), "from": me,
+                                "to": [m.from.as_str()], "thread": m.thread.as_str(), "reply": m.id.as_str(),
+                                "act": "ACK", "body": {"target": m.id.as_str()}}))
+                            .unwrap_or_default(),
+                        );
+                    }
+                }
+                d
+            }
+            Mutant::RepliesToInvalid => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                if matches!(
+                    d.events.first().map(|e| &e.outcome),
+                    Some(Outcome::Rejected(_))
+                ) {
+                    d.outgoing
+                        .push(b"{\"error\":\"I could not read your message\"}".to_vec());
+                }
+                d
+            }
+            _ => self.inner.deliver(frame, principal, now)?,
+        };
+        Ok(d)
+    }
+
+    fn execute(
+        &mut self,
+        thread: &ThreadId,
+        commitment: &MessageRef,
+        now: LocalTime,
+    ) -> Result<Execution, ImplError> {
+        let when = if self.mutant == Mutant::IgnoresExpiry {
+            LocalTime(0)
+        } else {
+            now
+        };
+        let decision = self.inner.execute(thread, commitment, when)?;
+        let Execution::Refused(refusal) = decision else {
+            return Ok(decision);
+        };
+        let forced = match (self.mutant, refusal) {
+            (Mutant::ClaimsAuthorise, Refusal::NoAuthority | Refusal::UnknownGrant) => {
+                self.thread_has_evidence(thread)
+            }
+            (Mutant::ExecutesOthers, Refusal::NotOwnCommitment) => true,
+            (Mutant::ReExecutes, Refusal::AlreadyExecuted) => true,
+            (
+                Mutant::ExecutesWithdrawn,
+                Refusal::Withdrawn | Refusal::Superseded | Refusal::Disputed,
+            ) => true,
+            (Mutant::IgnoresConflict, Refusal::RevisionConflict) => true,
+            (Mutant::ExecutesPending, Refusal::PendingCommitment) => true,
+            _ => false,
+        };
+        if forced {
+            self.force(thread, commitment)
+        } else {
+            Ok(decision)
+        }
+    }
+
+    fn view(&mut self, thread: &ThreadId) -> Result<Value, ImplError> {
+        let mut v = self.inner.view(thread)?;
+        match self.mutant {
+            Mutant::LastRevisionWins => {
+                if let Some(revisions) = v["revisions"].as_array_mut() {
+                    for r in revisions {
+                        if r["state"] == "conflict" {
+                            let last = r["conflict"]["successors"]
+                                .as_array()
+                                .and_then(|s| s.last().cloned())
+                                .unwrap_or(Value::Null);
+                            r["state"] = json!("replaced");
+                            r["head"] = last;
+                            r["conflict"] = Value::Null;
+                        }
+                    }
+                }
+            }
+            Mutant::ReopensTerminal => {
+                if let Some(cs) = v["commitments"].as_array_mut() {
+                    for c in cs {
+                        if c["annotations"]
+                            .as_array()
+                            .is_some_and(|a| a.iter().any(|x| x == "reopen_ignored"))
+                        {
+                            c["progress"] = json!("active");
+                        }
+                    }
+                }
+            }
+            Mutant::BlockedIsDone => {
+                if let Some(cs) = v["commitments"].as_array_mut() {
+                    for c in cs {
+                        if c["progress"] == "blocked" {
+                            c["progress"] = json!("fulfilled");
+                        }
+                    }
+                }
+            }
+            Mutant::ErasesHistory => {
+                let revised: Vec<Value> = v["revisions"]
+                    .as_array()
+                    .map(|rs| {
+                        rs.iter()
+                            .filter(|r| r["state"] != "original")
+                            .map(|r| r["target"].clone())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if let Some(ms) = v["messages"].as_array_mut() {
+                    ms.retain(|m| !revised.contains(&m["id"]));
+                }
+            }
+            Mutant::ProposeCommits => {
+                let proposals: Vec<Value> = v["messages"]
+                    .as_array()
+                    .map(|ms| {
+                        ms.iter()
+                            .filter(|m| m["act"] == "PROPOSE" && m["status"] == "accepted")
+                            .cloned()
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if let Some(cs) = v["commitments"].as_array_mut() {
+                    for p in proposals {
+                        cs.push(json!({"id": p["id"], "committer": p["from"], "request": p["content"]["body"]["request"],
+                                       "due": null, "progress": "unreported", "annotations": [], "disputes": [],
+                                       "superseded_by": [], "reports": []}));
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(v)
+    }
+}

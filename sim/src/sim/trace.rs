@@ -1,0 +1,156 @@
+//! Counterexample traces: a JSON-lines file that `tern-sim replay` re-runs
+//! exactly. The first line is the header (everything that defines the run
+//! but its steps), then one line per step, then the violation found, then the
+//! run in shorthand for people. Replay reads the header and the steps only.
+
+use std::io::{self, BufRead, Write};
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::driver::Counterexample;
+use super::faults::FaultSet;
+use super::runner::{RunConfig, Violation};
+use super::workload::{Mix, Step};
+
+/// The trace format's version.
+pub const FORMAT: u64 = 1;
+
+/// A trace as read back.
+#[derive(Debug, Clone)]
+pub struct Trace {
+    pub config: RunConfig,
+    pub implementation: String,
+    pub steps: Vec<Step>,
+    /// The invariant the run broke when it was saved.
+    pub invariant: Option<String>,
+}
+
+/// Why a trace could not be read, with the line.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("cannot read the trace: {0}")]
+    Io(#[from] io::Error),
+    #[error("line {line}: {message}")]
+    Format { line: usize, message: String },
+}
+
+fn violation_json(v: &Violation) -> Value {
+    json!({
+        "invariant": v.invariant.name,
+        "section": v.invariant.section,
+        "says": v.invariant.says,
+        "step": v.step,
+        "agent": v.agent,
+        "expected": v.expected,
+        "actual": v.actual,
+    })
+}
+
+/// Writes a counterexample to `out`.
+pub fn write(out: &mut impl Write, c: &Counterexample, implementation: &str) -> io::Result<()> {
+    let header = json!({
+        "tern_sim_trace": FORMAT,
+        "version": env!("CARGO_PKG_VERSION"),
+        "implementation": implementation,
+        "seed": c.config.seed,
+        "agents": c.config.agents,
+        "faults": c.config.faults.names(),
+        "mix": c.config.mix,
+        "original_steps": c.original_len,
+    });
+    writeln!(out, "{header}")?;
+    for (i, step) in c.steps.iter().enumerate() {
+        writeln!(out, "{}", json!({"step": i, "do": step}))?;
+    }
+    writeln!(
+        out,
+        "{}",
+        json!({"violation": violation_json(&c.violation)})
+    )?;
+    for note in &c.notes {
+        writeln!(out, "{}", json!({ "note": note }))?;
+    }
+    Ok(())
+}
+
+/// Writes a counterexample atomically: a temporary file in the same folder,
+/// renamed into place, so a reader never sees half a trace.
+pub fn save(path: &Path, c: &Counterexample, implementation: &str) -> io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("jsonl.partial");
+    {
+        let mut file = io::BufWriter::new(std::fs::File::create(&tmp)?);
+        write(&mut file, c, implementation)?;
+        file.flush()?;
+        file.get_ref().sync_all()?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+/// Reads a trace.
+pub fn read(input: impl BufRead) -> Result<Trace, TraceError> {
+    let mut header: Option<Value> = None;
+    let mut steps = Vec::new();
+    let mut invariant = None;
+    for (i, line) in input.lines().enumerate() {
+        let line = line?;
+        let n = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fail = |message: String| TraceError::Format { line: n, message };
+        let v: Value = serde_json::from_str(&line).map_err(|e| fail(e.to_string()))?;
+        if header.is_none() {
+            if v["tern_sim_trace"] != json!(FORMAT) {
+                return Err(fail(format!(
+                    "not a tern-sim trace of format {FORMAT} (no `tern_sim_trace` header)"
+                )));
+            }
+            header = Some(v);
+            continue;
+        }
+        if let Some(step) = v.get("do") {
+            let step: Step =
+                serde_json::from_value(step.clone()).map_err(|e| fail(format!("bad step: {e}")))?;
+            steps.push(step);
+        } else if let Some(viol) = v.get("violation") {
+            invariant = viol["invariant"].as_str().map(str::to_owned);
+        } else if v.get("note").is_none() {
+            return Err(fail("expected a step, a violation or a note".into()));
+        }
+    }
+    let h = header.ok_or(TraceError::Format {
+        line: 1,
+        message: "the trace is empty".into(),
+    })?;
+    let field = |k: &str| TraceError::Format {
+        line: 1,
+        message: format!("header lacks a valid `{k}`"),
+    };
+    let seed = h["seed"].as_u64().ok_or_else(|| field("seed"))?;
+    let agents = h["agents"].as_u64().ok_or_else(|| field("agents"))? as usize;
+    if agents == 0 || agents > super::scenario::MAX_AGENTS {
+        return Err(field("agents"));
+    }
+    let faults = FaultSet::parse_list(h["faults"].as_str().ok_or_else(|| field("faults"))?)
+        .map_err(|m| TraceError::Format {
+            line: 1,
+            message: m,
+        })?;
+    let mix: Mix = serde_json::from_value(h["mix"].clone()).map_err(|_| field("mix"))?;
+    Ok(Trace {
+        config: RunConfig {
+            seed,
+            agents,
+            steps: steps.len(),
+            faults,
+            mix,
+        },
+        implementation: h["implementation"].as_str().unwrap_or("").to_owned(),
+        steps,
+        invariant,
+    })
+}
