@@ -2,4 +2,5 @@
 //! Reports only read results; they never decide them.
 
 pub mod check;
+pub mod run;
 pub mod stateful;

@@ -2,11 +2,15 @@
 //!
 //! | status | meaning |
 //! |---|---|
-//! | 0 | every message checked is valid |
-//! | 1 | at least one message is invalid |
+//! | 0 | no violation: every message valid (`check`), every run clean (`run`, `replay`), every mutant killed (`selftest`) |
+//! | 1 | a violation: an invalid message, a broken invariant, a surviving mutant |
 //! | 2 | usage error, or an input or output could not be read or written |
 
 mod check;
+mod replay;
+mod run;
+mod selftest;
+mod sim;
 
 use std::process::ExitCode;
 
@@ -22,8 +26,22 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Simulate multi-agent Tern conversations with faults against an
+    /// implementation, checking every invariant at every operation.
+    Run(run::RunArgs),
+    /// Re-run a saved counterexample exactly.
+    Replay(replay::ReplayArgs),
+    /// Show the harness catches every mutant of its zoo and passes the reference.
+    Selftest(selftest::SelftestArgs),
     /// Validate Tern messages (syntax and schema) from a JSON-lines stream or one document.
     Check(check::CheckArgs),
+}
+
+/// Output format of the simulation commands.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum FormatArg {
+    Human,
+    Json,
 }
 
 /// Status codes of every command.
@@ -55,6 +73,9 @@ pub fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Selftest(args) => selftest::run(args),
         Command::Check(args) => check::run(args),
     }
     .into()

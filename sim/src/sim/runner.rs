@@ -250,6 +250,9 @@ impl<'a> Run<'a> {
             });
         }
         for a in 0..run.agents.len() {
+            if run.scenario.skew[a] != 0 {
+                run.fault(Fault::Skew);
+            }
             run.start(a)?;
         }
         Ok(run)

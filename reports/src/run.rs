@@ -1,0 +1,154 @@
+//! The output of `tern-sim run`, `replay` and `selftest`: tables for people,
+//! one JSON document for machines.
+
+use serde_json::{json, Value};
+use tabled::builder::Builder;
+use tabled::settings::Style;
+use tern_harness::sim::driver::Counterexample;
+use tern_harness::sim::invariants::ALL as INVARIANTS;
+use tern_harness::sim::runner::{Stats, Violation};
+
+fn table(rows: Vec<Vec<String>>) -> String {
+    let mut b = Builder::default();
+    for r in rows {
+        b.push_record(r);
+    }
+    b.build().with(Style::rounded()).to_string()
+}
+
+/// The summary of a batch of runs.
+pub fn summary(runs: u64, stats: &Stats, violations: u64) -> String {
+    let mut rows = vec![vec!["".to_owned(), "count".to_owned()]];
+    for (k, v) in [
+        ("runs", runs),
+        ("steps", stats.steps),
+        ("messages sent", stats.messages),
+        ("deliveries", stats.deliveries),
+        ("executions asked", stats.executions),
+        ("effects performed", stats.effects),
+        ("invariants", INVARIANTS.len() as u64),
+        ("checks made", stats.checks),
+        ("violations", violations),
+    ] {
+        rows.push(vec![k.to_owned(), v.to_string()]);
+    }
+    let mut out = table(rows);
+    if !stats.faults.is_empty() {
+        let mut rows = vec![vec!["fault injected".to_owned(), "times".to_owned()]];
+        for (k, v) in &stats.faults {
+            rows.push(vec![(*k).to_owned(), v.to_string()]);
+        }
+        out.push('\n');
+        out.push_str(&table(rows));
+    }
+    out
+}
+
+pub fn violation_json(v: &Violation) -> Value {
+    json!({
+        "invariant": v.invariant.name,
+        "section": v.invariant.section,
+        "says": v.invariant.says,
+        "step": v.step,
+        "agent": v.agent,
+        "expected": v.expected,
+        "actual": v.actual,
+    })
+}
+
+/// A violation for people: what broke, where, expected against actual.
+pub fn violation_text(v: &Violation) -> String {
+    format!(
+        "violation of {} (seed section {}) at step {}{}\n  rule: {}\n  expected: {}\n  actual:   {}",
+        v.invariant.name,
+        v.invariant.section,
+        v.step,
+        v.agent.as_ref().map(|a| format!(", agent {a}")).unwrap_or_default(),
+        v.invariant.says,
+        clip(&v.expected),
+        clip(&v.actual),
+    )
+}
+
+/// Long JSON views are cut in the terminal; the trace keeps them whole.
+fn clip(s: &str) -> String {
+    const MAX: usize = 600;
+    if s.len() <= MAX {
+        return s.to_owned();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes, whole in the trace)", &s[..end], s.len())
+}
+
+/// The counterexample in shorthand.
+pub fn counterexample_text(c: &Counterexample) -> String {
+    let mut out = format!(
+        "shrunk from {} to {} steps ({} runs); the run in shorthand:\n",
+        c.original_len,
+        c.steps.len(),
+        c.shrink_runs
+    );
+    for n in &c.notes {
+        out.push_str("  ");
+        out.push_str(n);
+        out.push('\n');
+    }
+    out
+}
+
+/// One row of the selftest table.
+#[derive(Debug, Clone)]
+pub struct MutantRow {
+    pub name: String,
+    pub target: String,
+    pub killed_by: Option<String>,
+    pub seeds_needed: u64,
+    pub shrunk_len: Option<usize>,
+    pub millis: u128,
+}
+
+pub fn selftest_table(rows: &[MutantRow]) -> String {
+    let mut t = vec![vec![
+        "mutant".to_owned(),
+        "killed".to_owned(),
+        "invariant that caught it".to_owned(),
+        "as intended".to_owned(),
+        "seeds needed".to_owned(),
+        "shrunk length".to_owned(),
+        "time (ms)".to_owned(),
+    ]];
+    for r in rows {
+        t.push(vec![
+            r.name.clone(),
+            if r.killed_by.is_some() { "yes" } else { "NO" }.to_owned(),
+            r.killed_by.clone().unwrap_or_else(|| "-".to_owned()),
+            match &r.killed_by {
+                Some(k) if *k == r.target => "yes".to_owned(),
+                Some(_) => format!("no ({})", r.target),
+                None => "-".to_owned(),
+            },
+            r.seeds_needed.to_string(),
+            r.shrunk_len.map_or("-".to_owned(), |n| n.to_string()),
+            r.millis.to_string(),
+        ]);
+    }
+    table(t)
+}
+
+pub fn selftest_json(rows: &[MutantRow]) -> Value {
+    json!(rows
+        .iter()
+        .map(|r| json!({
+            "mutant": r.name,
+            "target": r.target,
+            "killed": r.killed_by.is_some(),
+            "invariant": r.killed_by,
+            "seeds_needed": r.seeds_needed,
+            "shrunk_length": r.shrunk_len,
+            "millis": r.millis,
+        }))
+        .collect::<Vec<_>>())
+}

@@ -1,0 +1,95 @@
+//! `tern-sim replay TRACE`: re-runs a saved counterexample exactly.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+use tern_harness::mutants::Mutant;
+use tern_harness::sim::driver::play;
+use tern_harness::sim::trace;
+use tern_reports::run::{violation_json, violation_text};
+
+use super::sim::{implementation, parse_mutant};
+use super::{FormatArg, Status};
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A trace saved by `tern-sim run`.
+    trace: PathBuf,
+
+    /// Replay against this mutant instead of the implementation the trace names.
+    #[arg(long, value_parser = parse_mutant)]
+    mutant: Option<Mutant>,
+
+    /// Replay against the reference even if the trace names a mutant.
+    #[arg(long, conflicts_with = "mutant")]
+    reference: bool,
+
+    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+    format: FormatArg,
+}
+
+pub fn run(args: ReplayArgs) -> Status {
+    let file = match File::open(&args.trace) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("tern-sim replay: cannot read {}: {e}", args.trace.display());
+            return Status::Trouble;
+        }
+    };
+    let t = match trace::read(BufReader::new(file)) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("tern-sim replay: {}: {e}", args.trace.display());
+            return Status::Trouble;
+        }
+    };
+    let named = t
+        .implementation
+        .strip_prefix("mutant ")
+        .and_then(Mutant::by_name);
+    let mutant = if args.reference {
+        None
+    } else {
+        args.mutant.or(named)
+    };
+    let imp = implementation(mutant);
+    let played = play(&t.config, &t.steps, imp.as_ref(), true);
+    let human = matches!(args.format, FormatArg::Human);
+    if human {
+        println!(
+            "replaying {} ({} steps, seed {}, {} agents, faults: {}) against {}",
+            args.trace.display(),
+            t.steps.len(),
+            t.config.seed,
+            t.config.agents,
+            t.config.faults.names(),
+            imp.name()
+        );
+        for n in &played.notes {
+            println!("  {n}");
+        }
+        match &played.violation {
+            Some(v) => println!("{}", violation_text(v)),
+            None => println!("no violation: the run passes"),
+        }
+    } else {
+        println!(
+            "{}",
+            json!({
+                "trace": args.trace.display().to_string(),
+                "implementation": imp.name(),
+                "recorded_invariant": t.invariant,
+                "violation": played.violation.as_ref().map(violation_json),
+                "shorthand": played.notes,
+            })
+        );
+    }
+    if played.violation.is_some() {
+        Status::Violation
+    } else {
+        Status::Ok
+    }
+}

@@ -1,0 +1,212 @@
+//! `tern-sim run`: randomized multi-agent runs with faults, checked at every
+//! operation; a failure shrinks to a minimal counterexample saved for replay.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use tern_harness::mutants::Mutant;
+use tern_harness::sim::driver::{generate, mix_for, play, shrink};
+use tern_harness::sim::runner::{RunConfig, Stats};
+use tern_harness::sim::trace;
+use tern_reports::run::{counterexample_text, summary, violation_json, violation_text};
+
+use super::sim::{implementation, parse_agents, parse_mutant, FaultArgs};
+use super::{FormatArg, Status};
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Honest agents, each an implementation under test (1 to 16).
+    #[arg(long, default_value = "3", value_parser = parse_agents)]
+    agents: usize,
+
+    #[command(flatten)]
+    faults: FaultArgs,
+
+    /// How many runs (seeds), one after another.
+    #[arg(long, default_value_t = 100)]
+    seeds: u64,
+
+    /// The first seed; printed when chosen at random.
+    #[arg(long)]
+    seed: Option<u64>,
+
+    /// Steps per run.
+    #[arg(long, default_value_t = 200)]
+    steps: usize,
+
+    /// Use every kind of message in every run, instead of a random subset per run.
+    #[arg(long)]
+    no_swarm: bool,
+
+    /// Run against a mutant of the zoo instead of the reference.
+    #[arg(long, value_parser = parse_mutant)]
+    mutant: Option<Mutant>,
+
+    /// Where a counterexample trace is saved.
+    #[arg(long, default_value = "tern-sim-traces")]
+    trace_dir: PathBuf,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+    format: FormatArg,
+}
+
+fn fresh_seed() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+        % 1_000_000_000
+}
+
+pub fn run(args: RunArgs) -> Status {
+    if args.seeds == 0 {
+        eprintln!("tern-sim run: --seeds must be at least 1");
+        return Status::Trouble;
+    }
+    let first = args.seed.unwrap_or_else(fresh_seed);
+    let faults = args.faults.set();
+    let imp = implementation(args.mutant);
+    let human = matches!(args.format, FormatArg::Human);
+    if human {
+        println!(
+            "tern-sim run: seed {first}{}, {} agents, {} steps per run, faults: {}, implementation: {}",
+            if args.seeds > 1 { format!(" (first of {})", args.seeds) } else { String::new() },
+            args.agents,
+            args.steps,
+            faults.names(),
+            imp.name()
+        );
+    }
+    let bar = if human {
+        ProgressBar::new(args.seeds)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut total = Stats::default();
+    let mut runs = 0u64;
+    let mut found = None;
+    for seed in first..first.saturating_add(args.seeds) {
+        let config = RunConfig {
+            seed,
+            agents: args.agents,
+            steps: args.steps,
+            mix: mix_for(seed, &faults, !args.no_swarm),
+            faults: faults.clone(),
+        };
+        let generated = generate(&config);
+        let played = play(&config, &generated.steps, imp.as_ref(), false);
+        total.add(&played.stats);
+        runs += 1;
+        bar.inc(1);
+        bar.set_message(format!("{} deliveries", total.deliveries));
+        if let Some(v) = played.violation {
+            found = Some((config, generated, v));
+            break;
+        }
+    }
+    bar.finish_and_clear();
+
+    let Some((config, generated, violation)) = found else {
+        if human {
+            println!("{}", summary(runs, &total, 0));
+            println!(
+                "no violation in {runs} run(s). Reproduce one with: tern-sim run --seed {first} --seeds 1 --agents {} --steps {}{}{}",
+                args.agents,
+                args.steps,
+                FaultArgs::flags_for(&faults),
+                if args.no_swarm { " --no-swarm" } else { "" }
+            );
+        } else {
+            print_json(first, runs, &total, &args, None, None);
+        }
+        return Status::Ok;
+    };
+
+    if human {
+        println!("seed {}: {}", config.seed, violation_text(&violation));
+        println!("shrinking...");
+    }
+    let quiet = !human;
+    let ce = shrink(&config, generated, violation, imp.as_ref(), |line| {
+        if !quiet {
+            eprintln!("  {line}");
+        }
+    });
+    let path = args
+        .trace_dir
+        .join(format!("counterexample-{}.jsonl", config.seed));
+    let saved = trace::save(&path, &ce, &imp.name());
+    if human {
+        println!("{}", summary(runs, &total, 1));
+        println!("{}", violation_text(&ce.violation));
+        print!("{}", counterexample_text(&ce));
+        match &saved {
+            Ok(()) => println!(
+                "trace saved: {}\nreplay: tern-sim replay {}",
+                path.display(),
+                path.display()
+            ),
+            Err(e) => eprintln!(
+                "tern-sim run: could not save the trace to {}: {e}",
+                path.display()
+            ),
+        }
+    } else {
+        print_json(
+            first,
+            runs,
+            &total,
+            &args,
+            Some(&ce),
+            saved.as_ref().ok().map(|_| path.display().to_string()),
+        );
+    }
+    let _ = std::io::stdout().flush();
+    if saved.is_err() {
+        return Status::Trouble;
+    }
+    Status::Violation
+}
+
+fn print_json(
+    first: u64,
+    runs: u64,
+    stats: &Stats,
+    args: &RunArgs,
+    ce: Option<&tern_harness::sim::driver::Counterexample>,
+    trace: Option<String>,
+) {
+    let out = json!({
+        "seed": first,
+        "runs": runs,
+        "agents": args.agents,
+        "steps_per_run": args.steps,
+        "faults": args.faults.set().names(),
+        "stats": {
+            "steps": stats.steps,
+            "messages": stats.messages,
+            "deliveries": stats.deliveries,
+            "executions": stats.executions,
+            "effects": stats.effects,
+            "checks": stats.checks,
+            "faults": stats.faults,
+        },
+        "violation": ce.map(|c| violation_json(&c.violation)),
+        "counterexample": ce.map(|c| json!({
+            "seed": c.config.seed,
+            "original_steps": c.original_len,
+            "shrunk_steps": c.steps.len(),
+            "shorthand": c.notes,
+        })),
+        "trace": trace,
+    });
+    println!("{out}");
+}

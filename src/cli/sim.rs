@@ -1,0 +1,99 @@
+//! Options shared by the simulation commands, and choosing the
+//! implementation under test.
+
+use clap::Args;
+use tern_harness::mutants::{Mutant, MutantImpl};
+use tern_harness::plugin::Implementation;
+use tern_harness::reference::ReferenceImpl;
+use tern_harness::sim::faults::{Fault, FaultSet};
+use tern_harness::sim::scenario::MAX_AGENTS;
+
+/// Faults, each a flag; `--faults` turns on the default mix (all of them).
+#[derive(Debug, Clone, Args)]
+pub struct FaultArgs {
+    /// The default mix: every fault below.
+    #[arg(long)]
+    pub faults: bool,
+    /// Random extra latency, so messages overtake each other.
+    #[arg(long)]
+    pub reorder: bool,
+    /// Second copies of messages.
+    #[arg(long)]
+    pub duplicate: bool,
+    /// Long delays for some messages.
+    #[arg(long)]
+    pub delay: bool,
+    /// Lost copies, retransmitted by their sender.
+    #[arg(long)]
+    pub drop: bool,
+    /// Crashes at chosen points, with restarts from storage.
+    #[arg(long)]
+    pub crash: bool,
+    /// Links cut for a while, both ways or one way.
+    #[arg(long)]
+    pub partition: bool,
+    /// Clock skew between agents.
+    #[arg(long)]
+    pub skew: bool,
+}
+
+impl FaultArgs {
+    /// The flags that ask for `set`, for a command line a person can rerun.
+    pub fn flags_for(set: &FaultSet) -> String {
+        if *set == FaultSet::all() {
+            return " --faults".to_owned();
+        }
+        set.0.iter().map(|f| format!(" --{f}")).collect()
+    }
+
+    pub fn set(&self) -> FaultSet {
+        if self.faults {
+            return FaultSet::all();
+        }
+        let flags = [
+            (self.reorder, Fault::Reorder),
+            (self.duplicate, Fault::Duplicate),
+            (self.delay, Fault::Delay),
+            (self.drop, Fault::Drop),
+            (self.crash, Fault::Crash),
+            (self.partition, Fault::Partition),
+            (self.skew, Fault::Skew),
+        ];
+        FaultSet(
+            flags
+                .into_iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, f)| f)
+                .collect(),
+        )
+    }
+}
+
+pub fn parse_agents(s: &str) -> Result<usize, String> {
+    let n: usize = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if n == 0 || n > MAX_AGENTS {
+        return Err(format!("between 1 and {MAX_AGENTS} agents"));
+    }
+    Ok(n)
+}
+
+pub fn parse_mutant(s: &str) -> Result<Mutant, String> {
+    Mutant::by_name(s).ok_or_else(|| {
+        format!(
+            "no mutant `{s}`; the zoo has: {}",
+            Mutant::ALL
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+/// The reference implementation, or a mutant of the zoo.
+pub fn implementation(mutant: Option<Mutant>) -> Box<dyn Implementation> {
+    match mutant {
+        Some(m) => Box::new(MutantImpl(m)),
+        None => Box::new(ReferenceImpl),
+    }
+}
