@@ -274,7 +274,7 @@ impl Receiver for ReferenceReceiver {
         commitment: &MessageRef,
         now: LocalTime,
     ) -> Result<Execution, ImplError> {
-        let decision = self.ledger.clone().execute(thread, commitment, now);
+        let decision = self.ledger.would_execute(thread, commitment, now);
         let Execution::Executed { effect } = &decision else {
             return Ok(decision);
         };

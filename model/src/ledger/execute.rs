@@ -33,6 +33,20 @@ impl Ledger {
         }
     }
 
+    /// The decision `execute` would take now, without recording anything:
+    /// for callers that must make an effect durable before recording it.
+    pub fn would_execute(
+        &self,
+        thread: &ThreadId,
+        commitment: &MessageRef,
+        now: LocalTime,
+    ) -> Execution {
+        match self.may_execute(thread, commitment, now) {
+            Ok((_, key)) => Execution::Executed { effect: key },
+            Err(refusal) => Execution::Refused(refusal),
+        }
+    }
+
     /// The effects recorded so far, in key order.
     pub fn effects(&self) -> Vec<EffectKey> {
         let mut keys: Vec<EffectKey> = self
@@ -49,7 +63,7 @@ impl Ledger {
     }
 
     fn may_execute(
-        &mut self,
+        &self,
         thread: &ThreadId,
         commitment: &MessageRef,
         now: LocalTime,
@@ -57,7 +71,7 @@ impl Ledger {
         let Viewer::Participant(me) = self.config.viewer.clone() else {
             return Err(Refusal::NotOwnCommitment);
         };
-        let Some(ctx) = self.context_of(thread) else {
+        let Some(ctx) = self.existing_context(thread) else {
             return Err(Refusal::UnknownCommitment);
         };
         let Some(&eid) = self.contexts[ctx].ids.get(commitment) else {

@@ -92,6 +92,18 @@ impl Ledger {
         Some(ctx)
     }
 
+    /// The context store of a thread, if one was ever created.
+    fn existing_context(&self, thread: &ThreadId) -> Option<CtxId> {
+        if let Some(&ctx) = self.thread_contexts.get(thread) {
+            return Some(ctx);
+        }
+        let name = match &self.config.contexts {
+            Contexts::Open => ContextName::new(thread.as_str()).ok()?,
+            Contexts::Fixed { threads, .. } => threads.get(thread)?.clone(),
+        };
+        self.context_ids.get(&name).copied()
+    }
+
     fn context_id(&mut self, name: ContextName) -> CtxId {
         if let Some(&id) = self.context_ids.get(&name) {
             return id;
@@ -174,7 +186,9 @@ impl Ledger {
                 &message,
             );
             self.note_thread(&message.thread, eid);
-            self.entries[eid].variants.push(Variant { message, origin });
+            self.entries[eid]
+                .variants
+                .push(Variant::new(message, origin));
             let changed = self.resettle(ctx);
             let mut events = vec![event];
             events.extend(self.events_for(&changed));
@@ -187,7 +201,7 @@ impl Ledger {
         self.entries.push(Entry {
             ctx,
             id: message.id.clone(),
-            variants: vec![Variant { message, origin }],
+            variants: vec![Variant::new(message, origin)],
             status: Status::Unsettled,
         });
         let changed = self.settle(ctx, vec![eid]);

@@ -15,6 +15,19 @@ pub(crate) type CtxId = usize;
 pub(crate) struct Variant {
     pub message: Message,
     pub origin: u64,
+    /// The message as canonical JSON, made once: views show it often.
+    pub content: serde_json::Value,
+}
+
+impl Variant {
+    pub fn new(message: Message, origin: u64) -> Variant {
+        let content = serde_json::to_value(&message).unwrap_or(serde_json::Value::Null);
+        Variant {
+            message,
+            origin,
+            content,
+        }
+    }
 }
 
 /// The standing of an ID. Everything but `Unsettled` is a possible final

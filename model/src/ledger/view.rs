@@ -34,11 +34,8 @@ impl Ledger {
                     m.insert("status".into(), json!("equivocated"));
                     // Every content sent under the ID, in canonical order, so
                     // that no arrival order makes one of them "the" message.
-                    let mut variants: Vec<Value> = entry
-                        .variants
-                        .iter()
-                        .map(|v| serde_json::to_value(&v.message).unwrap_or(Value::Null))
-                        .collect();
+                    let mut variants: Vec<Value> =
+                        entry.variants.iter().map(|v| v.content.clone()).collect();
                     variants.sort_by_cached_key(|v| v.to_string());
                     variants.dedup();
                     m.insert("variants".into(), Value::Array(variants));
@@ -47,10 +44,7 @@ impl Ledger {
                     m.insert("act".into(), json!(entry.message().act().as_str()));
                     // The content itself, so that receivers holding different
                     // contents under one ID never compare equal.
-                    m.insert(
-                        "content".into(),
-                        serde_json::to_value(entry.message()).unwrap_or(Value::Null),
-                    );
+                    m.insert("content".into(), entry.variants[0].content.clone());
                     match status {
                         Status::Accepted => {
                             m.insert("status".into(), json!("accepted"));
@@ -141,14 +135,18 @@ impl Ledger {
             })
             .map(|(ctx, id)| self.effect_key(*ctx, id).0)
             .collect();
-        json!({
-            "thread": thread.as_str(),
-            "messages": messages,
-            "pending": pending,
-            "commitments": commitments,
-            "revisions": revisions,
-            "effects": effects,
-        })
+        // Built member by member: `json!` would copy every list once more.
+        let mut view = Map::new();
+        view.insert("thread".into(), Value::String(thread.as_str().to_owned()));
+        view.insert("messages".into(), Value::Array(messages));
+        view.insert("pending".into(), Value::Array(pending));
+        view.insert("commitments".into(), Value::Array(commitments));
+        view.insert("revisions".into(), Value::Array(revisions));
+        view.insert(
+            "effects".into(),
+            Value::Array(effects.into_iter().map(Value::String).collect()),
+        );
+        Value::Object(view)
     }
 
     /// Every thread this ledger has stored a message for, sorted.

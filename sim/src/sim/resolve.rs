@@ -36,6 +36,11 @@ fn pick<T: Clone>(items: &[T], i: u8) -> Option<T> {
     (!items.is_empty()).then(|| items[i as usize % items.len()].clone())
 }
 
+/// Picks among borrowed messages and takes a copy of the one picked.
+fn pick_ref(items: &[&Value], i: u8) -> Option<Value> {
+    (!items.is_empty()).then(|| items[i as usize % items.len()].clone())
+}
+
 impl Said {
     fn next_id(&mut self, from: &str) -> String {
         let n = self.counters.entry(from.to_owned()).or_default();
@@ -43,22 +48,19 @@ impl Said {
         format!("{from}:{n}")
     }
 
-    fn of_act(&self, act: &str) -> Vec<Value> {
-        self.messages
-            .iter()
-            .filter(|m| m["act"] == act)
-            .cloned()
-            .collect()
+    /// Messages of one act, by reference; callers copy only what they pick.
+    fn of_act(&self, act: &str) -> Vec<&Value> {
+        self.messages.iter().filter(|m| m["act"] == act).collect()
     }
 
-    pub fn commitments_of(&self, agent: &str) -> Vec<Value> {
+    pub fn commitments_of(&self, agent: &str) -> Vec<&Value> {
         self.of_act("COMMIT")
             .into_iter()
             .filter(|c| c["from"] == agent)
             .collect()
     }
 
-    pub fn all_commitments(&self) -> Vec<Value> {
+    pub fn all_commitments(&self) -> Vec<&Value> {
         self.of_act("COMMIT")
     }
 
@@ -212,7 +214,7 @@ impl<'a> Resolver<'a> {
                 )
             }
             Talk::Propose { from, request } => {
-                let q = pick(&self.said.of_act("REQUEST"), request)?;
+                let q = pick_ref(&self.said.of_act("REQUEST"), request)?;
                 let from = self.person(from);
                 let to = self.others(&from, 0xff);
                 self.message(
@@ -248,7 +250,7 @@ impl<'a> Resolver<'a> {
                 request,
                 grant,
             } => {
-                let q = pick(&self.said.of_act("REQUEST"), request)?;
+                let q = pick_ref(&self.said.of_act("REQUEST"), request)?;
                 let addressees = strings(&q["to"]);
                 // Usually an addressee commits; now and then someone else does.
                 let from = if from % 7 == 0 || addressees.is_empty() {
@@ -280,16 +282,16 @@ impl<'a> Resolver<'a> {
                 follow,
                 evidence,
             } => {
-                let c = pick(&self.said.of_act("COMMIT"), commit)?;
+                let c = pick_ref(&self.said.of_act("COMMIT"), commit)?;
                 let author = c["from"].as_str()?.to_owned();
-                let earlier: Vec<Value> = self
+                let earlier: Vec<&Value> = self
                     .said
                     .of_act("REPORT")
                     .into_iter()
                     .filter(|r| r["body"]["commitment"] == c["id"])
                     .collect();
                 let reply = follow
-                    .and_then(|f| pick(&earlier, f))
+                    .and_then(|f| pick_ref(&earlier, f))
                     .map_or(c["id"].clone(), |r| r["id"].clone());
                 let state = ["active", "blocked", "fulfilled", "failed"][state as usize % 4];
                 let to = strings(&c["to"]);
@@ -314,14 +316,14 @@ impl<'a> Resolver<'a> {
                     .collect();
                 let t = pick(&revisable, target)?;
                 let owner = t["from"].as_str()?.to_owned();
-                let chain: Vec<Value> = self
+                let chain: Vec<&Value> = self
                     .said
                     .of_act("REVISE")
                     .into_iter()
                     .filter(|r| r["body"]["target"] == t["id"])
                     .collect();
                 let previous = previous
-                    .and_then(|p| pick(&chain, p))
+                    .and_then(|p| pick_ref(&chain, p))
                     .map_or(t["id"].clone(), |p| p["id"].clone());
                 let (mode, replacement) = if withdraw {
                     ("withdraw", Value::Null)
@@ -369,7 +371,7 @@ impl<'a> Resolver<'a> {
                 )
             }
             Talk::Renew { commit } => {
-                let c = pick(&self.said.of_act("COMMIT"), commit)?;
+                let c = pick_ref(&self.said.of_act("COMMIT"), commit)?;
                 let q = self.said.find(c["body"]["request"].as_str()?)?.clone();
                 let requester = q["from"].as_str()?.to_owned();
                 self.agent_index(&requester)?;
@@ -477,7 +479,7 @@ impl<'a> Resolver<'a> {
                 }
             }
             Attack::ForeignReport { commit, by } => {
-                let c = pick(&self.said.all_commitments(), commit)?;
+                let c = pick_ref(&self.said.all_commitments(), commit)?;
                 let author = c["from"].as_str()?;
                 let by = self.person(by);
                 if by == author {
@@ -523,7 +525,7 @@ impl<'a> Resolver<'a> {
             }
             Attack::Boast { target } => {
                 // Talk that claims authority: it must change nothing.
-                let t = pick(&self.said.all_commitments(), target)?;
+                let t = pick_ref(&self.said.all_commitments(), target)?;
                 let id = self.said.next_id(ADVERSARY);
                 let th = t["thread"].as_str()?.to_owned();
                 let m = json!({"tern": "0.1", "id": id, "from": ADVERSARY, "to": [t["from"]], "thread": th, "reply": t["id"], "act": "TELL",

@@ -204,6 +204,7 @@ pub struct Run<'a> {
     record: bool,
     notes: Vec<String>,
     step: usize,
+    dirty: BTreeSet<(usize, String)>,
 }
 
 type Checked = Result<(), Box<Violation>>;
@@ -234,6 +235,7 @@ impl<'a> Run<'a> {
             record,
             notes: Vec::new(),
             step: 0,
+            dirty: BTreeSet::new(),
         };
         for name in run.scenario.agents.clone() {
             let storage = Storage::new();
@@ -665,7 +667,7 @@ impl<'a> Run<'a> {
         if pool.is_empty() || self.agents[a].receiver.is_none() {
             return Ok(());
         }
-        let c = &pool[pick as usize % pool.len()];
+        let c = pool[pick as usize % pool.len()];
         let (Some(thread), Some(id)) = (c["thread"].as_str(), c["id"].as_str()) else {
             return Ok(());
         };
@@ -681,7 +683,7 @@ impl<'a> Run<'a> {
             self.world.log()[before..].to_vec();
         self.stats.effects += new_effects.len() as u64;
         self.stats.checks += 1;
-        let expected_decision = self.agents[a].oracle.clone().execute(&thread, &id, local);
+        let expected_decision = self.agents[a].oracle.would_execute(&thread, &id, local);
         for (who, key) in &new_effects {
             let approved = matches!(&expected_decision, Execution::Executed { effect } if effect == key)
                 && who == &name;
@@ -829,6 +831,7 @@ impl<'a> Run<'a> {
             self.restart_due()?;
             self.play_step(step, &mut resolver)?;
             self.deliver_due()?;
+            self.check_dirty()?;
         }
         self.step = steps.len();
         self.quiesce()?;
@@ -857,6 +860,17 @@ impl<'a> Run<'a> {
             }
             self.now = self.now.max(at);
             self.deliver_due()?;
+            self.check_dirty()?;
+        }
+        Ok(())
+    }
+
+    /// Compares the views touched since the last comparison.
+    fn check_dirty(&mut self) -> Checked {
+        for (a, thread) in std::mem::take(&mut self.dirty) {
+            if self.agents[a].receiver.is_some() {
+                self.check_view(a, &thread)?;
+            }
         }
         Ok(())
     }

@@ -1,0 +1,175 @@
+//! `tern-sim run`, `replay` and `selftest` end to end.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tern-sim");
+
+fn run(args: &[&str], dir: &std::path::Path) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("tern-sim starts")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn the_reference_runs_clean_and_the_same_seed_prints_the_same_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run", "--agents", "3", "--faults", "--seeds", "3", "--steps", "60", "--seed", "5",
+    ];
+    let a = run(&args, dir.path());
+    assert_eq!(a.status.code(), Some(0), "{a:?}");
+    let text = stdout(&a);
+    assert!(
+        text.starts_with("tern-sim run: seed 5 (first of 3), 3 agents"),
+        "{text}"
+    );
+    assert!(text.contains("│ violations        │ 0"), "{text}");
+    assert!(
+        text.contains("no violation in 3 run(s). Reproduce one with: tern-sim run --seed 5"),
+        "{text}"
+    );
+    let b = run(&args, dir.path());
+    assert_eq!(a.stdout, b.stdout, "same seed, same output");
+}
+
+#[test]
+fn json_output_is_one_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(
+        &[
+            "run", "--agents", "2", "--drop", "--crash", "--seeds", "2", "--steps", "40", "--seed",
+            "9", "--format", "json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON document");
+    assert_eq!(v["seed"], 9);
+    assert_eq!(v["runs"], 2);
+    assert_eq!(v["faults"], "drop,crash");
+    assert!(v["stats"]["deliveries"].as_u64().unwrap() > 0);
+    assert!(v["violation"].is_null());
+}
+
+#[test]
+fn a_mutant_fails_with_a_small_replayable_counterexample() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("traces");
+    let o = run(
+        &[
+            "run",
+            "--agents",
+            "3",
+            "--faults",
+            "--seed",
+            "1",
+            "--seeds",
+            "20",
+            "--steps",
+            "120",
+            "--mutant",
+            "trusts-from",
+            "--trace-dir",
+            traces.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["violation"]["invariant"], "identity-bound");
+    let shrunk = v["counterexample"]["shrunk_steps"].as_u64().unwrap();
+    assert!(shrunk <= 3, "shrunk to {shrunk} steps");
+    let shorthand = v["counterexample"]["shorthand"].to_string();
+    assert!(
+        shorthand.contains(" | REQUEST | ") || shorthand.contains(" | "),
+        "{shorthand}"
+    );
+    let trace = v["trace"].as_str().unwrap().to_owned();
+    assert!(
+        std::path::Path::new(&dir.path().join(&trace)).exists()
+            || std::path::Path::new(&trace).exists()
+    );
+    let trace_path = if std::path::Path::new(&trace).is_absolute() {
+        trace.clone()
+    } else {
+        dir.path().join(&trace).display().to_string()
+    };
+
+    // Replay reproduces it exactly, against the mutant the trace names...
+    let r = run(&["replay", &trace_path, "--format", "json"], dir.path());
+    assert_eq!(r.status.code(), Some(1));
+    let rv: Value = serde_json::from_str(stdout(&r).trim()).unwrap();
+    assert_eq!(rv["violation"]["invariant"], "identity-bound");
+    assert_eq!(rv["shorthand"], v["counterexample"]["shorthand"]);
+    // ...and the reference passes the same run.
+    let r = run(&["replay", &trace_path, "--reference"], dir.path());
+    assert_eq!(r.status.code(), Some(0), "{}", stdout(&r));
+    assert!(stdout(&r).contains("no violation: the run passes"));
+}
+
+#[test]
+fn bad_arguments_and_bad_traces_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["run", "--agents", "0"],
+        vec!["run", "--agents", "17"],
+        vec!["run", "--mutant", "no-such-mutant"],
+        vec!["run", "--seeds", "0"],
+        vec!["replay", "missing.jsonl"],
+    ] {
+        let o = run(&args, dir.path());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+    }
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"hello\": 1}\n").unwrap();
+    let o = run(&["replay", bad.to_str().unwrap()], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8(o.stderr)
+        .unwrap()
+        .contains("line 1: not a tern-sim trace"));
+    std::fs::write(&bad, "{\"tern_sim_trace\":1,\"seed\":1,\"agents\":2,\"faults\":\"none\",\"mix\":{\"talk\":1,\"attacks\":0,\"crashes\":false,\"partitions\":false}}\n{\"do\":{\"nonsense\":1}}\n").unwrap();
+    let o = run(&["replay", bad.to_str().unwrap()], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8(o.stderr)
+        .unwrap()
+        .contains("line 2: bad step"));
+}
+
+/// The harness proves its own power: every mutant of the zoo is killed, by
+/// the invariant meant for it, and the reference passes.
+#[test]
+fn selftest_kills_every_mutant_by_its_invariant() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(
+        &[
+            "selftest",
+            "--seeds",
+            "60",
+            "--reference-seeds",
+            "20",
+            "--format",
+            "json",
+        ],
+        dir.path(),
+    );
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let mutants = v["mutants"].as_array().unwrap();
+    assert!(mutants.len() >= 20);
+    for m in mutants {
+        assert_eq!(m["killed"], true, "{m}");
+        assert_eq!(m["invariant"], m["target"], "{m}");
+        assert!(m["shrunk_length"].as_u64().unwrap() <= 40, "{m}");
+    }
+    assert_eq!(v["reference"]["clean"], true);
+    assert_eq!(o.status.code(), Some(0));
+}
