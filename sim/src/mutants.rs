@@ -1,5 +1,7 @@
-//! The mutant zoo: deliberately broken implementations, one or more per
-//! invariant. Each is the reference implementation with one defect a real
+//! The mutant zoo: deliberately broken implementations, at least one for
+//! every invariant an implementation can break (order independence is
+//! enforced through `views-agree` against an order-independent model, which
+//! the ledger's property tests prove). Each is the reference implementation with one defect a real
 //! implementation could plausibly have. `tern-sim selftest` shows that the
 //! simulator catches every one, and names the invariant that does.
 
@@ -71,6 +73,18 @@ zoo! {
     ExecutesWithdrawn = "executes-withdrawn", "lifecycle-respected", "executes withdrawn, superseded and disputed commitments";
     IgnoresConflict = "ignores-revision-conflict", "conflict-blocks-execution", "executes while a revision conflict is known";
     ExecutesPending = "executes-pending", "pending-not-inferred", "executes commitments whose references are missing";
+    AcceptsUnknownFields = "accepts-malformed-bodies", "schema", "accepts envelopes and bodies that break the schema";
+    AcceptsMisrouted = "accepts-misrouted", "addressing", "records messages addressed to someone else";
+    NoDedup = "no-dedup", "dedup", "treats a repeated delivery as new";
+    LooseReferences = "loose-references", "references-checked", "accepts references to the wrong act or thread";
+    LooseChains = "loose-revision-chains", "revision-chain", "accepts a `previous` outside the revision chain";
+    AnyReplacement = "any-replacement", "replacement-valid", "accepts replacements that are not a valid body of the target's act";
+    AnyoneRenews = "anyone-renews", "renewal-by-requester", "lets anyone ask to replace a commitment";
+    RejectsChallenges = "rejects-challenges", "valid-accepted", "rejects every CHALLENGE";
+    SilentReleases = "silent-releases", "outcomes-agree", "never reports the release of a pending message";
+    MisreportsExecution = "misreports-execution", "executions-agree", "performs an effect and then reports it as refused";
+    HidesPending = "hides-pending", "views-agree", "leaves pending messages out of its view";
+    CrashesOnChallenge = "crashes-on-challenge", "implementation-sound", "fails with an internal error on any CHALLENGE";
 }
 
 /// A mutant as an implementation.
@@ -172,15 +186,23 @@ impl Receiver for MutantReceiver {
                 }
                 _ => self.inner.deliver(frame, principal, now)?,
             },
-            Mutant::NonFinite => {
-                self.inner
-                    .deliver(text.replace("1e999", "0").as_bytes(), principal, now)?
-            }
+            // These two repair only what their defect is about, and pass
+            // every other frame on untouched.
+            Mutant::NonFinite => match std::str::from_utf8(frame) {
+                Ok(t) if t.contains("1e999") => {
+                    self.inner
+                        .deliver(t.replace("1e999", "0").as_bytes(), principal, now)?
+                }
+                _ => self.inner.deliver(frame, principal, now)?,
+            },
             Mutant::LossyUtf8 => self.inner.deliver(text.as_bytes(), principal, now)?,
-            Mutant::AnyVersion => {
-                let patched = text.replacen("\"tern\":\"0.2\"", "\"tern\":\"0.1\"", 1);
-                self.inner.deliver(patched.as_bytes(), principal, now)?
-            }
+            Mutant::AnyVersion => match std::str::from_utf8(frame) {
+                Ok(t) if t.contains("\"tern\":\"0.2\"") => {
+                    let patched = t.replacen("\"tern\":\"0.2\"", "\"tern\":\"0.1\"", 1);
+                    self.inner.deliver(patched.as_bytes(), principal, now)?
+                }
+                _ => self.inner.deliver(frame, principal, now)?,
+            },
             Mutant::TrustsFrom => {
                 let claimed = tern_model::parse_frame(frame).ok().and_then(|m| {
                     match &self.init.config.contexts {
@@ -235,6 +257,70 @@ impl Receiver for MutantReceiver {
                     }
                 }
                 d
+            }
+            Mutant::AcceptsUnknownFields => {
+                let d = self.inner.deliver(frame, principal, now)?;
+                let d = accepted_instead(d, RejectClass::Body);
+                accepted_instead(d, RejectClass::Envelope)
+            }
+            Mutant::AcceptsMisrouted => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::NotAddressed,
+            ),
+            Mutant::LooseReferences => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::Reference,
+            ),
+            Mutant::LooseChains => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::RevisionChain,
+            ),
+            Mutant::AnyReplacement => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::Replacement,
+            ),
+            Mutant::AnyoneRenews => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::ReplacesNotRequester,
+            ),
+            Mutant::NoDedup => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                if let Some(first) = d.events.first_mut() {
+                    if first.outcome == Outcome::Duplicate {
+                        first.outcome = Outcome::Accepted;
+                    }
+                }
+                d
+            }
+            Mutant::RejectsChallenges => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                let challenge = tern_model::parse_frame(frame)
+                    .is_ok_and(|m| m.act() == tern_model::Act::Challenge);
+                if let Some(first) = d.events.first_mut() {
+                    if challenge && first.outcome == Outcome::Accepted {
+                        first.outcome = Outcome::Rejected(tern_model::ledger::Rejection::new(
+                            RejectClass::Body,
+                            tern_model::wire::Pointer::of(&["act"]),
+                            "CHALLENGE is not supported",
+                        ));
+                    }
+                }
+                d
+            }
+            Mutant::SilentReleases => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                d.events.truncate(1);
+                d
+            }
+            Mutant::CrashesOnChallenge => {
+                if tern_model::parse_frame(frame)
+                    .is_ok_and(|m| m.act() == tern_model::Act::Challenge)
+                {
+                    return Err(ImplError::Misbehaved(
+                        "internal error: unsupported act CHALLENGE".into(),
+                    ));
+                }
+                self.inner.deliver(frame, principal, now)?
             }
             Mutant::AnyoneReports => accepted_instead(
                 self.inner.deliver(frame, principal, now)?,
@@ -291,6 +377,9 @@ impl Receiver for MutantReceiver {
         };
         let decision = self.inner.execute(thread, commitment, when)?;
         let Execution::Refused(refusal) = decision else {
+            if self.mutant == Mutant::MisreportsExecution {
+                return Ok(Execution::Refused(Refusal::NoAuthority));
+            }
             return Ok(decision);
         };
         let forced = match (self.mutant, refusal) {
@@ -352,6 +441,9 @@ impl Receiver for MutantReceiver {
                         }
                     }
                 }
+            }
+            Mutant::HidesPending => {
+                v["pending"] = json!([]);
             }
             Mutant::ErasesHistory => {
                 let revised: Vec<Value> = v["revisions"]

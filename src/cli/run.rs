@@ -122,7 +122,11 @@ pub fn run(args: RunArgs) -> Status {
                 args.agents,
                 args.steps,
                 FaultArgs::flags_for(&faults),
-                if args.no_swarm { " --no-swarm" } else { "" }
+                format!(
+                    "{}{}",
+                    if args.no_swarm { " --no-swarm" } else { "" },
+                    args.mutant.map(|m| format!(" --mutant {}", m.name())).unwrap_or_default()
+                )
             );
         } else {
             print_json(first, runs, &total, &args, None, None);

@@ -30,7 +30,7 @@ pub fn mix_for(seed: u64, faults: &FaultSet, swarm: bool) -> Mix {
                 .fold(0u16, |m, i| m | (1 << i))
         };
         mix.talk = bits(&mut rng, 10) | 0b11_1000;
-        mix.attacks = bits(&mut rng, 7);
+        mix.attacks = bits(&mut rng, 10);
     }
     mix
 }
@@ -174,4 +174,24 @@ pub fn shrink(
         notes: replay.notes,
         shrink_runs: runs,
     }
+}
+
+/// The frames a run's steps put on the network, without playing them: for
+/// measuring the cost of the checks against the cost of parsing.
+pub fn frames_sent(config: &RunConfig, steps: &[Step]) -> Vec<Vec<u8>> {
+    use super::scenario::Scenario;
+    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+    let scenario = Scenario::new(config.agents, config.faults.has(Fault::Skew), |n| {
+        rng.next_u64() % n.max(1)
+    });
+    let mut resolver = super::resolve::Resolver::new(&scenario);
+    steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Say { talk, .. } => resolver.talk(talk),
+            Step::Attack { attack, .. } => resolver.attack(attack),
+            _ => None,
+        })
+        .map(|o| o.frame)
+        .collect()
 }

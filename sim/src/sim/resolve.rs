@@ -22,6 +22,8 @@ pub struct Outgoing {
     pub claimed: String,
     /// The message, when the frame is one the workload may refer back to.
     pub honest: Option<Value>,
+    /// Sent under a principal other than the claimed sender's.
+    pub spoofed: bool,
 }
 
 /// What has been said, for resolving indices.
@@ -151,6 +153,7 @@ impl<'a> Resolver<'a> {
             recipients,
             claimed: from,
             honest: Some(m),
+            spoofed: false,
         }
     }
 
@@ -396,6 +399,7 @@ impl<'a> Resolver<'a> {
             recipients,
             claimed,
             honest: None,
+            spoofed: true,
         };
         let recipients_of = |s: &Self, m: &Value| -> Vec<usize> {
             strings(&m["to"])
@@ -450,6 +454,7 @@ impl<'a> Resolver<'a> {
                     recipients,
                     claimed: from,
                     honest: None,
+                    spoofed: false,
                 }
             }
             Attack::ForeignRevise { target, by } => {
@@ -476,6 +481,7 @@ impl<'a> Resolver<'a> {
                     recipients,
                     claimed: by,
                     honest: None,
+                    spoofed: false,
                 }
             }
             Attack::ForeignReport { commit, by } => {
@@ -501,6 +507,7 @@ impl<'a> Resolver<'a> {
                     recipients,
                     claimed: by,
                     honest: None,
+                    spoofed: false,
                 }
             }
             Attack::Dangling { from } => {
@@ -521,6 +528,7 @@ impl<'a> Resolver<'a> {
                     recipients,
                     claimed: from,
                     honest: None,
+                    spoofed: false,
                 }
             }
             Attack::Boast { target } => {
@@ -535,17 +543,20 @@ impl<'a> Resolver<'a> {
                                "extensions": {"authority_ref": "grant:forged", "urgency": "immediate"}});
                 let recipients = recipients_of(self, &m);
                 self.said.messages.push(m.clone());
-                adversary(
-                    serde_json::to_vec(&m).ok()?,
-                    principal(ADVERSARY, &th),
-                    recipients,
-                    ADVERSARY.to_owned(),
-                )
+                Outgoing {
+                    spoofed: false,
+                    ..adversary(
+                        serde_json::to_vec(&m).ok()?,
+                        principal(ADVERSARY, &th),
+                        recipients,
+                        ADVERSARY.to_owned(),
+                    )
+                }
             }
             Attack::Malformed { of, how } => {
                 let m = pick(&self.said.messages, of)?;
                 let text = serde_json::to_string(&m).ok()?;
-                let frame = match how % 5 {
+                let frame = match how % 6 {
                     0 => text
                         .replacen("\"tern\":\"0.1\"", "\"tern\":\"0.1\",\"tern\":\"0.1\"", 1)
                         .into_bytes(),
@@ -559,15 +570,97 @@ impl<'a> Resolver<'a> {
                         b
                     }
                     3 => text.as_bytes()[..text.len() / 2].to_vec(),
-                    _ => text
+                    4 => text
                         .replacen("\"tern\":\"0.1\"", "\"tern\":\"0.2\"", 1)
+                        .into_bytes(),
+                    _ => text
+                        .replacen("\"body\":{", "\"body\":{\"priority\":\"urgent\",", 1)
                         .into_bytes(),
                 };
                 let from = m["from"].as_str()?.to_owned();
                 let th = m["thread"].as_str()?.to_owned();
                 let recipients = recipients_of(self, &m);
                 let _ = agents;
-                adversary(frame, principal(&from, &th), recipients, from)
+                Outgoing {
+                    spoofed: false,
+                    ..adversary(frame, principal(&from, &th), recipients, from)
+                }
+            }
+            Attack::Misroute { of, to } => {
+                let m = pick(&self.said.messages, of)?;
+                let listed = strings(&m["to"]);
+                let sender = m["from"].as_str()?.to_owned();
+                let strangers: Vec<usize> = (0..self.scenario.agents.len())
+                    .filter(|&i| {
+                        self.scenario.agents[i] != sender
+                            && !listed.contains(&self.scenario.agents[i])
+                    })
+                    .collect();
+                let target = *strangers.get(to as usize % strangers.len().max(1))?;
+                let th = m["thread"].as_str()?.to_owned();
+                Outgoing {
+                    frame: serde_json::to_vec(&m).ok()?,
+                    principal: principal(&sender, &th),
+                    actor: None,
+                    recipients: vec![target],
+                    claimed: sender,
+                    honest: None,
+                    spoofed: false,
+                }
+            }
+            Attack::BadReplacement { target } => {
+                let revisable: Vec<&Value> = self
+                    .said
+                    .messages
+                    .iter()
+                    .filter(|m| {
+                        ["TELL", "REQUEST", "COMMIT", "REPORT"]
+                            .contains(&m["act"].as_str().unwrap_or(""))
+                    })
+                    .collect();
+                let t = pick_ref(&revisable, target)?;
+                let owner = t["from"].as_str()?.to_owned();
+                let to: Vec<String> = strings(&t["to"])
+                    .into_iter()
+                    .filter(|p| *p != owner)
+                    .collect();
+                // A body of another act: it cannot replace the target.
+                let mut out = self.message(
+                    &owner,
+                    to,
+                    t["thread"].as_str()?,
+                    None,
+                    "REVISE",
+                    json!({"target": t["id"], "previous": t["id"], "mode": "replace",
+                           "replacement": {"question": "What was I saying?"}, "impact": []}),
+                    false,
+                );
+                out.honest = None;
+                self.said.messages.pop();
+                out
+            }
+            Attack::ForeignRenewal { commit, by } => {
+                let c = pick_ref(&self.said.all_commitments(), commit)?;
+                let q = self.said.find(c["body"]["request"].as_str()?)?.clone();
+                let requester = q["from"].as_str()?.to_owned();
+                let by = self.person(by);
+                if by == requester {
+                    return None;
+                }
+                let committer = c["from"].as_str()?.to_owned();
+                let mut out = self.message(
+                    &by,
+                    vec![committer],
+                    c["thread"].as_str()?,
+                    None,
+                    "REQUEST",
+                    json!({"action": "Do it my way.", "done_when": "Done.", "constraints": [],
+                           "authority_ref": null, "replaces": c["id"]}),
+                    false,
+                );
+                out.honest = None;
+                self.said.messages.pop();
+                out
             }
         })
     }

@@ -162,22 +162,54 @@ fn execution_summary(e: &Execution) -> String {
     }
 }
 
-/// Events as compared between implementations: delivery numbers are each
-/// receiver's own bookkeeping (a restarted one replays its log) and are left
-/// out.
-fn comparable(
-    events: &[tern_model::ledger::Event],
-) -> Vec<(tern_model::ledger::EventKind, Option<String>, Outcome)> {
-    events
+/// What is compared of an outcome: the class of a rejection, not its
+/// wording or pointer (which the profile leaves to each implementation), and
+/// the missing references of a pending message as a set.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Verdict {
+    Accepted,
+    Duplicate,
+    Pending(Vec<String>),
+    Rejected(&'static str),
+}
+
+fn verdict(o: &Outcome) -> Verdict {
+    match o {
+        Outcome::Accepted => Verdict::Accepted,
+        Outcome::Duplicate => Verdict::Duplicate,
+        Outcome::Pending { missing } => {
+            let mut m: Vec<String> = missing.iter().map(|r| r.to_string()).collect();
+            m.sort();
+            m.dedup();
+            Verdict::Pending(m)
+        }
+        Outcome::Rejected(r) => Verdict::Rejected(r.class.as_str()),
+    }
+}
+
+/// The frame's own verdict, and the other events as (kind, id, verdict).
+type Comparable = (Option<Verdict>, Vec<(String, Option<String>, Verdict)>);
+
+/// Events as compared between implementations: the frame's own outcome
+/// first, then the other events as a set. Delivery numbers are each
+/// receiver's own bookkeeping (a restarted one replays its log), and the
+/// order in which earlier messages settle within one delivery is not
+/// specified, so neither is compared.
+fn comparable(events: &[tern_model::ledger::Event]) -> Comparable {
+    let first = events.first().map(|e| verdict(&e.outcome));
+    let mut rest: Vec<(String, Option<String>, Verdict)> = events
         .iter()
+        .skip(1)
         .map(|e| {
             (
-                e.kind,
+                format!("{:?}", e.kind),
                 e.id.as_ref().map(|i| i.to_string()),
-                e.outcome.clone(),
+                verdict(&e.outcome),
             )
         })
-        .collect()
+        .collect();
+    rest.sort();
+    (first, rest)
 }
 
 /// The view without this agent's own effects, for comparing agents.
@@ -376,7 +408,7 @@ impl<'a> Run<'a> {
         self.stats.messages += 1;
         let claimed = out.claimed.clone();
         let line = shorthand::line(&out.frame, Some(&claimed));
-        let spoofed = out.actor.is_none();
+        let spoofed = out.spoofed;
         self.note(|| format!("{}{line}", if spoofed { "☠ " } else { "" }));
         let index = self.sent.len();
         let actor = out.actor;
@@ -470,6 +502,14 @@ impl<'a> Run<'a> {
         };
         let result = receiver.deliver(frame, principal, local);
         let reply = match result {
+            Err(crate::plugin::ImplError::Crashed) if !self.agents[a].storage.fired() => {
+                return Err(self.violation(
+                    inv::ALIVE,
+                    Some(a),
+                    "an outcome (no crash was scheduled here)".into(),
+                    "the implementation reported an injected crash that did not happen".into(),
+                ));
+            }
             Err(crate::plugin::ImplError::Crashed) => {
                 let agent = &mut self.agents[a];
                 if !agent.unreported.iter().any(|(f, _, _)| f == frame) {
@@ -514,7 +554,11 @@ impl<'a> Run<'a> {
         let name = self.agents[a].name.clone();
         let outcome_text = summary(&actual_first);
         self.note(|| format!("  ↳ {name}: {outcome_text}"));
-        let relaxed = was_unreported && actual_first == Outcome::Duplicate;
+        // A receiver that stored a frame before crashing may call its
+        // redelivery a duplicate, but only if a correct receiver would have
+        // stored it at all.
+        let storable = !matches!(&first, Outcome::Rejected(r) if admission(r.class));
+        let relaxed = was_unreported && actual_first == Outcome::Duplicate && storable;
         if comparable(&reply.events) != comparable(&expected) && !relaxed {
             return Err(self.violation(
                 inv::classify_outcome(&first, &actual_first),
@@ -560,7 +604,28 @@ impl<'a> Run<'a> {
                 ),
             ));
         }
+        let me = self.agents[a].name.clone();
         for frame in outgoing {
+            // A receiver's own frames are messages like any other.
+            match tern_model::parse_frame(frame) {
+                Err(e) => {
+                    return Err(self.violation(
+                        inv::SCHEMA,
+                        Some(a),
+                        "outgoing frames are valid Tern messages".into(),
+                        format!("an outgoing frame is invalid: {e}"),
+                    ))
+                }
+                Ok(m) if m.from.as_str() != me => {
+                    return Err(self.violation(
+                        inv::IDENTITY,
+                        Some(a),
+                        format!("outgoing frames come from {me}"),
+                        format!("an outgoing frame claims to come from {}", m.from),
+                    ))
+                }
+                Ok(_) => {}
+            }
             let Ok(m) = serde_json::from_slice::<Value>(frame) else {
                 continue;
             };
@@ -712,6 +777,13 @@ impl<'a> Run<'a> {
             }
         }
         match result {
+            Err(crate::plugin::ImplError::Crashed) if !self.agents[a].storage.fired() => Err(self
+                .violation(
+                    inv::ALIVE,
+                    Some(a),
+                    "a decision (no crash was scheduled here)".into(),
+                    "the implementation reported an injected crash that did not happen".into(),
+                )),
             Err(crate::plugin::ImplError::Crashed) => {
                 // The effect counts as done exactly when the world saw it.
                 if !new_effects.is_empty() {
@@ -835,6 +907,12 @@ impl<'a> Run<'a> {
         }
         self.step = steps.len();
         self.quiesce()?;
+        // Every view of every agent, once more, now that nothing is in flight.
+        for a in 0..self.agents.len() {
+            for t in THREADS {
+                self.check_view(a, t)?;
+            }
+        }
         self.check_agreement()
     }
 

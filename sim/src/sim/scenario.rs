@@ -96,6 +96,21 @@ impl Scenario {
                 );
             }
         }
+        // Human approvals recorded ahead of time for about half of the
+        // commitments each agent could make in `plan` (IDs are predictable:
+        // sender and a counter), so grants needing approval both succeed and
+        // fail.
+        let mut approvals = BTreeSet::new();
+        for name in &names {
+            for n in 1..=60 {
+                if pick(2) == 0 {
+                    approvals.insert((
+                        ThreadId::new("plan").expect("valid"),
+                        tern_model::message::MessageRef::new(format!("{name}:{n}")).expect("valid"),
+                    ));
+                }
+            }
+        }
         Scenario {
             agents: names,
             skew,
@@ -105,7 +120,7 @@ impl Scenario {
                     .into_iter()
                     .collect(),
                 approval_required: BTreeSet::new(),
-                approvals: BTreeSet::new(),
+                approvals,
             },
         }
     }

@@ -81,8 +81,14 @@ pub enum Attack {
     /// A talk message that boasts of authority it does not have.
     Boast { target: u8 },
     /// An earlier message, broken: 0 duplicate key, 1 non-finite number,
-    /// 2 bad UTF-8, 3 truncated, 4 another version.
+    /// 2 bad UTF-8, 3 truncated, 4 another version, 5 an unknown body field.
     Malformed { of: u8, how: u8 },
+    /// An earlier message delivered to an agent it was not addressed to.
+    Misroute { of: u8, to: u8 },
+    /// A REVISE by the owner whose replacement is not a body of the target's act.
+    BadReplacement { target: u8 },
+    /// A REQUEST to replace a commitment, from someone other than its requester.
+    ForeignRenewal { commit: u8, by: u8 },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,7 +142,7 @@ impl Mix {
     pub fn everything(crashes: bool, partitions: bool) -> Mix {
         Mix {
             talk: 0x3ff,
-            attacks: 0x7f,
+            attacks: 0x3ff,
             crashes,
             partitions,
         }
@@ -257,8 +263,16 @@ fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
             .boxed(),
         u().prop_map(|from| Attack::Dangling { from }).boxed(),
         u().prop_map(|target| Attack::Boast { target }).boxed(),
-        (u(), 0..5u8)
+        (u(), 0..6u8)
             .prop_map(|(of, how)| Attack::Malformed { of, how })
+            .boxed(),
+        (u(), u())
+            .prop_map(|(of, to)| Attack::Misroute { of, to })
+            .boxed(),
+        u().prop_map(|target| Attack::BadReplacement { target })
+            .boxed(),
+        (u(), u())
+            .prop_map(|(commit, by)| Attack::ForeignRenewal { commit, by })
             .boxed(),
     ];
     let enabled: Vec<BoxedStrategy<Attack>> = all
