@@ -118,15 +118,12 @@ pub fn run(args: RunArgs) -> Status {
         if human {
             println!("{}", summary(runs, &total, 0));
             println!(
-                "no violation in {runs} run(s). Reproduce one with: tern-sim run --seed {first} --seeds 1 --agents {} --steps {}{}{}",
+                "no violation in {runs} run(s). Reproduce one with: tern-sim run --seed {first} --seeds 1 --agents {} --steps {}{}{}{}",
                 args.agents,
                 args.steps,
                 FaultArgs::flags_for(&faults),
-                format!(
-                    "{}{}",
-                    if args.no_swarm { " --no-swarm" } else { "" },
-                    args.mutant.map(|m| format!(" --mutant {}", m.name())).unwrap_or_default()
-                )
+                if args.no_swarm { " --no-swarm" } else { "" },
+                args.mutant.map(|m| format!(" --mutant {}", m.name())).unwrap_or_default()
             );
         } else {
             print_json(first, runs, &total, &args, None, None);
