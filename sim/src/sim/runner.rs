@@ -99,6 +99,11 @@ struct Agent {
     name: String,
     receiver: Option<Box<dyn Receiver>>,
     storage: Storage,
+    /// A crash scheduled for this agent's next operation of the kind it
+    /// concerns: a delivery for the sync points, an execution for the effect
+    /// point. Armed on the storage only for the length of that operation, so
+    /// the same operation crashes whatever the implementation's internals.
+    pending_crash: Option<CrashPoint>,
     oracle: Ledger,
     down_until: Option<u64>,
     /// Frames whose delivery crashed before the outcome was reported, with
@@ -276,6 +281,7 @@ impl<'a> Run<'a> {
                 name,
                 receiver: None,
                 storage,
+                pending_crash: None,
                 oracle,
                 down_until: None,
                 unreported: Vec::new(),
@@ -497,10 +503,27 @@ impl<'a> Run<'a> {
         self.stats.deliveries += 1;
         let local = self.local(a);
         let before = self.world.len();
-        let Some(receiver) = self.agents[a].receiver.as_mut() else {
+        if self.agents[a].receiver.is_none() {
             return Ok(());
-        };
+        }
+        let armed = matches!(
+            self.agents[a].pending_crash,
+            Some(CrashPoint::BeforeSync | CrashPoint::AfterSync)
+        );
+        if armed {
+            self.agents[a]
+                .storage
+                .arm(self.agents[a].pending_crash.expect("checked"));
+        }
+        let receiver = self.agents[a].receiver.as_mut().expect("checked above");
         let result = receiver.deliver(frame, principal, local);
+        if armed {
+            if self.agents[a].storage.fired() {
+                self.agents[a].pending_crash = None;
+            } else {
+                self.agents[a].storage.disarm();
+            }
+        }
         let reply = match result {
             Err(crate::plugin::ImplError::Crashed) if !self.agents[a].storage.fired() => {
                 return Err(self.violation(
@@ -742,8 +765,19 @@ impl<'a> Run<'a> {
         self.stats.executions += 1;
         let local = self.local(a);
         let before = self.world.len();
+        let armed = self.agents[a].pending_crash == Some(CrashPoint::AfterEffect);
+        if armed {
+            self.agents[a].storage.arm(CrashPoint::AfterEffect);
+        }
         let receiver = self.agents[a].receiver.as_mut().expect("checked above");
         let result = receiver.execute(&thread, &id, local);
+        if armed {
+            if self.agents[a].storage.fired() {
+                self.agents[a].pending_crash = None;
+            } else {
+                self.agents[a].storage.disarm();
+            }
+        }
         let new_effects: Vec<(String, tern_model::ledger::EffectKey)> =
             self.world.log()[before..].to_vec();
         self.stats.effects += new_effects.len() as u64;
@@ -849,7 +883,7 @@ impl<'a> Run<'a> {
                                 CrashPoint::AfterSync,
                                 CrashPoint::AfterEffect,
                             ][(p - 1) as usize];
-                            self.agents[a].storage.arm(point);
+                            self.agents[a].pending_crash = Some(point);
                             let name = self.agents[a].name.clone();
                             self.note(|| format!("⚡ {name} will crash at {point:?}"));
                         }
@@ -920,7 +954,7 @@ impl<'a> Run<'a> {
     fn quiesce(&mut self) -> Checked {
         self.cuts.clear();
         for a in 0..self.agents.len() {
-            self.agents[a].storage.disarm();
+            self.agents[a].pending_crash = None;
             if self.agents[a].receiver.is_none() {
                 self.restart(a)?;
             }
