@@ -3,10 +3,13 @@
 //! model's checks over them, and simulating multi-agent runs with faults
 //! against implementations plugged in through [`plugin`].
 
+pub mod adapter;
+pub mod agent;
 pub mod check;
 pub mod frames;
 pub mod mutants;
 pub mod plugin;
+pub mod protocol;
 pub mod reference;
 pub mod sim;
 pub mod stateful;

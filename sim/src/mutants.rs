@@ -15,8 +15,8 @@ use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use crate::plugin::{Delivered, ImplError, Implementation, InitParams, Receiver};
 use crate::reference::{Recording, ReferenceReceiver};
-use crate::storage::Storage;
-use crate::world::AgentWorld;
+use crate::storage::{Durable, Storage};
+use crate::world::{AgentWorld, Effects};
 
 macro_rules! zoo {
     ($($id:ident = $name:literal, $invariant:literal, $what:literal;)*) => {
@@ -102,26 +102,41 @@ impl Implementation for MutantImpl {
         storage: Storage,
         world: AgentWorld,
     ) -> Result<Box<dyn Receiver>, ImplError> {
-        let recording = match self.0 {
-            Mutant::MemoryDedup => Recording::DeliveriesOnly,
-            Mutant::EffectBeforeIntent => Recording::EffectFirst,
-            _ => Recording::Full,
-        };
-        Ok(Box::new(MutantReceiver {
-            mutant: self.0,
-            inner: ReferenceReceiver::recover_with(init, storage, world.clone(), recording)?,
-            init: init.clone(),
-            world,
-            seen: BTreeMap::new(),
-        }))
+        start_mutant(self.0, init, storage, world)
     }
 }
 
-struct MutantReceiver {
+/// Starts a mutant over any storage and world (the simulator's, or the
+/// files and protocol of `tern-sim agent --mutant`).
+pub fn start_mutant<S, W>(
     mutant: Mutant,
-    inner: ReferenceReceiver,
+    init: &InitParams,
+    storage: S,
+    world: W,
+) -> Result<Box<dyn Receiver>, ImplError>
+where
+    S: Durable + 'static,
+    W: Effects + Clone + 'static,
+{
+    let recording = match mutant {
+        Mutant::MemoryDedup => Recording::DeliveriesOnly,
+        Mutant::EffectBeforeIntent => Recording::EffectFirst,
+        _ => Recording::Full,
+    };
+    Ok(Box::new(MutantReceiver {
+        mutant,
+        inner: ReferenceReceiver::recover_with(init, storage, world.clone(), recording)?,
+        init: init.clone(),
+        world,
+        seen: BTreeMap::new(),
+    }))
+}
+
+struct MutantReceiver<S, W> {
+    mutant: Mutant,
+    inner: ReferenceReceiver<S, W>,
     init: InitParams,
-    world: AgentWorld,
+    world: W,
     /// ID → first frame, for `first-content-wins`.
     seen: BTreeMap<String, Vec<u8>>,
 }
@@ -135,7 +150,7 @@ fn accepted_instead(mut d: Delivered, class: RejectClass) -> Delivered {
     d
 }
 
-impl MutantReceiver {
+impl<S: Durable, W: Effects> MutantReceiver<S, W> {
     fn context_of(&self, thread: &ThreadId) -> String {
         match &self.init.config.contexts {
             Contexts::Fixed { threads, .. } => threads
@@ -164,7 +179,7 @@ impl MutantReceiver {
     }
 }
 
-impl Receiver for MutantReceiver {
+impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
     fn deliver(
         &mut self,
         frame: &[u8],

@@ -12,8 +12,8 @@ use tern_model::ledger::{EffectKey, Execution, Ledger, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use crate::plugin::{Delivered, ImplError, Implementation, InitParams, Receiver};
-use crate::storage::Storage;
-use crate::world::AgentWorld;
+use crate::storage::{Durable, Storage};
+use crate::world::{AgentWorld, Effects};
 
 /// The reference implementation, the default IUT.
 #[derive(Debug, Clone, Copy, Default)]
@@ -145,15 +145,15 @@ pub enum Recording {
     EffectFirst,
 }
 
-/// One running reference receiver.
-pub struct ReferenceReceiver {
+/// One running reference receiver, over any durable storage and world.
+pub struct ReferenceReceiver<S = Storage, W = AgentWorld> {
     ledger: Ledger,
-    storage: Storage,
-    world: AgentWorld,
+    storage: S,
+    world: W,
     recording: Recording,
 }
 
-impl ReferenceReceiver {
+impl ReferenceReceiver<Storage, AgentWorld> {
     /// Rebuilds the ledger from the durable log and reconciles intents.
     pub fn recover(
         init: &InitParams,
@@ -162,17 +162,19 @@ impl ReferenceReceiver {
     ) -> Result<Self, ImplError> {
         Self::recover_with(init, storage, world, Recording::Full)
     }
+}
 
+impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
     /// Recovers a receiver that records executions as `recording` says.
     pub fn recover_with(
         init: &InitParams,
-        storage: Storage,
-        world: AgentWorld,
+        storage: S,
+        world: W,
         recording: Recording,
     ) -> Result<Self, ImplError> {
         let mut ledger = Ledger::new(init.config.clone());
         let records: Vec<Record> = storage
-            .records()
+            .records()?
             .iter()
             .map(|r| {
                 Record::decode(r).ok_or_else(|| ImplError::Misbehaved("corrupt log record".into()))
@@ -246,7 +248,7 @@ impl ReferenceReceiver {
     }
 }
 
-impl Receiver for ReferenceReceiver {
+impl<S: Durable, W: Effects> Receiver for ReferenceReceiver<S, W> {
     fn deliver(
         &mut self,
         frame: &[u8],

@@ -19,6 +19,8 @@ pub enum CrashPoint {
 
 #[derive(Debug, Default)]
 struct Inner {
+    /// Distinguishes storages: a subprocess keeps each in a folder of its own.
+    id: u64,
     durable: Vec<Vec<u8>>,
     pending: Vec<Vec<u8>>,
     armed: Option<CrashPoint>,
@@ -31,7 +33,14 @@ pub struct Storage(Rc<RefCell<Inner>>);
 
 impl Storage {
     pub fn new() -> Storage {
-        Storage::default()
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let s = Storage::default();
+        s.0.borrow_mut().id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        s
+    }
+
+    pub fn id(&self) -> u64 {
+        self.0.borrow().id
     }
 
     /// Appends a record; it survives a crash only once synced.
@@ -86,11 +95,11 @@ impl Storage {
         }
     }
 
-    pub(crate) fn armed(&self) -> Option<CrashPoint> {
+    pub fn armed(&self) -> Option<CrashPoint> {
         self.0.borrow().armed
     }
 
-    pub(crate) fn fire(&self) {
+    pub fn fire(&self) {
         self.0.borrow_mut().fired = true;
     }
 
@@ -106,5 +115,28 @@ impl Storage {
         inner.pending.clear();
         inner.armed = None;
         inner.fired = false;
+    }
+}
+
+/// What a receiver needs of durable storage. The simulator's [`Storage`]
+/// loses unsynced records on a crash; `tern-sim agent` keeps its records in a
+/// file in its state directory.
+pub trait Durable {
+    fn append(&self, record: Vec<u8>) -> Result<(), ImplError>;
+    fn sync(&self) -> Result<(), ImplError>;
+    fn records(&self) -> Result<Vec<Vec<u8>>, ImplError>;
+}
+
+impl Durable for Storage {
+    fn append(&self, record: Vec<u8>) -> Result<(), ImplError> {
+        Storage::append(self, record)
+    }
+
+    fn sync(&self) -> Result<(), ImplError> {
+        Storage::sync(self)
+    }
+
+    fn records(&self) -> Result<Vec<Vec<u8>>, ImplError> {
+        Ok(Storage::records(self))
     }
 }

@@ -81,8 +81,37 @@ impl AgentWorld {
         Ok(())
     }
 
+    /// Every effect this agent performed, for a restarted subprocess.
+    pub fn performed_by_me(&self) -> Vec<String> {
+        self.world
+            .0
+            .borrow()
+            .log
+            .iter()
+            .filter(|(who, _)| *who == self.agent)
+            .map(|(_, k)| k.0.clone())
+            .collect()
+    }
+
     /// Whether `key` was ever performed: the reconciliation query after a crash.
     pub fn performed(&self, key: &EffectKey) -> bool {
         self.world.count(key) > 0
+    }
+}
+
+/// What a receiver needs of the world: performing an effect, and asking after
+/// a crash whether an effect happened.
+pub trait Effects {
+    fn perform(&self, key: &EffectKey) -> Result<(), ImplError>;
+    fn performed(&self, key: &EffectKey) -> bool;
+}
+
+impl Effects for AgentWorld {
+    fn perform(&self, key: &EffectKey) -> Result<(), ImplError> {
+        AgentWorld::perform(self, key)
+    }
+
+    fn performed(&self, key: &EffectKey) -> bool {
+        AgentWorld::performed(self, key)
     }
 }

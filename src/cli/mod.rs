@@ -6,6 +6,7 @@
 //! | 1 | a violation: an invalid message, a broken invariant, a surviving mutant |
 //! | 2 | usage error, or an input or output could not be read or written |
 
+mod agent;
 mod check;
 mod replay;
 mod run;
@@ -35,6 +36,9 @@ enum Command {
     Selftest(selftest::SelftestArgs),
     /// Validate Tern messages (syntax and schema) from a JSON-lines stream or one document.
     Check(check::CheckArgs),
+    /// Serve the reference implementation (or a mutant) over the subprocess
+    /// protocol on standard input and output.
+    Agent(agent::AgentArgs),
 }
 
 /// Output format of the simulation commands.
@@ -77,6 +81,7 @@ pub fn main() -> ExitCode {
         Command::Replay(args) => replay::run(args),
         Command::Selftest(args) => selftest::run(args),
         Command::Check(args) => check::run(args),
+        Command::Agent(args) => agent::run(args),
     }
     .into()
 }

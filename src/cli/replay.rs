@@ -27,6 +27,10 @@ pub struct ReplayArgs {
     #[arg(long, conflicts_with = "mutant")]
     reference: bool,
 
+    /// Replay against an implementation in another process.
+    #[arg(long = "impl", value_name = "COMMAND", conflicts_with_all = ["mutant", "reference"])]
+    implementation: Option<String>,
+
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
 }
@@ -55,7 +59,13 @@ pub fn run(args: ReplayArgs) -> Status {
     } else {
         args.mutant.or(named)
     };
-    let imp = implementation(mutant);
+    let imp = match implementation(mutant, args.implementation.as_deref()) {
+        Ok(imp) => imp,
+        Err(e) => {
+            eprintln!("tern-sim replay: cannot prepare state directories: {e}");
+            return Status::Trouble;
+        }
+    };
     let played = play(&t.config, &t.steps, imp.as_ref(), true);
     let human = matches!(args.format, FormatArg::Human);
     if human {

@@ -43,8 +43,17 @@ pub struct RunArgs {
     no_swarm: bool,
 
     /// Run against a mutant of the zoo instead of the reference.
-    #[arg(long, value_parser = parse_mutant)]
+    #[arg(long, value_parser = parse_mutant, conflicts_with = "implementation")]
     mutant: Option<Mutant>,
+
+    /// Run against an implementation in another process, speaking the
+    /// protocol of docs/protocol.md: `--impl 'python3 agent.py'`.
+    #[arg(long = "impl", value_name = "COMMAND")]
+    implementation: Option<String>,
+
+    /// Print every run in shorthand as it is played (best with --seeds 1).
+    #[arg(long)]
+    show_trace: bool,
 
     /// Where a counterexample trace is saved.
     #[arg(long, default_value = "tern-sim-traces")]
@@ -69,7 +78,13 @@ pub fn run(args: RunArgs) -> Status {
     }
     let first = args.seed.unwrap_or_else(fresh_seed);
     let faults = args.faults.set();
-    let imp = implementation(args.mutant);
+    let imp = match implementation(args.mutant, args.implementation.as_deref()) {
+        Ok(imp) => imp,
+        Err(e) => {
+            eprintln!("tern-sim run: cannot prepare state directories: {e}");
+            return Status::Trouble;
+        }
+    };
     let human = matches!(args.format, FormatArg::Human);
     if human {
         println!(
@@ -102,7 +117,15 @@ pub fn run(args: RunArgs) -> Status {
             faults: faults.clone(),
         };
         let generated = generate(&config);
-        let played = play(&config, &generated.steps, imp.as_ref(), false);
+        let played = play(&config, &generated.steps, imp.as_ref(), args.show_trace);
+        if args.show_trace && human {
+            bar.suspend(|| {
+                println!("run {seed}:");
+                for n in &played.notes {
+                    println!("  {n}");
+                }
+            });
+        }
         total.add(&played.stats);
         runs += 1;
         bar.inc(1);
@@ -123,7 +146,10 @@ pub fn run(args: RunArgs) -> Status {
                 args.steps,
                 FaultArgs::flags_for(&faults),
                 if args.no_swarm { " --no-swarm" } else { "" },
-                args.mutant.map(|m| format!(" --mutant {}", m.name())).unwrap_or_default()
+                args.mutant
+                    .map(|m| format!(" --mutant {}", m.name()))
+                    .or_else(|| args.implementation.as_ref().map(|c| format!(" --impl '{c}'")))
+                    .unwrap_or_default()
             );
         } else {
             print_json(first, runs, &total, &args, None, None);

@@ -2,6 +2,7 @@
 //! implementation under test.
 
 use clap::Args;
+use tern_harness::adapter::{Limits, SubprocessImpl};
 use tern_harness::mutants::{Mutant, MutantImpl};
 use tern_harness::plugin::Implementation;
 use tern_harness::reference::ReferenceImpl;
@@ -90,10 +91,14 @@ pub fn parse_mutant(s: &str) -> Result<Mutant, String> {
     })
 }
 
-/// The reference implementation, or a mutant of the zoo.
-pub fn implementation(mutant: Option<Mutant>) -> Box<dyn Implementation> {
-    match mutant {
-        Some(m) => Box::new(MutantImpl(m)),
-        None => Box::new(ReferenceImpl),
-    }
+/// The reference implementation, a mutant of the zoo, or a subprocess.
+pub fn implementation(
+    mutant: Option<Mutant>,
+    command: Option<&str>,
+) -> std::io::Result<Box<dyn Implementation>> {
+    Ok(match (mutant, command) {
+        (_, Some(cmd)) => Box::new(SubprocessImpl::new(cmd, Limits::default())?),
+        (Some(m), None) => Box::new(MutantImpl(m)),
+        (None, None) => Box::new(ReferenceImpl),
+    })
 }

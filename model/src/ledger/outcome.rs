@@ -49,6 +49,29 @@ pub enum RejectClass {
 }
 
 impl RejectClass {
+    pub const ALL: [RejectClass; 16] = [
+        RejectClass::Parse,
+        RejectClass::Version,
+        RejectClass::Envelope,
+        RejectClass::Body,
+        RejectClass::UnknownThread,
+        RejectClass::UnknownParticipant,
+        RejectClass::Identity,
+        RejectClass::NotAddressed,
+        RejectClass::IdConflict,
+        RejectClass::Reference,
+        RejectClass::NotAuthor,
+        RejectClass::ForeignRevision,
+        RejectClass::NotRevisable,
+        RejectClass::RevisionChain,
+        RejectClass::Replacement,
+        RejectClass::ReplacesNotRequester,
+    ];
+
+    pub fn from_name(name: &str) -> Option<RejectClass> {
+        RejectClass::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             RejectClass::Parse => "parse",
@@ -182,6 +205,31 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    pub const ALL: [Refusal; 18] = [
+        Refusal::UnknownCommitment,
+        Refusal::PendingCommitment,
+        Refusal::RejectedCommitment,
+        Refusal::NotACommitment,
+        Refusal::NotOwnCommitment,
+        Refusal::AlreadyExecuted,
+        Refusal::IdConflict,
+        Refusal::RevisionConflict,
+        Refusal::Withdrawn,
+        Refusal::Superseded,
+        Refusal::Disputed,
+        Refusal::Terminal,
+        Refusal::NoAuthority,
+        Refusal::UnknownGrant,
+        Refusal::GrantNotForExecutor,
+        Refusal::OutOfScope,
+        Refusal::GrantExpired,
+        Refusal::ApprovalRequired,
+    ];
+
+    pub fn from_name(name: &str) -> Option<Refusal> {
+        Refusal::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Refusal::UnknownCommitment => "unknown_commitment",

@@ -1,0 +1,248 @@
+//! `tern-sim agent`: the reference implementation (or a mutant of the zoo)
+//! served over the subprocess protocol on stdin and stdout, with its durable
+//! log in the state directory the harness names. It exercises the subprocess
+//! path end to end, and gives vendors traffic to compare with.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, Read, Write};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use serde_json::{json, Value};
+use tern_model::ledger::{EffectKey, LedgerConfig, LocalTime};
+use tern_model::message::{MessageRef, Participant, Principal, ThreadId};
+
+use crate::mutants::{start_mutant, Mutant};
+use crate::plugin::{ImplError, InitParams, Receiver};
+use crate::protocol::{decode_bytes, encode_bytes, event_json, execution_json, PROTOCOL};
+use crate::reference::{Recording, ReferenceReceiver};
+use crate::storage::Durable;
+use crate::world::Effects;
+
+/// An append-only log file of length-prefixed records. A record is durable
+/// once `sync` has written it and the file's data reached the disk; a torn
+/// last record (a crash mid-write) is ignored when reading.
+pub struct FileLog {
+    path: PathBuf,
+    pending: RefCell<Vec<Vec<u8>>>,
+}
+
+impl FileLog {
+    pub fn new(path: PathBuf) -> FileLog {
+        FileLog {
+            path,
+            pending: RefCell::new(Vec::new()),
+        }
+    }
+}
+
+fn io_error(what: &str, e: io::Error) -> ImplError {
+    ImplError::Misbehaved(format!("{what}: {e}"))
+}
+
+impl Durable for FileLog {
+    fn append(&self, record: Vec<u8>) -> Result<(), ImplError> {
+        self.pending.borrow_mut().push(record);
+        Ok(())
+    }
+
+    fn sync(&self) -> Result<(), ImplError> {
+        let pending = std::mem::take(&mut *self.pending.borrow_mut());
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let mut bytes = Vec::new();
+        for r in &pending {
+            bytes.extend_from_slice(&(r.len() as u32).to_le_bytes());
+            bytes.extend_from_slice(r);
+        }
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(|e| io_error("cannot open the log", e))?;
+        file.write_all(&bytes)
+            .map_err(|e| io_error("cannot write the log", e))?;
+        file.sync_data()
+            .map_err(|e| io_error("cannot sync the log", e))
+    }
+
+    fn records(&self) -> Result<Vec<Vec<u8>>, ImplError> {
+        let mut bytes = Vec::new();
+        match File::open(&self.path) {
+            Ok(mut f) => {
+                f.read_to_end(&mut bytes)
+                    .map_err(|e| io_error("cannot read the log", e))?;
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_error("cannot open the log", e)),
+        }
+        let mut out = Vec::new();
+        let mut rest = bytes.as_slice();
+        while rest.len() >= 4 {
+            let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
+            let Some(record) = rest.get(4..4 + len) else {
+                break;
+            };
+            out.push(record.to_vec());
+            rest = &rest[4 + len..];
+        }
+        Ok(out)
+    }
+}
+
+/// The world as seen from a subprocess: performing an effect is a line on
+/// stdout that the harness counts; what was performed before a restart comes
+/// in the `init` request.
+#[derive(Clone)]
+pub struct ProtocolWorld {
+    out: Rc<RefCell<Box<dyn Write>>>,
+    seq: Rc<RefCell<Value>>,
+    performed: Rc<RefCell<BTreeSet<String>>>,
+}
+
+impl Effects for ProtocolWorld {
+    fn perform(&self, key: &EffectKey) -> Result<(), ImplError> {
+        let line = json!({"seq": *self.seq.borrow(), "perform": key.0});
+        let mut out = self.out.borrow_mut();
+        writeln!(out, "{line}")
+            .and_then(|()| out.flush())
+            .map_err(|e| io_error("cannot write", e))?;
+        self.performed.borrow_mut().insert(key.0.clone());
+        Ok(())
+    }
+
+    fn performed(&self, key: &EffectKey) -> bool {
+        self.performed.borrow().contains(&key.0)
+    }
+}
+
+fn field<'a>(req: &'a Value, key: &str) -> Result<&'a str, String> {
+    req[key]
+        .as_str()
+        .ok_or_else(|| format!("`{key}` must be a string"))
+}
+
+fn start(
+    req: &Value,
+    world: &ProtocolWorld,
+    mutant: Option<Mutant>,
+) -> Result<Box<dyn Receiver>, String> {
+    if req["protocol"] != PROTOCOL {
+        return Err(format!(
+            "unsupported protocol {}; this agent speaks {PROTOCOL}",
+            req["protocol"]
+        ));
+    }
+    let participant = Participant::new(field(req, "participant")?)?;
+    let principal = Principal::new(field(req, "principal")?)?;
+    let config = LedgerConfig::from_json(&req["config"].to_string()).map_err(|e| e.to_string())?;
+    let dir = PathBuf::from(field(req, "state_dir")?);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if let Some(effects) = req["effects"].as_array() {
+        world
+            .performed
+            .borrow_mut()
+            .extend(effects.iter().filter_map(|e| e.as_str().map(str::to_owned)));
+    }
+    let init = InitParams {
+        participant,
+        principal,
+        config,
+    };
+    let log = FileLog::new(dir.join("tern-agent.log"));
+    match mutant {
+        Some(m) => start_mutant(m, &init, log, world.clone()),
+        None => ReferenceReceiver::recover_with(&init, log, world.clone(), Recording::Full)
+            .map(|r| Box::new(r) as Box<dyn Receiver>),
+    }
+    .map_err(|e| e.to_string())
+}
+
+fn handle(req: &Value, receiver: &mut Box<dyn Receiver>) -> Result<Value, String> {
+    let now = LocalTime(req["now"].as_i64().unwrap_or(0));
+    match req["op"].as_str() {
+        Some("deliver") => {
+            let frame = decode_bytes(field(req, "frame")?).ok_or("`frame` must be base64")?;
+            let principal = Principal::new(field(req, "principal")?)?;
+            let d = receiver
+                .deliver(&frame, &principal, now)
+                .map_err(|e| e.to_string())?;
+            Ok(json!({
+                "events": d.events.iter().map(event_json).collect::<Vec<_>>(),
+                "outgoing": d.outgoing.iter().map(|f| encode_bytes(f)).collect::<Vec<_>>(),
+            }))
+        }
+        Some("execute") => {
+            let thread = ThreadId::new(field(req, "thread")?)?;
+            let commitment = MessageRef::new(field(req, "commitment")?)?;
+            let e = receiver
+                .execute(&thread, &commitment, now)
+                .map_err(|e| e.to_string())?;
+            Ok(execution_json(&e))
+        }
+        Some("view") => {
+            let thread = ThreadId::new(field(req, "thread")?)?;
+            receiver.view(&thread).map_err(|e| e.to_string())
+        }
+        other => Err(format!("unknown op {other:?}")),
+    }
+}
+
+/// Serves one harness until `shutdown` or the end of input.
+pub fn serve(
+    input: impl BufRead,
+    output: Box<dyn Write>,
+    mutant: Option<Mutant>,
+) -> io::Result<()> {
+    let out = Rc::new(RefCell::new(output));
+    let world = ProtocolWorld {
+        out: out.clone(),
+        seq: Rc::new(RefCell::new(Value::Null)),
+        performed: Rc::new(RefCell::new(BTreeSet::new())),
+    };
+    let mut receiver: Option<Box<dyn Receiver>> = None;
+    let reply = |v: Value| -> io::Result<()> {
+        let mut o = out.borrow_mut();
+        writeln!(o, "{v}")?;
+        o.flush()
+    };
+    for line in input.lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let req: Value = match serde_json::from_str(&line) {
+            Ok(v) => v,
+            Err(e) => {
+                reply(json!({"seq": null, "error": format!("not JSON: {e}")}))?;
+                continue;
+            }
+        };
+        let seq = req["seq"].clone();
+        *world.seq.borrow_mut() = seq.clone();
+        let answer = match (req["op"].as_str(), receiver.as_mut()) {
+            (Some("init"), _) => start(&req, &world, mutant).map(|r| {
+                receiver = Some(r);
+                json!({
+                    "name": match mutant { Some(m) => format!("tern-sim agent (mutant {})", m.name()), None => "tern-sim agent".to_owned() },
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "capabilities": [],
+                })
+            }),
+            (Some("shutdown"), _) => {
+                reply(json!({"seq": seq, "ok": null}))?;
+                return Ok(());
+            }
+            (_, None) => Err("the first request must be `init`".to_owned()),
+            (_, Some(r)) => handle(&req, r),
+        };
+        match answer {
+            Ok(v) => reply(json!({"seq": seq, "ok": v}))?,
+            Err(e) => reply(json!({"seq": seq, "error": e}))?,
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,28 @@
+//! `tern-sim agent`: the reference implementation on the subprocess protocol.
+
+use std::io::{self, BufReader};
+
+use clap::Args;
+use tern_harness::mutants::Mutant;
+
+use super::sim::parse_mutant;
+use super::Status;
+
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// Serve a mutant of the zoo instead of the reference (for testing the
+    /// subprocess path against broken implementations).
+    #[arg(long, value_parser = parse_mutant)]
+    mutant: Option<Mutant>,
+}
+
+pub fn run(args: AgentArgs) -> Status {
+    let input = BufReader::new(io::stdin().lock());
+    match tern_harness::agent::serve(input, Box::new(io::stdout()), args.mutant) {
+        Ok(()) => Status::Ok,
+        Err(e) => {
+            eprintln!("tern-sim agent: {e}");
+            Status::Trouble
+        }
+    }
+}
