@@ -284,6 +284,10 @@ impl ChildProcess {
                     v["seq"]
                 )));
             }
+            if v.get("log").is_some() {
+                // Diagnostics on the protocol channel: allowed, but counted.
+                continue;
+            }
             if let Some(key) = v["perform"].as_str() {
                 if let Err(e) = world.perform(&EffectKey(key.to_owned())) {
                     self.kill();

@@ -209,12 +209,9 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
                     else {
                         return Err(ImplError::Misbehaved("corrupt log: bad intent".into()));
                     };
-                    // Replaying the decision on a clone tells the key without
-                    // recording anything yet.
+                    // The decision tells the key without recording anything yet.
                     let Execution::Executed { effect } =
-                        ledger
-                            .clone()
-                            .execute(&thread, &commitment, LocalTime(*now))
+                        ledger.would_execute(&thread, &commitment, LocalTime(*now))
                     else {
                         continue;
                     };

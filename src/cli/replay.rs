@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 use tern_harness::mutants::Mutant;
+use tern_harness::plugin::Implementation;
+use tern_harness::reference::ReferenceImpl;
 use tern_harness::sim::driver::play;
 use tern_harness::sim::trace;
 use tern_reports::run::{violation_json, violation_text};
@@ -54,12 +56,31 @@ pub fn run(args: ReplayArgs) -> Status {
         .implementation
         .strip_prefix("mutant ")
         .and_then(Mutant::by_name);
+    let known = named.is_some() || t.implementation == ReferenceImpl.name();
+    if !known && !args.reference && args.mutant.is_none() && args.implementation.is_none() {
+        eprintln!(
+            "tern-sim replay: the trace was recorded against `{}`, which this build cannot start by itself; pass --impl COMMAND, --reference or --mutant NAME",
+            t.implementation
+        );
+        return Status::Trouble;
+    }
+    if t.version != env!("CARGO_PKG_VERSION") {
+        eprintln!(
+            "tern-sim replay: note: recorded with tern-sim {}, replayed with {}; only the same version reproduces a run exactly",
+            t.version,
+            env!("CARGO_PKG_VERSION")
+        );
+    }
     let mutant = if args.reference {
         None
     } else {
         args.mutant.or(named)
     };
-    let imp = match implementation(mutant, args.implementation.as_deref()) {
+    let imp = match implementation(
+        mutant,
+        args.implementation.as_deref(),
+        tern_harness::adapter::Limits::default(),
+    ) {
         Ok(imp) => imp,
         Err(e) => {
             eprintln!("tern-sim replay: cannot prepare state directories: {e}");
@@ -82,7 +103,12 @@ pub fn run(args: ReplayArgs) -> Status {
             println!("  {n}");
         }
         match &played.violation {
-            Some(v) => println!("{}", violation_text(v)),
+            Some(v) => {
+                println!("{}", violation_text(v));
+                if let Some(recorded) = t.invariant.as_deref().filter(|i| *i != v.invariant.name) {
+                    println!("note: the trace recorded a violation of {recorded} instead");
+                }
+            }
             None => println!("no violation: the run passes"),
         }
     } else {

@@ -3,11 +3,12 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
+use tern_harness::adapter::Limits;
 use tern_harness::mutants::Mutant;
 use tern_harness::sim::driver::{generate, mix_for, play, shrink};
 use tern_harness::sim::runner::{RunConfig, Stats};
@@ -51,6 +52,14 @@ pub struct RunArgs {
     #[arg(long = "impl", value_name = "COMMAND")]
     implementation: Option<String>,
 
+    /// With --impl: how long one request may take, in milliseconds.
+    #[arg(long, default_value_t = 5000, value_name = "MS")]
+    timeout: u64,
+
+    /// With --impl: how long start-up (the `init` answer) may take, in milliseconds.
+    #[arg(long, default_value_t = 10000, value_name = "MS")]
+    startup_timeout: u64,
+
     /// Print every run in shorthand as it is played (best with --seeds 1).
     #[arg(long)]
     show_trace: bool,
@@ -78,7 +87,12 @@ pub fn run(args: RunArgs) -> Status {
     }
     let first = args.seed.unwrap_or_else(fresh_seed);
     let faults = args.faults.set();
-    let imp = match implementation(args.mutant, args.implementation.as_deref()) {
+    let limits = Limits {
+        request: Duration::from_millis(args.timeout),
+        startup: Duration::from_millis(args.startup_timeout),
+        ..Limits::default()
+    };
+    let imp = match implementation(args.mutant, args.implementation.as_deref(), limits) {
         Ok(imp) => imp,
         Err(e) => {
             eprintln!("tern-sim run: cannot prepare state directories: {e}");

@@ -95,9 +95,10 @@ pub fn parse_mutant(s: &str) -> Result<Mutant, String> {
 pub fn implementation(
     mutant: Option<Mutant>,
     command: Option<&str>,
+    limits: Limits,
 ) -> std::io::Result<Box<dyn Implementation>> {
     Ok(match (mutant, command) {
-        (_, Some(cmd)) => Box::new(SubprocessImpl::new(cmd, Limits::default())?),
+        (_, Some(cmd)) => Box::new(SubprocessImpl::new(cmd, limits)?),
         (Some(m), None) => Box::new(MutantImpl(m)),
         (None, None) => Box::new(ReferenceImpl),
     })

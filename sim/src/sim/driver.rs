@@ -117,6 +117,21 @@ pub fn shrink(
             .filter(|v| v.invariant.name == target)
     };
 
+    // A failure that needs no step at all (start-up, the final checks) is
+    // the smallest counterexample there is; trying it first also spares
+    // shrinking an implementation that fails by timing out.
+    if let Some(v) = fails(&[], &mut runs) {
+        progress("shrink: no step needed");
+        let replay = play(config, &[], implementation, true);
+        return Counterexample {
+            config: config.clone(),
+            violation: replay.violation.unwrap_or(v),
+            steps: Vec::new(),
+            original_len,
+            notes: replay.notes,
+            shrink_runs: runs,
+        };
+    }
     let mut chunk = steps.len().div_ceil(2).max(1);
     loop {
         let mut start = 0;

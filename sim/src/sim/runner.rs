@@ -551,6 +551,14 @@ impl<'a> Run<'a> {
                     e.to_string(),
                 ));
             }
+            Ok(_) if armed && self.agents[a].storage.fired() => {
+                return Err(self.violation(
+                    inv::ALIVE,
+                    Some(a),
+                    "a crash (the scheduled crash fired during this delivery)".into(),
+                    "an outcome: the implementation swallowed the crash".into(),
+                ));
+            }
             Ok(reply) => reply,
         };
         let was_unreported = self.agents[a].unreported.iter().any(|(f, _, _)| f == frame);
@@ -606,7 +614,10 @@ impl<'a> Run<'a> {
                     .or_default()
                     .insert(frame.to_vec());
             }
-            self.check_view(a, &thread)?;
+            // Views are compared once per step for every (agent, thread) a
+            // delivery touched: the same check, without rebuilding a view
+            // per delivery.
+            self.dirty.insert((a, thread));
         }
         Ok(())
     }
@@ -833,6 +844,12 @@ impl<'a> Run<'a> {
                 "an answer to execute".into(),
                 e.to_string(),
             )),
+            Ok(_) if armed && self.agents[a].storage.fired() => Err(self.violation(
+                inv::ALIVE,
+                Some(a),
+                "a crash (the scheduled crash fired during this execution)".into(),
+                "a decision: the implementation swallowed the crash".into(),
+            )),
             Ok(actual) => {
                 let expected = self.agents[a].oracle.execute(&thread, &id, local);
                 let text = execution_summary(&actual);
@@ -876,7 +893,10 @@ impl<'a> Run<'a> {
                 let a = *agent as usize % n;
                 if self.agents[a].receiver.is_some() {
                     match point % 4 {
-                        0 => self.crash(a, "between operations"),
+                        0 => {
+                            self.agents[a].pending_crash = None;
+                            self.crash(a, "between operations");
+                        }
                         p => {
                             let point = [
                                 CrashPoint::BeforeSync,

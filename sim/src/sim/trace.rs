@@ -21,6 +21,8 @@ pub const FORMAT: u64 = 1;
 pub struct Trace {
     pub config: RunConfig,
     pub implementation: String,
+    /// The tern-sim version that recorded it.
+    pub version: String,
     pub steps: Vec<Step>,
     /// The invariant the run broke when it was saved.
     pub invariant: Option<String>,
@@ -150,6 +152,7 @@ pub fn read(input: impl BufRead) -> Result<Trace, TraceError> {
             mix,
         },
         implementation: h["implementation"].as_str().unwrap_or("").to_owned(),
+        version: h["version"].as_str().unwrap_or("").to_owned(),
         steps,
         invariant,
     })
