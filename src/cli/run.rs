@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tern_harness::adapter::Limits;
 use tern_harness::mutants::Mutant;
-use tern_harness::sim::driver::{generate, mix_for, play, shrink};
+use tern_harness::sim::driver::{generate, mix_for, play, shrink, unshrunk};
 use tern_harness::sim::runner::{RunConfig, Stats};
 use tern_harness::sim::trace;
 use tern_reports::run::{counterexample_text, summary, violation_json, violation_text};
@@ -59,6 +59,12 @@ pub struct RunArgs {
     /// With --impl: how long start-up (the `init` answer) may take, in milliseconds.
     #[arg(long, default_value_t = 10000, value_name = "MS")]
     startup_timeout: u64,
+
+    /// Keep a failing run as it is instead of shrinking it (each shrinking
+    /// attempt replays the run, which is slow against an implementation
+    /// that fails by timing out).
+    #[arg(long)]
+    no_shrink: bool,
 
     /// Print every run in shorthand as it is played (best with --seeds 1).
     #[arg(long)]
@@ -176,11 +182,15 @@ pub fn run(args: RunArgs) -> Status {
         println!("shrinking...");
     }
     let quiet = !human;
-    let ce = shrink(&config, generated, violation, imp.as_ref(), |line| {
-        if !quiet {
-            eprintln!("  {line}");
-        }
-    });
+    let ce = if args.no_shrink {
+        unshrunk(&config, generated.steps, violation, imp.as_ref())
+    } else {
+        shrink(&config, generated, violation, imp.as_ref(), |line| {
+            if !quiet {
+                eprintln!("  {line}");
+            }
+        })
+    };
     let path = args
         .trace_dir
         .join(format!("counterexample-{}.jsonl", config.seed));

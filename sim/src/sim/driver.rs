@@ -93,6 +93,24 @@ pub struct Counterexample {
     pub shrink_runs: usize,
 }
 
+/// A failing run kept whole, replayed once to record it.
+pub fn unshrunk(
+    config: &RunConfig,
+    steps: Vec<Step>,
+    violation: Violation,
+    implementation: &dyn Implementation,
+) -> Counterexample {
+    let replay = play(config, &steps, implementation, true);
+    Counterexample {
+        config: config.clone(),
+        violation: replay.violation.unwrap_or(violation),
+        original_len: steps.len(),
+        steps,
+        notes: replay.notes,
+        shrink_runs: 0,
+    }
+}
+
 /// Shrinks a failing run: first removing chunks of steps (halves, quarters,
 /// ... single steps), then simplifying each remaining step with proptest's
 /// value trees, keeping only changes that still break the same invariant.
