@@ -153,11 +153,7 @@ fn misbehave(mode: &str) -> (Output, Vec<u32>) {
 fn alive(pid: u32) -> bool {
     // A zombie has been killed; only a process still running counts.
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !s.split_whitespace()
-                .nth(2)
-                .is_some_and(|state| state == "Z")
-        })
+        .map(|s| s.split_whitespace().nth(2).is_none_or(|state| state != "Z"))
         .unwrap_or(false)
 }
 
