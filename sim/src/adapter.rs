@@ -9,6 +9,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver as Channel, RecvTimeoutError};
@@ -122,15 +123,20 @@ struct ChildProcess {
     stderr: Arc<Mutex<VecDeque<u8>>>,
     seq: u64,
     limits: Limits,
+    /// Killed already: no polite shutdown on drop.
+    dead: bool,
 }
 
 const STDERR_TAIL: usize = 2048;
 
 impl ChildProcess {
     fn spawn(command: &str, limits: Limits) -> Result<ChildProcess, ImplError> {
+        // A process group of its own, so that a crash kills the command and
+        // everything it started (a wrapper script, a pipeline), not just the shell.
         let mut process = Command::new("sh")
             .arg("-c")
-            .arg(format!("exec {command}"))
+            .arg(command)
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -182,6 +188,7 @@ impl ChildProcess {
             stderr: tail,
             seq: 0,
             limits,
+            dead: false,
         })
     }
 
@@ -200,6 +207,13 @@ impl ChildProcess {
     }
 
     fn kill(&mut self) {
+        self.dead = true;
+        if let Ok(pid) = i32::try_from(self.process.id()) {
+            // SAFETY: killpg only sends a signal; the group is the child's own.
+            unsafe {
+                libc::killpg(pid, libc::SIGKILL);
+            }
+        }
         let _ = self.process.kill();
         let _ = self.process.wait();
     }
@@ -284,9 +298,12 @@ impl ChildProcess {
                     v["seq"]
                 )));
             }
-            if v.get("log").is_some() {
-                // Diagnostics on the protocol channel: allowed, but counted.
-                continue;
+            // An answer first: `ok`, or a non-null `error`.
+            if let Some(ok) = v.get("ok") {
+                return Ok(ok.clone());
+            }
+            if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
+                return Err(self.fail(format!("answered `{op}` with an error: {e}")));
             }
             if let Some(key) = v["perform"].as_str() {
                 if let Err(e) = world.perform(&EffectKey(key.to_owned())) {
@@ -295,22 +312,31 @@ impl ChildProcess {
                 }
                 continue;
             }
-            if let Some(e) = v.get("error") {
-                return Err(self.fail(format!("answered `{op}` with an error: {e}")));
+            if v.get("log").is_some() {
+                // Diagnostics on the protocol channel: allowed, but counted.
+                continue;
             }
-            match v.get("ok") {
-                Some(ok) => return Ok(ok.clone()),
-                None => {
-                    return Err(self.fail(format!("answered `{op}` without `ok` or `error`: {v}")))
-                }
-            }
+            return Err(self.fail(format!(
+                "answered `{op}` without `ok`, `error`, `perform` or `log`: {v}"
+            )));
         }
     }
 }
 
 impl Drop for ChildProcess {
     fn drop(&mut self) {
-        // Never leave a child behind.
+        // A polite `shutdown` first (unless it was killed), then never leave
+        // a child behind.
+        if !self.dead {
+            self.seq += 1;
+            let bye = json!({"seq": self.seq, "op": "shutdown"});
+            if writeln!(self.stdin, "{bye}")
+                .and_then(|()| self.stdin.flush())
+                .is_ok()
+            {
+                let _ = self.lines.recv_timeout(Duration::from_millis(200));
+            }
+        }
         self.kill();
     }
 }
@@ -361,18 +387,18 @@ impl Receiver for SubprocessReceiver {
                 self.child
                     .fail(format!("answered deliver with a bad event: {e}"))
             })?;
-        let outgoing = answer["outgoing"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|f| f.as_str().and_then(decode_bytes))
-                    .collect::<Option<Vec<_>>>()
-            })
-            .unwrap_or(Some(Vec::new()))
-            .ok_or_else(|| {
-                self.child
-                    .fail("answered deliver with outgoing frames that are not base64".into())
-            })?;
+        let outgoing = match &answer["outgoing"] {
+            Value::Null => Some(Vec::new()),
+            Value::Array(a) => a
+                .iter()
+                .map(|f| f.as_str().and_then(decode_bytes))
+                .collect::<Option<Vec<_>>>(),
+            _ => None,
+        }
+        .ok_or_else(|| {
+            self.child
+                .fail("answered deliver with outgoing frames that are not base64".into())
+        })?;
         Ok(Delivered { events, outgoing })
     }
 
@@ -387,6 +413,10 @@ impl Receiver for SubprocessReceiver {
         let answer = self.child.request(request, timeout, &self.world)?;
         execution_from_json(&answer)
             .map_err(|e| self.child.fail(format!("answered execute badly: {e}")))
+    }
+
+    fn kill(&mut self) {
+        self.child.kill();
     }
 
     fn view(&mut self, thread: &ThreadId) -> Result<Value, ImplError> {

@@ -89,6 +89,16 @@ impl Durable for FileLog {
             out.push(record.to_vec());
             rest = &rest[4 + len..];
         }
+        if !rest.is_empty() {
+            // A record torn by a kill mid-write: cut it off, so that new
+            // records follow the last whole one.
+            let whole = (bytes.len() - rest.len()) as u64;
+            OpenOptions::new()
+                .write(true)
+                .open(&self.path)
+                .and_then(|f| f.set_len(whole).and_then(|()| f.sync_data()))
+                .map_err(|e| io_error("cannot repair the log", e))?;
+        }
         Ok(out)
     }
 }

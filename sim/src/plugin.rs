@@ -69,6 +69,11 @@ pub trait Receiver {
 
     /// The canonical view of a thread (docs/ledger.md).
     fn view(&mut self, thread: &ThreadId) -> Result<serde_json::Value, ImplError>;
+
+    /// The harness crashes this receiver: stop now, without any cleanup. An
+    /// in-process receiver is simply dropped afterwards; a subprocess is
+    /// killed.
+    fn kill(&mut self) {}
 }
 
 /// A way to start receivers: called at the start and after every crash, with

@@ -15,18 +15,23 @@ pub(crate) type CtxId = usize;
 pub(crate) struct Variant {
     pub message: Message,
     pub origin: u64,
-    /// The message as canonical JSON, made once: views show it often.
-    pub content: serde_json::Value,
+    /// The message as canonical JSON, made the first time a view shows it
+    /// and kept: views show it often, deliveries never need it.
+    content: std::cell::OnceCell<serde_json::Value>,
 }
 
 impl Variant {
     pub fn new(message: Message, origin: u64) -> Variant {
-        let content = serde_json::to_value(&message).unwrap_or(serde_json::Value::Null);
         Variant {
             message,
             origin,
-            content,
+            content: std::cell::OnceCell::new(),
         }
+    }
+
+    pub fn content(&self) -> &serde_json::Value {
+        self.content
+            .get_or_init(|| serde_json::to_value(&self.message).unwrap_or(serde_json::Value::Null))
     }
 }
 

@@ -35,7 +35,7 @@ impl Ledger {
                     // Every content sent under the ID, in canonical order, so
                     // that no arrival order makes one of them "the" message.
                     let mut variants: Vec<Value> =
-                        entry.variants.iter().map(|v| v.content.clone()).collect();
+                        entry.variants.iter().map(|v| v.content().clone()).collect();
                     variants.sort_by_cached_key(|v| v.to_string());
                     variants.dedup();
                     m.insert("variants".into(), Value::Array(variants));
@@ -44,7 +44,7 @@ impl Ledger {
                     m.insert("act".into(), json!(entry.message().act().as_str()));
                     // The content itself, so that receivers holding different
                     // contents under one ID never compare equal.
-                    m.insert("content".into(), entry.variants[0].content.clone());
+                    m.insert("content".into(), entry.variants[0].content().clone());
                     match status {
                         Status::Accepted => {
                             m.insert("status".into(), json!("accepted"));

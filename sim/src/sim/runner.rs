@@ -193,7 +193,10 @@ fn verdict(o: &Outcome) -> Verdict {
 }
 
 /// The frame's own verdict, and the other events as (kind, id, verdict).
-type Comparable = (Option<Verdict>, Vec<(String, Option<String>, Verdict)>);
+type Comparable = (
+    Option<(Option<String>, Option<String>, Verdict)>,
+    Vec<(String, Option<String>, Verdict)>,
+);
 
 /// Events as compared between implementations: the frame's own outcome
 /// first, then the other events as a set. Delivery numbers are each
@@ -201,7 +204,13 @@ type Comparable = (Option<Verdict>, Vec<(String, Option<String>, Verdict)>);
 /// order in which earlier messages settle within one delivery is not
 /// specified, so neither is compared.
 fn comparable(events: &[tern_model::ledger::Event]) -> Comparable {
-    let first = events.first().map(|e| verdict(&e.outcome));
+    let first = events.first().map(|e| {
+        (
+            e.id.as_ref().map(|i| i.to_string()),
+            e.thread.as_ref().map(|t| t.to_string()),
+            verdict(&e.outcome),
+        )
+    });
     let mut rest: Vec<(String, Option<String>, Verdict)> = events
         .iter()
         .skip(1)
@@ -368,6 +377,9 @@ impl<'a> Run<'a> {
     fn crash(&mut self, a: usize, why: &str) {
         self.fault(Fault::Crash);
         let agent = &mut self.agents[a];
+        if let Some(r) = agent.receiver.as_mut() {
+            r.kill();
+        }
         agent.receiver = None;
         agent.storage.crash();
         agent.down_until = Some(self.now + DOWNTIME_MS);
@@ -561,6 +573,14 @@ impl<'a> Run<'a> {
             }
             Ok(reply) => reply,
         };
+        if reply.events.is_empty() {
+            return Err(self.violation(
+                inv::ALIVE,
+                Some(a),
+                "at least the delivered frame's own event".into(),
+                "an answer with no event".into(),
+            ));
+        }
         let was_unreported = self.agents[a].unreported.iter().any(|(f, _, _)| f == frame);
         self.agents[a].unreported.retain(|(f, _, _)| f != frame);
         let expected = self.agents[a].oracle.deliver(frame, principal, local);
