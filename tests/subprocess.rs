@@ -195,3 +195,60 @@ fn every_misbehaviour_gets_a_precise_verdict_and_no_process_survives() {
         }
     }
 }
+
+#[test]
+fn an_interrupted_run_leaves_no_process_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/misbehave.py");
+    let pids = dir.path().join("pids");
+    let cmd = format!("python3 {} hang {}", script.display(), pids.display());
+    let mut child = Command::new(BIN)
+        .args([
+            "run",
+            "--impl",
+            &cmd,
+            "--agents",
+            "2",
+            "--seeds",
+            "1",
+            "--steps",
+            "8",
+            "--timeout",
+            "60000",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the implementation runs, then interrupt tern-sim as Ctrl-C would.
+    for _ in 0..500 {
+        if std::fs::read_to_string(&pids).is_ok_and(|s| s.lines().count() >= 2) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert_eq!(exit.code(), Some(130), "{exit:?}");
+    let started: Vec<u32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.parse().ok())
+        .collect();
+    assert!(!started.is_empty());
+    for pid in started {
+        let gone = (0..200).any(|_| {
+            let dead = !alive(pid);
+            if !dead {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            dead
+        });
+        assert!(gone, "process {pid} survived the interrupt");
+    }
+}

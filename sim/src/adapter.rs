@@ -12,6 +12,7 @@ use std::io::{BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::{self, Receiver as Channel, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -27,6 +28,55 @@ use crate::protocol::{
 };
 use crate::storage::{CrashPoint, Storage};
 use crate::world::AgentWorld;
+
+/// Process groups of the children alive now, in slots a signal handler can
+/// read without locking: on Ctrl-C or SIGTERM every one is killed before the
+/// harness exits, so no child outlives it.
+const SLOTS: usize = 256;
+static CHILD_GROUPS: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
+
+fn register(pgid: i32) {
+    for slot in &CHILD_GROUPS {
+        if slot
+            .compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+fn unregister(pgid: i32) {
+    for slot in &CHILD_GROUPS {
+        let _ = slot.compare_exchange(pgid, 0, Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
+
+extern "C" fn on_terminate(signal: libc::c_int) {
+    for slot in &CHILD_GROUPS {
+        let pgid = slot.load(Ordering::SeqCst);
+        if pgid > 0 {
+            // SAFETY: killpg and _exit are async-signal-safe.
+            unsafe {
+                libc::killpg(pgid, libc::SIGKILL);
+            }
+        }
+    }
+    unsafe { libc::_exit(128 + signal) }
+}
+
+/// Installs the handler once; called before the first child starts.
+fn install_handler() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: the handler only touches atomics and async-signal-safe calls.
+            unsafe {
+                libc::signal(signal, on_terminate as *const () as libc::sighandler_t);
+            }
+        }
+    });
+}
 
 /// Limits for a child.
 #[derive(Debug, Clone, Copy)]
@@ -131,6 +181,7 @@ const STDERR_TAIL: usize = 2048;
 
 impl ChildProcess {
     fn spawn(command: &str, limits: Limits) -> Result<ChildProcess, ImplError> {
+        install_handler();
         // A process group of its own, so that a crash kills the command and
         // everything it started (a wrapper script, a pipeline), not just the shell.
         let mut process = Command::new("sh")
@@ -142,6 +193,9 @@ impl ChildProcess {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| ImplError::Misbehaved(format!("cannot start `{command}`: {e}")))?;
+        if let Ok(pgid) = i32::try_from(process.id()) {
+            register(pgid);
+        }
         let (stdin, stdout, stderr) = match (
             process.stdin.take(),
             process.stdout.take(),
@@ -216,6 +270,9 @@ impl ChildProcess {
         }
         let _ = self.process.kill();
         let _ = self.process.wait();
+        if let Ok(pid) = i32::try_from(self.process.id()) {
+            unregister(pid);
+        }
     }
 
     /// Kills the child and describes what it did.
