@@ -7,6 +7,7 @@ use tabled::settings::Style;
 use tern_harness::sim::driver::Counterexample;
 use tern_harness::sim::invariants::ALL as INVARIANTS;
 use tern_harness::sim::runner::{Stats, Violation};
+pub use tern_harness::sim::trace::violation_json;
 
 fn table(rows: Vec<Vec<String>>) -> String {
     let mut b = Builder::default();
@@ -42,18 +43,6 @@ pub fn summary(runs: u64, stats: &Stats, violations: u64) -> String {
         out.push_str(&table(rows));
     }
     out
-}
-
-pub fn violation_json(v: &Violation) -> Value {
-    json!({
-        "invariant": v.invariant.name,
-        "section": v.invariant.section,
-        "says": v.invariant.says,
-        "step": v.step,
-        "agent": v.agent,
-        "expected": v.expected,
-        "actual": v.actual,
-    })
 }
 
 /// A violation for people: what broke, where, expected against actual.

@@ -386,6 +386,29 @@ impl<'a> Resolver<'a> {
         })
     }
 
+    /// A frame sent by the participant it names, under that participant's
+    /// own principal, which the workload must not refer back to: a
+    /// misbehaving sender rather than an impostor.
+    fn misbehaving(&self, m: &Value) -> Option<Outgoing> {
+        let from = m["from"].as_str()?.to_owned();
+        let thread = m["thread"].as_str()?.to_owned();
+        let actor = self.agent_index(&from);
+        let recipients = strings(&m["to"])
+            .iter()
+            .filter_map(|r| self.agent_index(r))
+            .filter(|r| Some(*r) != actor)
+            .collect();
+        Some(Outgoing {
+            frame: serde_json::to_vec(m).ok()?,
+            principal: principal(&from, &thread),
+            actor,
+            recipients,
+            claimed: from,
+            honest: None,
+            spoofed: false,
+        })
+    }
+
     /// An adversarial or broken frame.
     pub fn attack(&mut self, a: &Attack) -> Option<Outgoing> {
         let agents = self.scenario.agents.len();
@@ -440,22 +463,7 @@ impl<'a> Resolver<'a> {
                 // The original sender equivocates: same ID, other content.
                 let mut m = pick(&self.said.messages, of)?;
                 m["extensions"] = json!({"variant": self.said.messages.len()});
-                let from = m["from"].as_str()?.to_owned();
-                let th = m["thread"].as_str()?.to_owned();
-                let actor = self.agent_index(&from);
-                let recipients = recipients_of(self, &m)
-                    .into_iter()
-                    .filter(|r| Some(*r) != actor)
-                    .collect();
-                Outgoing {
-                    frame: serde_json::to_vec(&m).ok()?,
-                    principal: principal(&from, &th),
-                    actor,
-                    recipients,
-                    claimed: from,
-                    honest: None,
-                    spoofed: false,
-                }
+                self.misbehaving(&m)?
             }
             Attack::ForeignRevise { target, by } => {
                 let t = pick(&self.said.messages, target)?;
@@ -468,21 +476,7 @@ impl<'a> Resolver<'a> {
                 let to: Vec<String> = vec![owner.to_owned()];
                 let m = json!({"tern": "0.1", "id": id, "from": by, "to": to, "thread": t["thread"], "reply": null, "act": "REVISE",
                                "body": {"target": t["id"], "previous": t["id"], "mode": "withdraw", "replacement": null, "impact": []}});
-                let th = t["thread"].as_str()?.to_owned();
-                let actor = self.agent_index(&by);
-                let recipients = recipients_of(self, &m)
-                    .into_iter()
-                    .filter(|r| Some(*r) != actor)
-                    .collect();
-                Outgoing {
-                    frame: serde_json::to_vec(&m).ok()?,
-                    principal: principal(&by, &th),
-                    actor,
-                    recipients,
-                    claimed: by,
-                    honest: None,
-                    spoofed: false,
-                }
+                self.misbehaving(&m)?
             }
             Attack::ForeignReport { commit, by } => {
                 let c = pick_ref(&self.said.all_commitments(), commit)?;
@@ -494,21 +488,7 @@ impl<'a> Resolver<'a> {
                 let id = self.said.next_id(&by);
                 let m = json!({"tern": "0.1", "id": id, "from": by, "to": [author], "thread": c["thread"], "reply": c["id"], "act": "REPORT",
                                "body": {"commitment": c["id"], "state": "fulfilled", "claims": [claim("It is done, trust me.", &[])]}});
-                let th = c["thread"].as_str()?.to_owned();
-                let actor = self.agent_index(&by);
-                let recipients = recipients_of(self, &m)
-                    .into_iter()
-                    .filter(|r| Some(*r) != actor)
-                    .collect();
-                Outgoing {
-                    frame: serde_json::to_vec(&m).ok()?,
-                    principal: principal(&by, &th),
-                    actor,
-                    recipients,
-                    claimed: by,
-                    honest: None,
-                    spoofed: false,
-                }
+                self.misbehaving(&m)?
             }
             Attack::Dangling { from } => {
                 let from = self.person(from);
@@ -516,20 +496,7 @@ impl<'a> Resolver<'a> {
                 let id = self.said.next_id(&from);
                 let m = json!({"tern": "0.1", "id": id, "from": from, "to": to, "thread": "plan",
                                "reply": format!("{from}:never"), "act": "ASK", "body": {"question": "As I said before?"}});
-                let actor = self.agent_index(&from);
-                let recipients = recipients_of(self, &m)
-                    .into_iter()
-                    .filter(|r| Some(*r) != actor)
-                    .collect();
-                Outgoing {
-                    frame: serde_json::to_vec(&m).ok()?,
-                    principal: principal(&from, "plan"),
-                    actor,
-                    recipients,
-                    claimed: from,
-                    honest: None,
-                    spoofed: false,
-                }
+                self.misbehaving(&m)?
             }
             Attack::Boast { target } => {
                 // Talk that claims authority: it must change nothing.

@@ -37,7 +37,8 @@ pub enum TraceError {
     Format { line: usize, message: String },
 }
 
-fn violation_json(v: &Violation) -> Value {
+/// A violation as JSON, in traces and reports alike.
+pub fn violation_json(v: &Violation) -> Value {
     json!({
         "invariant": v.invariant.name,
         "section": v.invariant.section,
