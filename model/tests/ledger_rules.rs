@@ -1252,3 +1252,53 @@ fn l_exe_the_thread_is_checked_before_the_standing() {
         Refusal::UnknownCommitment
     );
 }
+
+#[test]
+fn s4_a_fresh_report_resolves_progress_after_a_report_revision_conflict() {
+    let mut t = committed(Some("reviewer"), "ops", None);
+    t.accept(&report(
+        "reviewer:2",
+        &["drafter"],
+        "ops",
+        "reviewer:1",
+        "reviewer:1",
+        "active",
+    ));
+    let body = |state: &str| {
+        Some(json!({"commitment": "reviewer:1", "state": state, "claims": [claim("x")]}))
+    };
+    t.accept(&revise(
+        "reviewer:3",
+        &["drafter"],
+        "ops",
+        "reviewer:2",
+        "reviewer:2",
+        body("blocked"),
+    ));
+    t.accept(&revise(
+        "reviewer:4",
+        &["drafter"],
+        "ops",
+        "reviewer:2",
+        "reviewer:2",
+        body("active"),
+    ));
+    assert_eq!(t.commitment("ops", "reviewer:1")["progress"], "unresolved");
+    // A fresh report following the conflicted one says where things stand...
+    t.accept(&report(
+        "reviewer:5",
+        &["drafter"],
+        "ops",
+        "reviewer:2",
+        "reviewer:1",
+        "blocked",
+    ));
+    let c = t.commitment("ops", "reviewer:1");
+    assert_eq!(c["progress"], "blocked");
+    // ...but the conflict stays known, and dependent execution stays blocked.
+    assert!(has(&c["annotations"], "report_revision_conflict"));
+    assert_eq!(
+        refused(t.execute("ops", "reviewer:1")),
+        Refusal::RevisionConflict
+    );
+}

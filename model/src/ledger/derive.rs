@@ -260,10 +260,9 @@ impl Ledger {
             verified: bool,
         }
         let mut effective = Vec::new();
-        let mut unresolved = false;
         let mut ever_terminal = false;
         let mut invalidated_terminal = false;
-        let mut invalidated_reports = BTreeSet::new();
+        let mut stale_reports = BTreeSet::new();
         for &r in reports {
             let original = self.entries[r].message();
             let Body::Report(body) = &original.body else {
@@ -288,7 +287,8 @@ impl Ledger {
                 }),
                 ChainHead::Withdrawn(_) => None,
                 ChainHead::Conflict { .. } => {
-                    unresolved = true;
+                    // The assessment is unknown until a fresh report follows it.
+                    stale_reports.insert(r);
                     annotations.insert("report_revision_conflict");
                     None
                 }
@@ -298,7 +298,7 @@ impl Ledger {
                     // A corrected terminal assessment: progress is open again
                     // only as "unresolved", never as renewed work.
                     invalidated_terminal = true;
-                    invalidated_reports.insert(r);
+                    stale_reports.insert(r);
                     let _ = (state, v);
                 }
                 Some((state, verified)) => effective.push(Effective {
@@ -308,7 +308,7 @@ impl Ledger {
                 }),
                 None if was_terminal => {
                     invalidated_terminal = true;
-                    invalidated_reports.insert(r);
+                    stale_reports.insert(r);
                 }
                 None => {}
             }
@@ -336,24 +336,18 @@ impl Ledger {
             annotations.insert("conflicting_terminal");
             return (Progress::Unresolved, false, true);
         }
-        if unresolved {
-            return (Progress::Unresolved, false, ever_terminal);
-        }
-        if invalidated_terminal {
-            // "unresolved until a fresh REPORT" (section 4): only reports that
-            // follow an invalidated terminal one through their reply chain
+        if !stale_reports.is_empty() {
+            // "unresolved until a fresh REPORT" (section 4): after an
+            // invalidated terminal assessment, or a report whose revisions
+            // conflict, only reports that follow it through their reply chain
             // count; older ones describe a state that is gone.
-            effective.retain(|e| {
-                !self
-                    .reply_ancestors(ctx, e.eid)
-                    .is_disjoint(&invalidated_reports)
-            });
+            effective.retain(|e| !self.reply_ancestors(ctx, e.eid).is_disjoint(&stale_reports));
         }
         if effective.is_empty() {
-            let p = if invalidated_terminal {
-                Progress::Unresolved
-            } else {
+            let p = if stale_reports.is_empty() {
                 Progress::Unreported
+            } else {
+                Progress::Unresolved
             };
             return (p, false, ever_terminal);
         }
