@@ -52,7 +52,23 @@ impl Said {
 
     /// Messages of one act, by reference; callers copy only what they pick.
     fn of_act(&self, act: &str) -> Vec<&Value> {
-        self.messages.iter().filter(|m| m["act"] == act).collect()
+        self.of_acts(&[act])
+    }
+
+    fn of_acts(&self, acts: &[&str]) -> Vec<&Value> {
+        self.messages
+            .iter()
+            .filter(|m| acts.contains(&m["act"].as_str().unwrap_or("")))
+            .collect()
+    }
+
+    /// Messages of `act` whose body's `field` names `id`: the reports on a
+    /// commitment, the revisions of a target.
+    fn about(&self, act: &str, field: &str, id: &Value) -> Vec<&Value> {
+        self.of_act(act)
+            .into_iter()
+            .filter(|m| m["body"][field] == *id)
+            .collect()
     }
 
     pub fn commitments_of(&self, agent: &str) -> Vec<&Value> {
@@ -287,12 +303,7 @@ impl<'a> Resolver<'a> {
             } => {
                 let c = pick_ref(&self.said.of_act("COMMIT"), commit)?;
                 let author = c["from"].as_str()?.to_owned();
-                let earlier: Vec<&Value> = self
-                    .said
-                    .of_act("REPORT")
-                    .into_iter()
-                    .filter(|r| r["body"]["commitment"] == c["id"])
-                    .collect();
+                let earlier = self.said.about("REPORT", "commitment", &c["id"]);
                 let reply = follow
                     .and_then(|f| pick_ref(&earlier, f))
                     .map_or(c["id"].clone(), |r| r["id"].clone());
@@ -307,24 +318,12 @@ impl<'a> Resolver<'a> {
                 previous,
                 withdraw,
             } => {
-                let revisable: Vec<Value> = self
+                let revisable = self
                     .said
-                    .messages
-                    .iter()
-                    .filter(|m| {
-                        ["TELL", "PROPOSE", "REQUEST", "COMMIT", "REPORT"]
-                            .contains(&m["act"].as_str().unwrap_or(""))
-                    })
-                    .cloned()
-                    .collect();
-                let t = pick(&revisable, target)?;
+                    .of_acts(&["TELL", "PROPOSE", "REQUEST", "COMMIT", "REPORT"]);
+                let t = pick_ref(&revisable, target)?;
                 let owner = t["from"].as_str()?.to_owned();
-                let chain: Vec<&Value> = self
-                    .said
-                    .of_act("REVISE")
-                    .into_iter()
-                    .filter(|r| r["body"]["target"] == t["id"])
-                    .collect();
+                let chain = self.said.about("REVISE", "target", &t["id"]);
                 let previous = previous
                     .and_then(|p| pick_ref(&chain, p))
                     .map_or(t["id"].clone(), |p| p["id"].clone());
@@ -576,15 +575,7 @@ impl<'a> Resolver<'a> {
                 }
             }
             Attack::BadReplacement { target } => {
-                let revisable: Vec<&Value> = self
-                    .said
-                    .messages
-                    .iter()
-                    .filter(|m| {
-                        ["TELL", "REQUEST", "COMMIT", "REPORT"]
-                            .contains(&m["act"].as_str().unwrap_or(""))
-                    })
-                    .collect();
+                let revisable = self.said.of_acts(&["TELL", "REQUEST", "COMMIT", "REPORT"]);
                 let t = pick_ref(&revisable, target)?;
                 let owner = t["from"].as_str()?.to_owned();
                 let to: Vec<String> = strings(&t["to"])
