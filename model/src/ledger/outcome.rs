@@ -2,103 +2,54 @@
 
 use std::fmt;
 
+use crate::message::vocabulary::vocabulary;
+
 use crate::message::{MessageRef, ThreadId};
 use crate::wire::{ErrorClass, Pointer, WireError};
 
-/// Every reason a frame can be rejected, stateless or stateful. The names are
-/// stable: reports, scenarios and other implementations use them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RejectClass {
-    /// Not strict JSON (section 1).
-    Parse,
-    /// Unsupported `tern` version (section 1).
-    Version,
-    /// Envelope schema (section 1).
-    Envelope,
-    /// Body schema (sections 2-4).
-    Body,
-    /// The thread has no identity context here.
-    UnknownThread,
-    /// `from` or a recipient is not a participant of the thread's context.
-    UnknownParticipant,
-    /// The transport's principal is not the one bound to `from`: a spoofed
-    /// sender (section 1, section 8).
-    Identity,
-    /// This participant's receiver is neither the sender nor a recipient.
-    NotAddressed,
-    /// The ID was already used with other content (section 1).
-    IdConflict,
-    /// A reference resolves to the wrong act or thread, to a rejected or
-    /// equivocated message, or to the message itself.
-    Reference,
-    /// A REPORT by someone other than the commitment's author (section 2).
-    NotAuthor,
-    /// A REVISE of another sender's message (section 4, section 8).
-    ForeignRevision,
-    /// A REVISE of an act that cannot be revised, or of a revision (section 4).
-    NotRevisable,
-    /// `previous` is neither the original nor a REVISE of the same chain, or
-    /// continues a chain that ended with a withdrawal (section 4).
-    RevisionChain,
-    /// `replacement` is not a valid body for the target's act, or changes
-    /// what the target is about (section 4).
-    Replacement,
-    /// A REQUEST with `replaces` from anyone but the original requester
-    /// (section 4).
-    ReplacesNotRequester,
-}
-
-impl RejectClass {
-    pub const ALL: [RejectClass; 16] = [
-        RejectClass::Parse,
-        RejectClass::Version,
-        RejectClass::Envelope,
-        RejectClass::Body,
-        RejectClass::UnknownThread,
-        RejectClass::UnknownParticipant,
-        RejectClass::Identity,
-        RejectClass::NotAddressed,
-        RejectClass::IdConflict,
-        RejectClass::Reference,
-        RejectClass::NotAuthor,
-        RejectClass::ForeignRevision,
-        RejectClass::NotRevisable,
-        RejectClass::RevisionChain,
-        RejectClass::Replacement,
-        RejectClass::ReplacesNotRequester,
-    ];
-
-    pub fn from_name(name: &str) -> Option<RejectClass> {
-        RejectClass::ALL.into_iter().find(|c| c.as_str() == name)
+vocabulary!(
+    /// Every reason a frame can be rejected, stateless or stateful. The names are
+    /// stable: reports, scenarios and other implementations use them.
+    RejectClass, "a rejection class" {
+        /// Not strict JSON (section 1).
+        Parse = "parse",
+        /// Unsupported `tern` version (section 1).
+        Version = "version",
+        /// Envelope schema (section 1).
+        Envelope = "envelope",
+        /// Body schema (sections 2-4).
+        Body = "body",
+        /// The thread has no identity context here.
+        UnknownThread = "unknown_thread",
+        /// `from` or a recipient is not a participant of the thread's context.
+        UnknownParticipant = "unknown_participant",
+        /// The transport's principal is not the one bound to `from`: a spoofed
+        /// sender (section 1, section 8).
+        Identity = "identity",
+        /// This participant's receiver is neither the sender nor a recipient.
+        NotAddressed = "not_addressed",
+        /// The ID was already used with other content (section 1).
+        IdConflict = "id_conflict",
+        /// A reference resolves to the wrong act or thread, to a rejected or
+        /// equivocated message, or to the message itself.
+        Reference = "reference",
+        /// A REPORT by someone other than the commitment's author (section 2).
+        NotAuthor = "not_author",
+        /// A REVISE of another sender's message (section 4, section 8).
+        ForeignRevision = "foreign_revision",
+        /// A REVISE of an act that cannot be revised, or of a revision (section 4).
+        NotRevisable = "not_revisable",
+        /// `previous` is neither the original nor a REVISE of the same chain, or
+        /// continues a chain that ended with a withdrawal (section 4).
+        RevisionChain = "revision_chain",
+        /// `replacement` is not a valid body for the target's act, or changes
+        /// what the target is about (section 4).
+        Replacement = "replacement",
+        /// A REQUEST with `replaces` from anyone but the original requester
+        /// (section 4).
+        ReplacesNotRequester = "replaces_not_requester",
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RejectClass::Parse => "parse",
-            RejectClass::Version => "version",
-            RejectClass::Envelope => "envelope",
-            RejectClass::Body => "body",
-            RejectClass::UnknownThread => "unknown_thread",
-            RejectClass::UnknownParticipant => "unknown_participant",
-            RejectClass::Identity => "identity",
-            RejectClass::NotAddressed => "not_addressed",
-            RejectClass::IdConflict => "id_conflict",
-            RejectClass::Reference => "reference",
-            RejectClass::NotAuthor => "not_author",
-            RejectClass::ForeignRevision => "foreign_revision",
-            RejectClass::NotRevisable => "not_revisable",
-            RejectClass::RevisionChain => "revision_chain",
-            RejectClass::Replacement => "replacement",
-            RejectClass::ReplacesNotRequester => "replaces_not_requester",
-        }
-    }
-}
-
-impl fmt::Display for RejectClass {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+);
 
 impl From<ErrorClass> for RejectClass {
     fn from(class: ErrorClass) -> RejectClass {
@@ -180,85 +131,30 @@ pub struct Event {
     pub outcome: Outcome,
 }
 
-/// Why an execution was refused (section 5 and section 8: "Missing references
-/// or grants block dependent execution").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Refusal {
-    UnknownCommitment,
-    PendingCommitment,
-    RejectedCommitment,
-    NotACommitment,
-    NotOwnCommitment,
-    AlreadyExecuted,
-    IdConflict,
-    RevisionConflict,
-    Withdrawn,
-    Superseded,
-    Disputed,
-    Terminal,
-    NoAuthority,
-    UnknownGrant,
-    GrantNotForExecutor,
-    OutOfScope,
-    GrantExpired,
-    ApprovalRequired,
-}
-
-impl Refusal {
-    pub const ALL: [Refusal; 18] = [
-        Refusal::UnknownCommitment,
-        Refusal::PendingCommitment,
-        Refusal::RejectedCommitment,
-        Refusal::NotACommitment,
-        Refusal::NotOwnCommitment,
-        Refusal::AlreadyExecuted,
-        Refusal::IdConflict,
-        Refusal::RevisionConflict,
-        Refusal::Withdrawn,
-        Refusal::Superseded,
-        Refusal::Disputed,
-        Refusal::Terminal,
-        Refusal::NoAuthority,
-        Refusal::UnknownGrant,
-        Refusal::GrantNotForExecutor,
-        Refusal::OutOfScope,
-        Refusal::GrantExpired,
-        Refusal::ApprovalRequired,
-    ];
-
-    pub fn from_name(name: &str) -> Option<Refusal> {
-        Refusal::ALL.into_iter().find(|r| r.as_str() == name)
+vocabulary!(
+    /// Why an execution was refused (section 5 and section 8: "Missing references
+    /// or grants block dependent execution").
+    Refusal, "a refusal reason" {
+        UnknownCommitment = "unknown_commitment",
+        PendingCommitment = "pending_commitment",
+        RejectedCommitment = "rejected_commitment",
+        NotACommitment = "not_a_commitment",
+        NotOwnCommitment = "not_own_commitment",
+        AlreadyExecuted = "already_executed",
+        IdConflict = "id_conflict",
+        RevisionConflict = "revision_conflict",
+        Withdrawn = "withdrawn",
+        Superseded = "superseded",
+        Disputed = "disputed",
+        Terminal = "terminal",
+        NoAuthority = "no_authority",
+        UnknownGrant = "unknown_grant",
+        GrantNotForExecutor = "grant_not_for_executor",
+        OutOfScope = "out_of_scope",
+        GrantExpired = "grant_expired",
+        ApprovalRequired = "approval_required",
     }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Refusal::UnknownCommitment => "unknown_commitment",
-            Refusal::PendingCommitment => "pending_commitment",
-            Refusal::RejectedCommitment => "rejected_commitment",
-            Refusal::NotACommitment => "not_a_commitment",
-            Refusal::NotOwnCommitment => "not_own_commitment",
-            Refusal::AlreadyExecuted => "already_executed",
-            Refusal::IdConflict => "id_conflict",
-            Refusal::RevisionConflict => "revision_conflict",
-            Refusal::Withdrawn => "withdrawn",
-            Refusal::Superseded => "superseded",
-            Refusal::Disputed => "disputed",
-            Refusal::Terminal => "terminal",
-            Refusal::NoAuthority => "no_authority",
-            Refusal::UnknownGrant => "unknown_grant",
-            Refusal::GrantNotForExecutor => "grant_not_for_executor",
-            Refusal::OutOfScope => "out_of_scope",
-            Refusal::GrantExpired => "grant_expired",
-            Refusal::ApprovalRequired => "approval_required",
-        }
-    }
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+);
 
 /// The idempotency key of an effect: one per commitment, qualified by its
 /// identity context, so a second execution can be recognised as the same one.

@@ -5,7 +5,7 @@ mod claim;
 mod fields;
 mod names;
 mod timestamp;
-mod vocabulary;
+pub(crate) mod vocabulary;
 
 pub(crate) use body::BodySeed;
 pub use body::{

@@ -1,22 +1,19 @@
 //! The closed vocabularies of Tern 0.1: acts and the enumerated body fields.
 //! Values are case-sensitive (section 1: "IDs and text are case-sensitive").
 
-use std::fmt;
-
-use serde::de::{self, Deserialize, Deserializer, Visitor};
-use serde::{Serialize, Serializer};
-
-/// Declares a closed vocabulary read from a JSON string and nothing else.
+/// Declares a closed vocabulary read from a JSON string and nothing else:
+/// the enum, its names, `Display`, and the serde impls. Also used for the
+/// ledger's stable outcome names.
 ///
 /// serde's derived enum readers also accept `{"ASK": null}` for a unit
 /// variant, an implicit conversion that section 1 forbids; these read only a
 /// string and match it exactly.
 macro_rules! vocabulary {
-    ($(#[$doc:meta])* $name:ident, $expecting:literal { $($variant:ident = $text:literal),+ $(,)? }) => {
+    ($(#[$doc:meta])* $name:ident, $expecting:literal { $($(#[$vdoc:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum $name {
-            $($variant),+
+            $($(#[$vdoc])* $variant),+
         }
 
         impl $name {
@@ -37,27 +34,27 @@ macro_rules! vocabulary {
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter) -> ::std::fmt::Result {
                 f.write_str(self.as_str())
             }
         }
 
-        impl Serialize for $name {
-            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 serializer.serialize_str(self.as_str())
             }
         }
 
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<$name, D::Error> {
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<$name, D::Error> {
                 struct NameVisitor;
-                impl Visitor<'_> for NameVisitor {
+                impl ::serde::de::Visitor<'_> for NameVisitor {
                     type Value = $name;
-                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter) -> ::std::fmt::Result {
                         f.write_str($expecting)
                     }
-                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$name, E> {
+                    fn visit_str<E: ::serde::de::Error>(self, v: &str) -> Result<$name, E> {
                         $name::from_name(v).ok_or_else(|| E::unknown_variant(v, $name::NAMES))
                     }
                 }
@@ -66,6 +63,8 @@ macro_rules! vocabulary {
         }
     };
 }
+
+pub(crate) use vocabulary;
 
 vocabulary!(
     /// The nine speech acts (section 2: "Exactly one act per message").
