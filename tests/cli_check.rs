@@ -1,35 +1,15 @@
 //! `tern-sim check` end to end: output formats and exit statuses.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use common::{json_lines, run_with_stdin as run};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tern-sim");
 const WORKED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/examples/worked-exchange.jsonl"
 );
-
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("tern-sim starts");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn json_lines(out: &Output) -> Vec<Value> {
-    String::from_utf8(out.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
-        .collect()
-}
 
 #[test]
 fn the_worked_exchange_is_valid() {

@@ -1,21 +1,14 @@
 //! `tern-sim run`, `replay` and `selftest` end to end.
 
-use std::process::{Command, Output};
+mod common;
 
+use std::process::Output;
+
+use common::stdout;
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tern-sim");
-
 fn run(args: &[&str], dir: &std::path::Path) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("tern-sim starts")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
+    common::run_in(dir, args)
 }
 
 #[test]

@@ -4,23 +4,16 @@
 //! implementation can misbehave gets a precise verdict, in bounded time,
 //! with no process left behind.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
+use common::{stdout, BIN};
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tern-sim");
-
 fn run(args: &[&str], dir: &Path) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("tern-sim starts")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
+    common::run_in(dir, args)
 }
 
 fn agent(extra: &str) -> String {
