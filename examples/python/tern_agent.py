@@ -266,7 +266,7 @@ def handle(req, receiver):
                             req.get("config") or {}, string(req, "state_dir"),
                             req.get("effects") or [])
         return receiver, {"name": "python skeleton (does not conform)",
-                          "version": "0.0", "capabilities": []}
+                          "version": "0.0", "capabilities": ["execute"]}
     if receiver is None:
         raise ValueError("the first request must be `init`")
     if op == "deliver":

@@ -9,7 +9,8 @@ use tern_harness::sim::invariants::ALL as INVARIANTS;
 use tern_harness::sim::runner::{Stats, Violation};
 pub use tern_harness::sim::trace::violation_json;
 
-fn table(rows: Vec<Vec<String>>) -> String {
+/// A rounded table for the terminal.
+pub fn table(rows: Vec<Vec<String>>) -> String {
     let mut b = Builder::default();
     for r in rows {
         b.push_record(r);
@@ -60,7 +61,7 @@ pub fn violation_text(v: &Violation) -> String {
 }
 
 /// Long JSON views are cut in the terminal; the trace keeps them whole.
-fn clip(s: &str) -> String {
+pub(crate) fn clip(s: &str) -> String {
     const MAX: usize = 600;
     if s.len() <= MAX {
         return s.to_owned();

@@ -12,7 +12,7 @@ use std::io::{BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::mpsc::{self, Receiver as Channel, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -22,7 +22,9 @@ use tern_model::ledger::{EffectKey, Execution, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use crate::frames::{Frame, Frames};
-use crate::plugin::{Delivered, ImplError, Implementation, InitParams, Receiver};
+use crate::plugin::{
+    Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver,
+};
 use crate::protocol::{
     config_json, decode_bytes, encode_bytes, event_from_json, execution_from_json, PROTOCOL,
 };
@@ -52,6 +54,12 @@ fn unregister(pgid: i32) {
     }
 }
 
+/// Set by [`defer_interrupts`]: a signal then kills the children and is
+/// remembered in `INTERRUPTED` instead of ending the process, so that the
+/// caller can finish writing what it owes (a report) before exiting.
+static DEFER: AtomicBool = AtomicBool::new(false);
+static INTERRUPTED: AtomicI32 = AtomicI32::new(0);
+
 extern "C" fn on_terminate(signal: libc::c_int) {
     for slot in &CHILD_GROUPS {
         let pgid = slot.load(Ordering::SeqCst);
@@ -62,7 +70,26 @@ extern "C" fn on_terminate(signal: libc::c_int) {
             }
         }
     }
+    // A second signal while deferring means the user wants out now.
+    if DEFER.load(Ordering::SeqCst) && INTERRUPTED.swap(signal, Ordering::SeqCst) == 0 {
+        return;
+    }
     unsafe { libc::_exit(128 + signal) }
+}
+
+/// From now on, Ctrl-C, SIGTERM and SIGHUP kill every child and are
+/// reported by [`interrupted`] rather than ending the process at once.
+pub fn defer_interrupts() {
+    DEFER.store(true, Ordering::SeqCst);
+    install_handler();
+}
+
+/// The signal received since [`defer_interrupts`], if any.
+pub fn interrupted() -> Option<i32> {
+    match INTERRUPTED.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
 }
 
 /// Installs the handler once; called before the first child starts.
@@ -153,13 +180,12 @@ impl Implementation for SubprocessImpl {
             "effects": world.performed_by_me(),
         });
         let answer = child.request(request, self.limits.startup, &world)?;
-        if !answer["name"].is_string() {
-            return Err(child.fail(format!("answered init without a `name`: {answer}")));
-        }
+        let identity = identity_of(&answer).map_err(|why| child.fail(why))?;
         Ok(Box::new(SubprocessReceiver {
             child,
             storage,
             world,
+            identity,
         }))
     }
 }
@@ -402,6 +428,53 @@ struct SubprocessReceiver {
     child: ChildProcess,
     storage: Storage,
     world: AgentWorld,
+    identity: Identity,
+}
+
+/// Reads the `init` answer: `name` is required, `version` and `capabilities`
+/// optional. An unknown capability is a breach, not something to ignore: a
+/// vendor who misspells `execute` must learn it before certifying.
+fn identity_of(answer: &Value) -> Result<Identity, String> {
+    let name = answer["name"]
+        .as_str()
+        .ok_or_else(|| format!("answered init without a `name`: {answer}"))?;
+    let version = match &answer["version"] {
+        Value::Null => None,
+        Value::String(v) => Some(v.clone()),
+        other => {
+            return Err(format!(
+                "answered init with a `version` that is not a string: {other}"
+            ))
+        }
+    };
+    let capabilities = match &answer["capabilities"] {
+        Value::Null => Default::default(),
+        Value::Array(items) => items
+            .iter()
+            .map(|c| {
+                c.as_str().and_then(Capability::from_name).ok_or_else(|| {
+                    format!(
+                        "answered init with an unknown capability {c} (known: {})",
+                        Capability::ALL
+                            .iter()
+                            .map(|c| c.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?,
+        other => {
+            return Err(format!(
+                "answered init with `capabilities` that is not a list: {other}"
+            ))
+        }
+    };
+    Ok(Identity {
+        name: name.to_owned(),
+        version,
+        capabilities,
+    })
 }
 
 impl SubprocessReceiver {
@@ -413,6 +486,10 @@ impl SubprocessReceiver {
 }
 
 impl Receiver for SubprocessReceiver {
+    fn identity(&self) -> Identity {
+        self.identity.clone()
+    }
+
     fn deliver(
         &mut self,
         frame: &[u8],

@@ -239,7 +239,7 @@ pub fn serve(
                 json!({
                     "name": match mutant { Some(m) => format!("tern-sim agent (mutant {})", m.name()), None => "tern-sim agent".to_owned() },
                     "version": env!("CARGO_PKG_VERSION"),
-                    "capabilities": [],
+                    "capabilities": ["execute"],
                 })
             }),
             (Some("shutdown"), _) => {

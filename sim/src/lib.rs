@@ -5,7 +5,9 @@
 
 pub mod adapter;
 pub mod agent;
+pub mod certify;
 pub mod check;
+pub mod corpus;
 pub mod frames;
 pub mod mutants;
 pub mod plugin;

@@ -13,7 +13,7 @@ use tern_model::ledger::{
 };
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
-use crate::plugin::{Delivered, ImplError, Implementation, InitParams, Receiver};
+use crate::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver};
 use crate::reference::{Recording, ReferenceReceiver};
 use crate::storage::{Durable, Storage};
 use crate::world::{AgentWorld, Effects};
@@ -180,6 +180,10 @@ impl<S: Durable, W: Effects> MutantReceiver<S, W> {
 }
 
 impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
+    fn identity(&self) -> Identity {
+        Identity::builtin(format!("tern-sim mutant {}", self.mutant.name()))
+    }
+
     fn deliver(
         &mut self,
         frame: &[u8],

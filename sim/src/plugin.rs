@@ -49,8 +49,59 @@ impl fmt::Display for ImplError {
 
 impl std::error::Error for ImplError {}
 
+/// An optional part of the contract an implementation may claim at start.
+/// Corpus cases that need a capability the implementation did not claim are
+/// not applicable to it; a claimed capability that fails is a false claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Capability {
+    /// Executes its own commitments through the world (`execute`).
+    Execute,
+}
+
+impl Capability {
+    pub const ALL: &'static [Capability] = &[Capability::Execute];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Capability::Execute => "execute",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Capability> {
+        Capability::ALL.iter().copied().find(|c| c.as_str() == name)
+    }
+}
+
+/// What a started implementation says about itself (the `init` answer of
+/// the subprocess protocol): reports name it, and capabilities decide which
+/// corpus cases apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub name: String,
+    pub version: Option<String>,
+    pub capabilities: std::collections::BTreeSet<Capability>,
+}
+
+impl Identity {
+    /// tern-sim's own receivers: the reference and its mutants.
+    pub fn builtin(name: impl Into<String>) -> Identity {
+        Identity {
+            name: name.into(),
+            version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            capabilities: Capability::ALL.iter().copied().collect(),
+        }
+    }
+
+    pub fn claims(&self, capability: Capability) -> bool {
+        self.capabilities.contains(&capability)
+    }
+}
+
 /// One running receiver.
 pub trait Receiver {
+    /// Who this receiver says it is, and what it claims to support.
+    fn identity(&self) -> Identity;
+
     fn deliver(
         &mut self,
         frame: &[u8],

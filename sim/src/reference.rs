@@ -11,7 +11,7 @@
 use tern_model::ledger::{EffectKey, Execution, Ledger, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
-use crate::plugin::{Delivered, ImplError, Implementation, InitParams, Receiver};
+use crate::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver};
 use crate::storage::{Durable, Storage};
 use crate::world::{AgentWorld, Effects};
 
@@ -246,6 +246,10 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
 }
 
 impl<S: Durable, W: Effects> Receiver for ReferenceReceiver<S, W> {
+    fn identity(&self) -> Identity {
+        Identity::builtin("tern-sim reference")
+    }
+
     fn deliver(
         &mut self,
         frame: &[u8],

@@ -2,12 +2,16 @@
 //!
 //! | status | meaning |
 //! |---|---|
-//! | 0 | no violation: every message valid (`check`), every run clean (`run`, `replay`), every mutant killed (`selftest`) |
-//! | 1 | a violation: an invalid message, a broken invariant, a surviving mutant |
+//! | 0 | no violation: every message valid (`check`), every run clean (`run`, `replay`), every mutant killed (`selftest`), certified at the level asked (`certify`), every clause covered (`coverage`), no regression (`diff`) |
+//! | 1 | a violation: an invalid message, a broken invariant, a surviving mutant, not certified, a clause without a case, a regression |
+//! | 128+n | `certify` stopped by signal n (130 for Ctrl-C), after writing reports marked as interrupted |
 //! | 2 | usage error, or an input or output could not be read or written |
 
 mod agent;
+mod certify;
 mod check;
+mod coverage;
+mod diff;
 mod replay;
 mod run;
 mod selftest;
@@ -36,6 +40,13 @@ enum Command {
     Selftest(selftest::SelftestArgs),
     /// Validate Tern messages (syntax and schema) from a JSON-lines stream or one document.
     Check(check::CheckArgs),
+    /// Certify an implementation: the whole conformance corpus, then a
+    /// simulation budget with faults; a verdict per level and reports.
+    Certify(certify::CertifyArgs),
+    /// The traceability matrix: each seed clause, its cases, invariants and mutants.
+    Coverage(coverage::CoverageArgs),
+    /// Compare two certification reports; exit 1 on any regression.
+    Diff(diff::DiffArgs),
     /// Serve the reference implementation (or a mutant) over the subprocess
     /// protocol on standard input and output.
     Agent(agent::AgentArgs),
@@ -82,6 +93,9 @@ pub fn main() -> ExitCode {
         Command::Selftest(args) => selftest::run(args),
         Command::Check(args) => check::run(args),
         Command::Agent(args) => agent::run(args),
+        Command::Certify(args) => certify::run(args),
+        Command::Coverage(args) => coverage::run(args),
+        Command::Diff(args) => diff::run(args),
     }
     .into()
 }

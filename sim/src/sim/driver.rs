@@ -78,6 +78,7 @@ pub fn play(
             stats: Default::default(),
             violation: Some(*v),
             notes: Vec::new(),
+            happenings: Vec::new(),
         },
     }
 }
@@ -90,6 +91,7 @@ pub struct Counterexample {
     pub violation: Violation,
     pub original_len: usize,
     pub notes: Vec<String>,
+    pub happenings: Vec<super::happening::Happening>,
     pub shrink_runs: usize,
 }
 
@@ -107,6 +109,7 @@ pub fn unshrunk(
         original_len: steps.len(),
         steps,
         notes: replay.notes,
+        happenings: replay.happenings,
         shrink_runs: 0,
     }
 }
@@ -147,6 +150,7 @@ pub fn shrink(
             steps: Vec::new(),
             original_len,
             notes: replay.notes,
+            happenings: replay.happenings,
             shrink_runs: runs,
         };
     }
@@ -205,6 +209,7 @@ pub fn shrink(
         steps,
         original_len,
         notes: replay.notes,
+        happenings: replay.happenings,
         shrink_runs: runs,
     }
 }

@@ -57,6 +57,47 @@ invariants! {
     ALIVE = "implementation-sound", "-", "The implementation answers every request (no crash of its own, no garbage).";
 }
 
+/// The seed clauses (`scenarios/clauses.json`) an invariant checks, so that
+/// a violation found by simulation names the sentence it breaks, like a
+/// failed corpus case does. `implementation-sound` rests on the contract,
+/// not on the seed, and names none.
+pub fn clauses(name: &str) -> &'static [&'static str] {
+    match name {
+        "strict-parsing" => &["S1.5", "S8.2", "S1.1"],
+        "unsupported-version" => &["S1.16", "S8.4"],
+        "schema" => &["S8.5", "S1.14", "S2.2"],
+        "identity-bound" => &["S8.1", "S1.22", "S5.2"],
+        "addressing" => &["S1.35"],
+        "dedup" => &["S1.27", "S8.8"],
+        "id-conflict" => &["S1.28", "S8.3"],
+        "pending-not-inferred" => &["S1.32", "S8.7"],
+        "references-checked" => &["S4.2", "S1.12"],
+        "only-author-reports" => &["S2.7"],
+        "only-own-revisions" => &["S4.12", "S8.6"],
+        "revision-chain" => &["S4.17", "S4.16"],
+        "replacement-valid" => &["S4.14"],
+        "renewal-by-requester" => &["S4.27", "S4.26"],
+        "valid-accepted" => &["S4.22"],
+        "outcomes-agree" => &["S1.32", "S4.22"],
+        "no-commitment-from-talk" => &["S8.9", "S2.8", "S2.10"],
+        "terminal-stays-terminal" => &["S4.11"],
+        "blocked-not-completion" => &["S8.11"],
+        "no-silent-branch" => &["S4.18", "S4.21"],
+        "history-preserved" => &["S4.15", "S8.12"],
+        "lifecycle-respected" => &["S4.30", "S4.31"],
+        "conflict-blocks-execution" => &["S4.19"],
+        "authority-before-effect" => &["S5.6", "S5.4", "S8.10"],
+        "commit-binds-sender" => &["S2.11"],
+        "at-most-once-effects" => &["S1.30", "S8.8"],
+        "executions-agree" => &["S5.6", "S8.7"],
+        "views-agree" => &["S4.18", "S1.29"],
+        "no-reply-to-invalid" => &["S1.34"],
+        "no-ack-of-ack" => &["S2.14"],
+        "order-independence" => &["S4.18", "S4.23"],
+        _ => &[],
+    }
+}
+
 /// The invariant behind a rejection class the model gave.
 fn by_class(class: RejectClass) -> Invariant {
     match class {

@@ -3,6 +3,7 @@
 
 pub mod driver;
 pub mod faults;
+pub mod happening;
 pub mod invariants;
 pub mod resolve;
 pub mod runner;

@@ -25,6 +25,8 @@ use crate::plugin::{Implementation, Receiver};
 use crate::storage::{CrashPoint, Storage};
 use crate::world::World;
 
+use super::happening::Happening;
+
 /// Everything that defines a run besides its steps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunConfig {
@@ -79,6 +81,8 @@ pub struct Played {
     pub violation: Option<Violation>,
     /// The run in shorthand, one line per event (only when recording).
     pub notes: Vec<String>,
+    /// The same run as data, for diagrams (only when recording).
+    pub happenings: Vec<Happening>,
 }
 
 const TICK_MS: u64 = 10;
@@ -249,6 +253,7 @@ pub struct Run<'a> {
     stats: Stats,
     record: bool,
     notes: Vec<String>,
+    happenings: Vec<Happening>,
     step: usize,
     dirty: BTreeSet<(usize, String)>,
 }
@@ -280,6 +285,7 @@ impl<'a> Run<'a> {
             stats: Stats::default(),
             record,
             notes: Vec::new(),
+            happenings: Vec::new(),
             step: 0,
             dirty: BTreeSet::new(),
         };
@@ -311,6 +317,13 @@ impl<'a> Run<'a> {
         if self.record {
             let line = format!("{:>6} ms  {}", self.now, text());
             self.notes.push(line);
+        }
+    }
+
+    fn happen(&mut self, h: impl FnOnce(u64) -> Happening) {
+        if self.record {
+            let now = self.now;
+            self.happenings.push(h(now));
         }
     }
 
@@ -385,6 +398,11 @@ impl<'a> Run<'a> {
         agent.down_until = Some(self.now + DOWNTIME_MS);
         let name = agent.name.clone();
         self.note(|| format!("⚡ {name} crashes ({why})"));
+        self.happen(|at| Happening::Fault {
+            at,
+            agent: Some(name),
+            text: format!("⚡ crash ({why})"),
+        });
     }
 
     fn restart_due(&mut self) -> Checked {
@@ -399,6 +417,11 @@ impl<'a> Run<'a> {
     fn restart(&mut self, a: usize) -> Checked {
         let name = self.agents[a].name.clone();
         self.note(|| format!("↺ {name} restarts from its storage"));
+        self.happen(|at| Happening::Fault {
+            at,
+            agent: Some(name.clone()),
+            text: "↺ restart from storage".into(),
+        });
         self.start(a)?;
         // The senders retransmit what was never acknowledged.
         let pending = std::mem::take(&mut self.agents[a].unreported);
@@ -427,8 +450,26 @@ impl<'a> Run<'a> {
         let claimed = out.claimed.clone();
         let line = shorthand::line(&out.frame, Some(&claimed));
         let spoofed = out.spoofed;
-        self.note(|| format!("{}{line}", if spoofed { "☠ " } else { "" }));
         let index = self.sent.len();
+        if self.record {
+            let to = out
+                .recipients
+                .iter()
+                .map(|r| self.agents[*r].name.clone())
+                .collect();
+            let gloss = line.clone();
+            let frame = out.frame.clone();
+            self.happen(|at| Happening::Send {
+                at,
+                index,
+                from: claimed,
+                to,
+                gloss,
+                frame,
+                spoofed,
+            });
+        }
+        self.note(|| format!("{}{line}", if spoofed { "☠ " } else { "" }));
         let actor = out.actor;
         let recipients = out.recipients.clone();
         self.sent.push(out);
@@ -491,6 +532,11 @@ impl<'a> Run<'a> {
             self.fault(Fault::Drop);
             let name = self.agents[to].name.clone();
             self.note(|| format!("  ✗ a copy to {name} is lost; the sender retransmits"));
+            self.happen(|at| Happening::Lost {
+                at,
+                index: copy.sent,
+                to: name,
+            });
             self.enqueue(self.now + RETRANSMIT_MS, to, copy.sent, false);
             return Ok(());
         }
@@ -605,6 +651,12 @@ impl<'a> Run<'a> {
         let name = self.agents[a].name.clone();
         let outcome_text = summary(&actual_first);
         self.note(|| format!("  ↳ {name}: {outcome_text}"));
+        self.happen(|at| Happening::Deliver {
+            at,
+            index: sent,
+            to: name.clone(),
+            outcome: outcome_text,
+        });
         // A receiver that stored a frame before crashing may call its
         // redelivery a duplicate, but only if a correct receiver would have
         // stored it at all.
@@ -855,6 +907,11 @@ impl<'a> Run<'a> {
                     self.agents[a].oracle.execute(&thread, &id, local);
                 }
                 self.note(|| format!("▶ {name} executes {id}: crashed before answering"));
+                self.happen(|at| Happening::Execute {
+                    at,
+                    agent: name.clone(),
+                    text: format!("executes {id}: crashed before answering"),
+                });
                 self.crash(a, "during an execution");
                 Ok(())
             }
@@ -874,6 +931,11 @@ impl<'a> Run<'a> {
                 let expected = self.agents[a].oracle.execute(&thread, &id, local);
                 let text = execution_summary(&actual);
                 self.note(|| format!("▶ {name} executes {id}: {text}"));
+                self.happen(|at| Happening::Execute {
+                    at,
+                    agent: name.clone(),
+                    text: format!("executes {id}: {text}"),
+                });
                 if actual != expected {
                     return Err(self.violation(
                         inv::classify_execution(&expected, &actual),
@@ -926,6 +988,11 @@ impl<'a> Run<'a> {
                             self.agents[a].pending_crash = Some(point);
                             let name = self.agents[a].name.clone();
                             self.note(|| format!("⚡ {name} will crash at {point:?}"));
+                            self.happen(|at| Happening::Fault {
+                                at,
+                                agent: Some(name),
+                                text: format!("⚡ will crash at {point:?}"),
+                            });
                         }
                     }
                 }
@@ -942,6 +1009,11 @@ impl<'a> Run<'a> {
                     let (x, y) = (self.agents[a].name.clone(), self.agents[b].name.clone());
                     let arrow = if *one_way { "↛" } else { "↮" };
                     self.note(|| format!("⌁ partition {x} {arrow} {y} for {ms} ms"));
+                    self.happen(|at| Happening::Fault {
+                        at,
+                        agent: Some(x.clone()),
+                        text: format!("⌁ partition {x} {arrow} {y} for {ms} ms"),
+                    });
                 }
             }
             Step::Wait { ms } => self.now += u64::from(*ms),
@@ -958,12 +1030,15 @@ impl<'a> Run<'a> {
                 "✘ {} (section {}): expected {}; got {}",
                 v.invariant.name, v.invariant.section, v.expected, v.actual
             );
-            self.note(|| text);
+            self.note(|| text.clone());
+            let agent = v.agent.clone();
+            self.happen(|at| Happening::Violation { at, agent, text });
         }
         Played {
             stats: self.stats,
             violation: result.err().map(|v| *v),
             notes: self.notes,
+            happenings: self.happenings,
         }
     }
 

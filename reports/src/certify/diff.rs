@@ -1,0 +1,224 @@
+//! Regression between two reports: which cases, invariants and verdicts
+//! changed outcome. A regression is anything that got worse: a case that
+//! passed (or did not apply) and now fails, a new case that fails, a
+//! simulation that was clean and is not, a level lost.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{ImplReport, Report};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub implementation: String,
+    pub what: String,
+    pub old: String,
+    pub new: String,
+    pub regression: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Diff {
+    pub changes: Vec<Change>,
+    /// Facts worth knowing that are not changes of outcome.
+    pub notes: Vec<String>,
+}
+
+impl Diff {
+    pub fn regressions(&self) -> usize {
+        self.changes.iter().filter(|c| c.regression).count()
+    }
+}
+
+fn bad(status: &str) -> bool {
+    matches!(status, "fail" | "error" | "false_claim")
+}
+
+/// Invariants with a failing case or a simulation violation.
+fn failing_invariants(i: &ImplReport) -> BTreeSet<String> {
+    let mut set: BTreeSet<String> = i
+        .cases
+        .iter()
+        .filter(|c| bad(&c.status))
+        .flat_map(|c| c.invariants.iter().cloned())
+        .collect();
+    if let Some(v) = &i.simulation.violation {
+        set.insert(v.invariant.clone());
+    }
+    set
+}
+
+fn compare(label: &str, old: &ImplReport, new: &ImplReport, out: &mut Diff) {
+    let mut push = |what: String, o: String, n: String, regression: bool| {
+        out.changes.push(Change {
+            implementation: label.to_owned(),
+            what,
+            old: o,
+            new: n,
+            regression,
+        })
+    };
+    let old_cases: BTreeMap<&str, &str> = old
+        .cases
+        .iter()
+        .map(|c| (c.id.as_str(), c.status.as_str()))
+        .collect();
+    let new_cases: BTreeMap<&str, &str> = new
+        .cases
+        .iter()
+        .map(|c| (c.id.as_str(), c.status.as_str()))
+        .collect();
+    for (id, n) in &new_cases {
+        match old_cases.get(id) {
+            Some(o) if o != n => push(
+                format!("case {id}"),
+                (*o).to_owned(),
+                (*n).to_owned(),
+                bad(n) && !bad(o),
+            ),
+            None => push(
+                format!("case {id}"),
+                "absent".into(),
+                (*n).to_owned(),
+                bad(n),
+            ),
+            _ => {}
+        }
+    }
+    for (id, o) in &old_cases {
+        if !new_cases.contains_key(id) {
+            push(
+                format!("case {id}"),
+                (*o).to_owned(),
+                "absent".into(),
+                false,
+            );
+        }
+    }
+    let (oi, ni) = (failing_invariants(old), failing_invariants(new));
+    for inv in ni.difference(&oi) {
+        push(
+            format!("invariant {inv}"),
+            "holds".into(),
+            "broken".into(),
+            true,
+        );
+    }
+    for inv in oi.difference(&ni) {
+        push(
+            format!("invariant {inv}"),
+            "broken".into(),
+            "holds".into(),
+            false,
+        );
+    }
+    if old.simulation.verdict != new.simulation.verdict {
+        let regression = old.simulation.verdict == "clean" && new.simulation.verdict == "violation";
+        push(
+            "simulation".into(),
+            old.simulation.verdict.clone(),
+            new.simulation.verdict.clone(),
+            regression,
+        );
+    }
+    let level = |i: &ImplReport| i.verdict.level.clone().unwrap_or_else(|| "none".into());
+    let rank = |l: &str| match l {
+        "profile" => 2,
+        "core" => 1,
+        _ => 0,
+    };
+    if level(old) != level(new) {
+        let regression = rank(&level(new)) < rank(&level(old));
+        push(
+            "conformance level".into(),
+            level(old),
+            level(new),
+            regression,
+        );
+    }
+    if old.verdict.certified != new.verdict.certified {
+        push(
+            "certified".into(),
+            old.verdict.certified.to_string(),
+            new.verdict.certified.to_string(),
+            old.verdict.certified,
+        );
+    }
+}
+
+pub fn diff(old: &Report, new: &Report) -> Diff {
+    let mut out = Diff::default();
+    if old.corpus.hash != new.corpus.hash {
+        out.notes.push(format!(
+            "the corpus changed ({} → {} cases, hash {} → {})",
+            old.corpus.cases,
+            new.corpus.cases,
+            &old.corpus.hash[..old.corpus.hash.len().min(12)],
+            &new.corpus.hash[..new.corpus.hash.len().min(12)]
+        ));
+    }
+    if old.tern_sim_version != new.tern_sim_version {
+        out.notes.push(format!(
+            "tern-sim {} → {}",
+            old.tern_sim_version, new.tern_sim_version
+        ));
+    }
+    if new.interrupted {
+        out.notes
+            .push("the new report was interrupted: it covers only part of the corpus".into());
+    }
+    // One implementation on each side is the usual CI case, whatever the
+    // labels; otherwise implementations are matched by label.
+    if old.implementations.len() == 1 && new.implementations.len() == 1 {
+        let (o, n) = (&old.implementations[0], &new.implementations[0]);
+        let label = if o.label == n.label {
+            n.label.clone()
+        } else {
+            format!("{} → {}", o.label, n.label)
+        };
+        compare(&label, o, n, &mut out);
+        return out;
+    }
+    for n in &new.implementations {
+        match old.implementations.iter().find(|o| o.label == n.label) {
+            Some(o) => compare(&n.label, o, n, &mut out),
+            None => out
+                .notes
+                .push(format!("`{}` is only in the new report", n.label)),
+        }
+    }
+    for o in &old.implementations {
+        if !new.implementations.iter().any(|n| n.label == o.label) {
+            out.notes
+                .push(format!("`{}` is only in the old report", o.label));
+        }
+    }
+    out
+}
+
+/// For people: one line per change, regressions marked.
+pub fn text(d: &Diff) -> String {
+    let mut out = String::new();
+    for n in &d.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    for c in &d.changes {
+        out.push_str(&format!(
+            "{} {}: {}: {} → {}\n",
+            if c.regression {
+                "✘ regression"
+            } else {
+                "  change    "
+            },
+            c.implementation,
+            c.what,
+            c.old,
+            c.new
+        ));
+    }
+    out.push_str(&format!(
+        "{} change(s), {} regression(s)\n",
+        d.changes.len(),
+        d.regressions()
+    ));
+    out
+}

@@ -1,0 +1,85 @@
+//! JUnit XML for CI systems: one suite per seed section (per implementation
+//! when there are several), one test per case named by its ID. Only a
+//! `fail` (or a false claim, which is a failed case) is a failure; an
+//! implementation that misbehaved is an error, and a case that does not
+//! apply is skipped.
+
+use quick_junit::{NonSuccessKind, Report as Junit, TestCase, TestCaseStatus, TestSuite};
+
+use super::{section_title, Report};
+
+pub fn render(report: &Report) -> Result<String, String> {
+    let mut junit = Junit::new("tern-sim certify");
+    let several = report.implementations.len() > 1;
+    for i in &report.implementations {
+        let mut sections: Vec<u8> = i.cases.iter().map(|c| c.section).collect();
+        sections.sort_unstable();
+        sections.dedup();
+        for s in sections {
+            let name = if several {
+                format!("{}: {}", i.label, section_title(s))
+            } else {
+                section_title(s).to_owned()
+            };
+            let mut suite = TestSuite::new(name);
+            for c in i.cases.iter().filter(|c| c.section == s) {
+                let mut status = match c.status.as_str() {
+                    "pass" => TestCaseStatus::success(),
+                    "not_applicable" => {
+                        let mut st = TestCaseStatus::skipped();
+                        st.set_message(format!("needs {}", c.unclaimed.join(", ")));
+                        st
+                    }
+                    "error" => TestCaseStatus::non_success(NonSuccessKind::Error),
+                    _ => TestCaseStatus::non_success(NonSuccessKind::Failure),
+                };
+                if let Some(f) = &c.failure {
+                    let clause = c
+                        .clauses
+                        .first()
+                        .map(|cl| format!("{} \"{}\"", cl.id, cl.sentence))
+                        .unwrap_or_default();
+                    status.set_message(format!("{}: breaks {clause}", f.check));
+                    status.set_description(format!(
+                        "step {} ({})\nexpected: {}\nactual:   {}\nlevel: {}, outcome: {}",
+                        f.step, f.op, f.expected, f.actual, c.level, c.status
+                    ));
+                }
+                let mut case = TestCase::new(c.id.clone(), status);
+                case.set_classname(format!("tern.{}", c.level));
+                suite.add_test_case(case);
+            }
+            junit.add_test_suite(suite);
+        }
+        if i.simulation.verdict != "not_run" {
+            let mut suite = TestSuite::new(if several {
+                format!("{}: simulation", i.label)
+            } else {
+                "simulation".to_owned()
+            });
+            let status = match &i.simulation.violation {
+                None => TestCaseStatus::success(),
+                Some(v) => {
+                    let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    st.set_message(format!("{} violated at seed {}", v.invariant, v.seed));
+                    st.set_description(format!(
+                        "expected: {}\nactual:   {}\n{}",
+                        v.expected,
+                        v.actual,
+                        v.shorthand.join("\n")
+                    ));
+                    st
+                }
+            };
+            suite.add_test_case(TestCase::new(
+                format!(
+                    "{} runs from seed {}",
+                    report.simulation_budget.seeds, report.simulation_budget.first_seed
+                ),
+                status,
+            ));
+            junit.add_test_suite(suite);
+        }
+    }
+    junit.to_string().map_err(|e| e.to_string())
+}

@@ -1,0 +1,508 @@
+//! The certification report: one data model (`report.json`, documented in
+//! docs/certify.md) from which every rendering is made, and which `diff`
+//! reads back. Nothing in it depends on the clock or the machine, so the
+//! same seed, corpus and version give the same bytes.
+
+pub mod diagram;
+pub mod diff;
+pub mod html;
+pub mod junit;
+pub mod terminal;
+pub mod write;
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use tern_harness::certify::{Conformance, CorpusRun, SimulationRun};
+use tern_harness::corpus::play::{CaseRun, Exchange, Status};
+use tern_harness::corpus::{Case, Corpus, Level};
+use tern_harness::sim::happening::Happening;
+use tern_harness::sim::invariants;
+
+pub const SCHEMA: &str = "tern-sim/report/1";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    pub schema: String,
+    pub tern_sim_version: String,
+    pub corpus: CorpusInfo,
+    /// The level asked for with `--level`.
+    pub level_requested: String,
+    pub simulation_budget: Budget,
+    /// True when Ctrl-C (or SIGTERM) cut the run short: what is here is
+    /// complete for what ran, and nothing more is claimed.
+    pub interrupted: bool,
+    /// Every clause of the registry, so the report stands alone.
+    pub clauses: Vec<ClauseText>,
+    pub implementations: Vec<ImplReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CorpusInfo {
+    pub hash: String,
+    pub clauses: usize,
+    pub cases: usize,
+    /// The `--only` filter, when one was given.
+    pub filter: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    pub first_seed: u64,
+    pub seeds: u64,
+    pub agents: usize,
+    pub steps: usize,
+    pub faults: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImplReport {
+    /// How it was named on the command line: `reference`, a mutant's
+    /// name, or the `--impl` command.
+    pub label: String,
+    pub name: String,
+    pub version: Option<String>,
+    pub capabilities: Vec<String>,
+    /// Why it could not start, when it could not.
+    pub start_error: Option<String>,
+    pub verdict: Verdict,
+    /// Level → outcome → count.
+    pub tally: BTreeMap<String, BTreeMap<String, usize>>,
+    pub cases: Vec<CaseReport>,
+    pub simulation: SimulationReport,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Verdict {
+    /// Certified at the requested level.
+    pub certified: bool,
+    /// The highest level certified.
+    pub level: Option<String>,
+    pub core: bool,
+    pub profile: bool,
+    pub simulation: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClauseText {
+    pub id: String,
+    pub section: u8,
+    pub sentence: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseReport {
+    pub id: String,
+    pub title: String,
+    pub level: String,
+    pub section: u8,
+    /// The participant whose receiver was under test.
+    pub participant: String,
+    pub status: String,
+    pub clauses: Vec<ClauseText>,
+    pub invariants: Vec<String>,
+    pub failure: Option<FailureReport>,
+    /// For `not_applicable`: the capabilities not claimed.
+    pub unclaimed: Vec<String>,
+    /// Every step as it happened: kept for failures only.
+    pub transcript: Vec<StepReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailureReport {
+    pub step: usize,
+    pub op: String,
+    pub check: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepReport {
+    pub step: usize,
+    pub op: String,
+    pub sender: Option<String>,
+    pub gloss: String,
+    /// The raw frame when it is UTF-8, otherwise in `frame_base64`.
+    pub frame: Option<String>,
+    pub frame_base64: Option<String>,
+    pub answer: String,
+    pub fault: Option<String>,
+    pub ok: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationReport {
+    /// `clean`, `violation`, `not_run` or `incomplete`.
+    pub verdict: String,
+    pub skipped: Option<String>,
+    pub runs: u64,
+    pub deliveries: u64,
+    pub executions: u64,
+    pub effects: u64,
+    pub checks: u64,
+    pub faults: BTreeMap<String, u64>,
+    pub violation: Option<ViolationReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ViolationReport {
+    pub invariant: String,
+    pub section: String,
+    pub clauses: Vec<ClauseText>,
+    pub seed: u64,
+    pub agent: Option<String>,
+    pub expected: String,
+    pub actual: String,
+    pub original_steps: usize,
+    pub shrunk_steps: usize,
+    /// The shrunk run in the seed's shorthand, one line per event, with
+    /// faults (`⚡`, `↺`, `⌁`...) interleaved.
+    pub shorthand: Vec<String>,
+    /// The same run as events, for the sequence diagram.
+    pub sequence: Vec<SeqEvent>,
+}
+
+/// One event of a shrunk run (see `tern_harness::sim::happening`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeqEvent {
+    /// Virtual milliseconds.
+    pub at: u64,
+    /// `send`, `deliver`, `lost`, `fault`, `execute` or `violation`.
+    pub kind: String,
+    /// The message, for `send`, `deliver` and `lost`.
+    pub message: Option<usize>,
+    /// The agent it concerns (the sender for `send`).
+    pub agent: Option<String>,
+    /// Recipients, for `send`.
+    pub to: Vec<String>,
+    pub text: String,
+    /// The raw frame, for `send` (UTF-8; otherwise base64 in `frame_base64`).
+    pub frame: Option<String>,
+    pub frame_base64: Option<String>,
+    /// A `send` forged by the adversary.
+    pub spoofed: bool,
+}
+
+fn frame_fields(b: &[u8]) -> (Option<String>, Option<String>) {
+    match std::str::from_utf8(b) {
+        Ok(s) => (Some(s.to_owned()), None),
+        Err(_) => (
+            None,
+            Some(base64::engine::general_purpose::STANDARD.encode(b)),
+        ),
+    }
+}
+
+fn seq_event(h: &Happening) -> SeqEvent {
+    let mut e = SeqEvent {
+        at: 0,
+        kind: String::new(),
+        message: None,
+        agent: None,
+        to: Vec::new(),
+        text: String::new(),
+        frame: None,
+        frame_base64: None,
+        spoofed: false,
+    };
+    match h {
+        Happening::Send {
+            at,
+            index,
+            from,
+            to,
+            gloss,
+            frame,
+            spoofed,
+        } => {
+            let (f, b) = frame_fields(frame);
+            e = SeqEvent {
+                at: *at,
+                kind: "send".into(),
+                message: Some(*index),
+                agent: Some(from.clone()),
+                to: to.clone(),
+                text: gloss.clone(),
+                frame: f,
+                frame_base64: b,
+                spoofed: *spoofed,
+            };
+        }
+        Happening::Deliver {
+            at,
+            index,
+            to,
+            outcome,
+        } => {
+            e.at = *at;
+            e.kind = "deliver".into();
+            e.message = Some(*index);
+            e.agent = Some(to.clone());
+            e.text = outcome.clone();
+        }
+        Happening::Lost { at, index, to } => {
+            e.at = *at;
+            e.kind = "lost".into();
+            e.message = Some(*index);
+            e.agent = Some(to.clone());
+            e.text = "lost; retransmitted".into();
+        }
+        Happening::Fault { at, agent, text } => {
+            e.at = *at;
+            e.kind = "fault".into();
+            e.agent = agent.clone();
+            e.text = text.clone();
+        }
+        Happening::Execute { at, agent, text } => {
+            e.at = *at;
+            e.kind = "execute".into();
+            e.agent = Some(agent.clone());
+            e.text = text.clone();
+        }
+        Happening::Violation { at, agent, text } => {
+            e.at = *at;
+            e.kind = "violation".into();
+            e.agent = agent.clone();
+            e.text = text.clone();
+        }
+    }
+    e
+}
+
+fn step_report(x: &Exchange) -> StepReport {
+    let (frame, frame_base64) = x.frame.as_deref().map_or((None, None), frame_fields);
+    StepReport {
+        step: x.step,
+        op: x.op.to_owned(),
+        sender: x.sender.clone(),
+        gloss: x.gloss.clone(),
+        frame,
+        frame_base64,
+        answer: x.answer.clone(),
+        fault: x.fault.clone(),
+        ok: x.ok,
+    }
+}
+
+fn case_report(case: &Case, run: &CaseRun) -> CaseReport {
+    CaseReport {
+        id: case.id.clone(),
+        title: case.title.clone(),
+        level: case.level.as_str().to_owned(),
+        section: case.section(),
+        participant: case.setup.participant.to_string(),
+        status: run.status.as_str().to_owned(),
+        clauses: case
+            .clauses
+            .iter()
+            .map(|c| ClauseText {
+                id: c.id.clone(),
+                section: c.section,
+                sentence: c.sentence.clone(),
+            })
+            .collect(),
+        invariants: case.invariants.clone(),
+        failure: run.failure.as_ref().map(|f| FailureReport {
+            step: f.step,
+            op: f.op.to_owned(),
+            check: f.check.clone(),
+            expected: f.expected.clone(),
+            actual: f.actual.clone(),
+        }),
+        unclaimed: run
+            .unclaimed
+            .iter()
+            .map(|c| c.as_str().to_owned())
+            .collect(),
+        transcript: if run.status.is_failure() {
+            run.transcript.iter().map(step_report).collect()
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+fn simulation_report(sim: &SimulationRun, corpus: &Corpus) -> SimulationReport {
+    SimulationReport {
+        verdict: sim.verdict().as_str().to_owned(),
+        skipped: sim.skipped.clone(),
+        runs: sim.runs,
+        deliveries: sim.stats.deliveries,
+        executions: sim.stats.executions,
+        effects: sim.stats.effects,
+        checks: sim.stats.checks,
+        faults: sim
+            .stats
+            .faults
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), *v))
+            .collect(),
+        violation: sim.counterexample.as_ref().map(|ce| ViolationReport {
+            invariant: ce.violation.invariant.name.to_owned(),
+            section: ce.violation.invariant.section.to_owned(),
+            clauses: invariants::clauses(ce.violation.invariant.name)
+                .iter()
+                .filter_map(|id| corpus.clauses.get(id))
+                .map(|c| ClauseText {
+                    id: c.id.clone(),
+                    section: c.section,
+                    sentence: c.sentence.clone(),
+                })
+                .collect(),
+            seed: ce.config.seed,
+            agent: ce.violation.agent.clone(),
+            expected: ce.violation.expected.clone(),
+            actual: ce.violation.actual.clone(),
+            original_steps: ce.original_len,
+            shrunk_steps: ce.steps.len(),
+            shorthand: ce.notes.clone(),
+            sequence: ce.happenings.iter().map(seq_event).collect(),
+        }),
+    }
+}
+
+/// One implementation's results, as reported.
+pub struct Certified<'a> {
+    pub label: String,
+    pub corpus: &'a CorpusRun,
+    pub simulation: &'a SimulationRun,
+}
+
+impl Report {
+    pub fn build(
+        corpus: &Corpus,
+        cases: &[&Case],
+        filter: Option<&str>,
+        level: Level,
+        budget: &tern_harness::certify::Budget,
+        interrupted: bool,
+        results: &[Certified],
+    ) -> Report {
+        let by_id: BTreeMap<&str, &Case> = cases.iter().map(|c| (c.id.as_str(), *c)).collect();
+        let implementations = results
+            .iter()
+            .map(|r| {
+                let conformance = Conformance::of(cases, r.corpus, r.simulation);
+                let (name, version, capabilities, start_error) = match &r.corpus.identity {
+                    Ok(i) => (
+                        i.name.clone(),
+                        i.version.clone(),
+                        i.capabilities
+                            .iter()
+                            .map(|c| c.as_str().to_owned())
+                            .collect(),
+                        None,
+                    ),
+                    Err(e) => (r.label.clone(), None, Vec::new(), Some(e.clone())),
+                };
+                let tally = conformance
+                    .by_level
+                    .iter()
+                    .map(|(l, t)| {
+                        (
+                            l.as_str().to_owned(),
+                            Status::ALL
+                                .iter()
+                                .map(|s| (s.as_str().to_owned(), t.get(*s)))
+                                .collect(),
+                        )
+                    })
+                    .collect();
+                ImplReport {
+                    label: r.label.clone(),
+                    name,
+                    version,
+                    capabilities,
+                    start_error,
+                    verdict: Verdict {
+                        certified: conformance.certified(level) && !interrupted,
+                        level: if interrupted {
+                            None
+                        } else {
+                            conformance.level().map(|l| l.as_str().to_owned())
+                        },
+                        core: conformance.core,
+                        profile: conformance.profile,
+                        simulation: conformance.simulation.as_str().to_owned(),
+                    },
+                    tally,
+                    cases: r
+                        .corpus
+                        .cases
+                        .iter()
+                        .filter_map(|run| by_id.get(run.id.as_str()).map(|c| case_report(c, run)))
+                        .collect(),
+                    simulation: simulation_report(r.simulation, corpus),
+                }
+            })
+            .collect();
+        Report {
+            schema: SCHEMA.to_owned(),
+            tern_sim_version: env!("CARGO_PKG_VERSION").to_owned(),
+            corpus: CorpusInfo {
+                hash: corpus.hash.clone(),
+                clauses: corpus.clauses.all().len(),
+                cases: cases.len(),
+                filter: filter.map(str::to_owned),
+            },
+            level_requested: level.as_str().to_owned(),
+            simulation_budget: Budget {
+                first_seed: budget.first_seed,
+                seeds: budget.seeds,
+                agents: budget.agents,
+                steps: budget.steps,
+                faults: budget.faults.names(),
+            },
+            interrupted,
+            clauses: corpus
+                .clauses
+                .all()
+                .iter()
+                .map(|c| ClauseText {
+                    id: c.id.clone(),
+                    section: c.section,
+                    sentence: c.sentence.clone(),
+                })
+                .collect(),
+            implementations,
+        }
+    }
+
+    /// Every implementation certified at the requested level.
+    pub fn all_certified(&self) -> bool {
+        !self.implementations.is_empty() && self.implementations.iter().all(|i| i.verdict.certified)
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+}
+
+/// Seed section names, for headings.
+pub fn section_title(n: u8) -> &'static str {
+    match n {
+        1 => "1. Encoding and grammar",
+        2 => "2. Vocabulary: speech acts",
+        3 => "3. Epistemics",
+        4 => "4. Commitments and revision",
+        5 => "5. Permission and trust",
+        8 => "8. Conformance checklist",
+        _ => "other",
+    }
+}

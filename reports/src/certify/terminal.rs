@@ -1,0 +1,212 @@
+//! The terminal summary of a certification: outcomes by seed section, the
+//! verdict, then every failure with the clause it breaks. With several
+//! implementations, one column each, and the cases where they differ.
+
+use std::collections::BTreeMap;
+
+use super::{section_title, ImplReport, Report};
+use crate::run::{clip, table};
+
+const SECTIONS: [u8; 6] = [1, 2, 3, 4, 5, 8];
+
+fn count(i: &ImplReport, section: u8, status: &str) -> usize {
+    i.cases
+        .iter()
+        .filter(|c| c.section == section && c.status == status)
+        .count()
+}
+
+fn failed(i: &ImplReport, section: u8) -> usize {
+    ["fail", "error", "false_claim"]
+        .iter()
+        .map(|s| count(i, section, s))
+        .sum()
+}
+
+/// The verdict line of one implementation.
+pub fn verdict_line(i: &ImplReport, level: &str) -> String {
+    let name = match &i.version {
+        Some(v) => format!("{} {v}", i.name),
+        None => i.name.clone(),
+    };
+    let reached = match &i.verdict.level {
+        Some(l) => format!("conformant at `{l}` level"),
+        None => "not conformant at any level".to_owned(),
+    };
+    format!(
+        "{} {name}: {} at `{level}` ({reached}; simulation {})",
+        if i.verdict.certified { "✔" } else { "✘" },
+        if i.verdict.certified {
+            "CERTIFIED"
+        } else {
+            "NOT CERTIFIED"
+        },
+        i.verdict.simulation.replace('_', " "),
+    )
+}
+
+fn one(report: &Report, i: &ImplReport) -> String {
+    let mut rows = vec![vec![
+        "seed section".to_owned(),
+        "passed".to_owned(),
+        "failed".to_owned(),
+        "not applicable".to_owned(),
+    ]];
+    for s in SECTIONS {
+        rows.push(vec![
+            section_title(s).to_owned(),
+            count(i, s, "pass").to_string(),
+            failed(i, s).to_string(),
+            count(i, s, "not_applicable").to_string(),
+        ]);
+    }
+    let mut out = table(rows);
+    out.push('\n');
+    if let Some(e) = &i.start_error {
+        out.push_str(&format!("the implementation did not start: {e}\n"));
+    }
+    for c in i.cases.iter().filter(|c| c.failure.is_some()) {
+        let f = c.failure.as_ref().expect("filtered");
+        let clause = c
+            .clauses
+            .first()
+            .map(|cl| format!("{} \"{}\"", cl.id, cl.sentence))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "✘ {} [{}, {}] step {} ({}), {}\n    breaks {clause}\n    expected: {}\n    actual:   {}\n",
+            c.id,
+            c.level,
+            c.status.replace('_', " "),
+            f.step,
+            f.op,
+            f.check,
+            clip(&f.expected),
+            clip(&f.actual),
+        ));
+    }
+    let sim = &i.simulation;
+    match (&sim.violation, &sim.skipped) {
+        (Some(v), _) => {
+            out.push_str(&format!(
+                "✘ simulation: {} violated (seed {}, shrunk from {} to {} steps)\n",
+                v.invariant, v.seed, v.original_steps, v.shrunk_steps
+            ));
+            for c in &v.clauses {
+                out.push_str(&format!("    breaks {} \"{}\"\n", c.id, c.sentence));
+            }
+            out.push_str(&format!(
+                "    expected: {}\n    actual:   {}\n",
+                clip(&v.expected),
+                clip(&v.actual)
+            ));
+            for line in &v.shorthand {
+                out.push_str(&format!("    {line}\n"));
+            }
+        }
+        (None, Some(why)) => out.push_str(&format!("simulation not run: {why}\n")),
+        (None, None) => out.push_str(&format!(
+            "simulation: {} runs, {} deliveries, {} checks, no violation{}\n",
+            sim.runs,
+            sim.deliveries,
+            sim.checks,
+            if sim.verdict == "incomplete" {
+                " (interrupted)"
+            } else {
+                ""
+            }
+        )),
+    }
+    out.push_str(&verdict_line(i, &report.level_requested));
+    out.push('\n');
+    out
+}
+
+fn side_by_side(report: &Report) -> String {
+    let mut header = vec!["seed section".to_owned()];
+    header.extend(report.implementations.iter().map(|i| i.label.clone()));
+    let mut rows = vec![header];
+    for s in SECTIONS {
+        let mut row = vec![section_title(s).to_owned()];
+        for i in &report.implementations {
+            let total = i.cases.iter().filter(|c| c.section == s).count();
+            row.push(format!(
+                "{}/{} passed, {} failed",
+                count(i, s, "pass"),
+                total,
+                failed(i, s)
+            ));
+        }
+        rows.push(row);
+    }
+    let mut sim = vec!["simulation".to_owned()];
+    sim.extend(
+        report
+            .implementations
+            .iter()
+            .map(|i| match &i.simulation.violation {
+                Some(v) => format!("{} (seed {})", v.invariant, v.seed),
+                None => i.simulation.verdict.replace('_', " "),
+            }),
+    );
+    rows.push(sim);
+    let mut verdict = vec!["verdict".to_owned()];
+    verdict.extend(report.implementations.iter().map(|i| {
+        if i.verdict.certified {
+            format!("certified ({})", i.verdict.level.as_deref().unwrap_or("-"))
+        } else {
+            "not certified".to_owned()
+        }
+    }));
+    rows.push(verdict);
+    let mut out = table(rows);
+    out.push('\n');
+    // The cases on which they disagree, one row each.
+    let mut outcomes: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (n, i) in report.implementations.iter().enumerate() {
+        for c in &i.cases {
+            let row = outcomes
+                .entry(c.id.as_str())
+                .or_insert_with(|| vec!["-"; report.implementations.len()]);
+            row[n] = c.status.as_str();
+        }
+    }
+    let differing: Vec<_> = outcomes
+        .into_iter()
+        .filter(|(_, v)| v.iter().any(|s| *s != v[0]))
+        .collect();
+    if !differing.is_empty() {
+        let mut header = vec!["case where they differ".to_owned()];
+        header.extend(report.implementations.iter().map(|i| i.label.clone()));
+        let mut rows = vec![header];
+        for (id, v) in differing {
+            let mut row = vec![id.to_owned()];
+            row.extend(v.iter().map(|s| s.replace('_', " ")));
+            rows.push(row);
+        }
+        out.push_str(&table(rows));
+        out.push('\n');
+    }
+    for i in &report.implementations {
+        out.push_str(&verdict_line(i, &report.level_requested));
+        out.push('\n');
+    }
+    out
+}
+
+/// The whole summary.
+pub fn summary(report: &Report) -> String {
+    let mut out = String::new();
+    if report.interrupted {
+        out.push_str("interrupted: the results below cover only what ran before the signal\n");
+    }
+    if report.implementations.len() == 1 {
+        out.push_str(&one(report, &report.implementations[0]));
+    } else {
+        for i in &report.implementations {
+            out.push_str(&format!("── {} ──\n", i.label));
+            out.push_str(&one(report, i));
+        }
+        out.push_str(&side_by_side(report));
+    }
+    out
+}

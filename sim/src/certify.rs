@@ -1,0 +1,264 @@
+//! Certification: the whole corpus, then a budget of faulty simulations,
+//! against one implementation, and the conformance levels that follow from
+//! the outcomes (never from percentages).
+
+use std::collections::BTreeMap;
+
+use crate::corpus::play::{identify, play, CaseRun, Status};
+use crate::corpus::{Case, Level};
+use crate::plugin::{Capability, Identity, Implementation};
+use crate::sim::driver::{generate, mix_for, play as play_run, shrink, Counterexample};
+use crate::sim::faults::FaultSet;
+use crate::sim::runner::{RunConfig, Stats};
+
+/// The simulation budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Budget {
+    /// Runs; 0 skips the simulation.
+    pub seeds: u64,
+    pub first_seed: u64,
+    pub agents: usize,
+    pub steps: usize,
+    pub faults: FaultSet,
+}
+
+/// The corpus part of a certification.
+#[derive(Debug, Clone)]
+pub struct CorpusRun {
+    /// What the implementation said at its first start, or why it could not start.
+    pub identity: Result<Identity, String>,
+    /// One per case run, in case order.
+    pub cases: Vec<CaseRun>,
+    /// False when interrupted before the last case.
+    pub complete: bool,
+}
+
+/// The simulation part.
+#[derive(Debug, Clone)]
+pub struct SimulationRun {
+    pub budget: Budget,
+    pub runs: u64,
+    pub stats: Stats,
+    pub counterexample: Option<Counterexample>,
+    /// Why the simulation did not run at all, when it did not.
+    pub skipped: Option<String>,
+    pub complete: bool,
+}
+
+impl SimulationRun {
+    pub fn verdict(&self) -> SimVerdict {
+        if self.skipped.is_some() {
+            SimVerdict::NotRun
+        } else if self.counterexample.is_some() {
+            SimVerdict::Violation
+        } else if !self.complete {
+            SimVerdict::Incomplete
+        } else {
+            SimVerdict::Clean
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimVerdict {
+    Clean,
+    Violation,
+    NotRun,
+    Incomplete,
+}
+
+impl SimVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SimVerdict::Clean => "clean",
+            SimVerdict::Violation => "violation",
+            SimVerdict::NotRun => "not_run",
+            SimVerdict::Incomplete => "incomplete",
+        }
+    }
+}
+
+/// Runs every case in order. `stop` is polled between cases (an interrupt).
+pub fn run_corpus(
+    cases: &[&Case],
+    implementation: &dyn Implementation,
+    mut progress: impl FnMut(&CaseRun),
+    stop: impl Fn() -> bool,
+) -> CorpusRun {
+    let Some(first) = cases.first() else {
+        return CorpusRun {
+            identity: Err("no case selected".to_owned()),
+            cases: Vec::new(),
+            complete: true,
+        };
+    };
+    let identity = identify(implementation, first);
+    let claimed = match &identity {
+        Ok(i) => i.clone(),
+        // It will not start; run the cases anyway so each says so, claiming
+        // nothing so that no case is skipped for want of a claim.
+        Err(_) => Identity {
+            name: implementation.name(),
+            version: None,
+            capabilities: Capability::ALL.iter().copied().collect(),
+        },
+    };
+    let mut runs = Vec::with_capacity(cases.len());
+    let mut complete = true;
+    for case in cases {
+        if stop() {
+            complete = false;
+            break;
+        }
+        let run = play(case, implementation, &claimed);
+        // A case cut short by the interrupt says nothing about the
+        // implementation; it is left out rather than reported as an error.
+        if stop() {
+            complete = false;
+            break;
+        }
+        progress(&run);
+        runs.push(run);
+    }
+    CorpusRun {
+        identity,
+        cases: runs,
+        complete,
+    }
+}
+
+/// Plays the budget's runs until the first violation, which is shrunk.
+pub fn run_simulation(
+    budget: &Budget,
+    implementation: &dyn Implementation,
+    identity: Option<&Identity>,
+    mut progress: impl FnMut(u64, &Stats),
+    stop: impl Fn() -> bool,
+) -> SimulationRun {
+    let mut out = SimulationRun {
+        budget: budget.clone(),
+        runs: 0,
+        stats: Stats::default(),
+        counterexample: None,
+        skipped: None,
+        complete: true,
+    };
+    if budget.seeds == 0 {
+        out.skipped = Some("no simulation budget (--seeds 0)".to_owned());
+        return out;
+    }
+    match identity {
+        None => {
+            out.skipped = Some("the implementation did not start".to_owned());
+            return out;
+        }
+        Some(i) if !i.claims(Capability::Execute) => {
+            out.skipped = Some(
+                "the implementation does not claim `execute`, which the simulation needs"
+                    .to_owned(),
+            );
+            return out;
+        }
+        Some(_) => {}
+    }
+    for seed in budget.first_seed..budget.first_seed.saturating_add(budget.seeds) {
+        if stop() {
+            out.complete = false;
+            break;
+        }
+        let config = RunConfig {
+            seed,
+            agents: budget.agents,
+            steps: budget.steps,
+            mix: mix_for(seed, &budget.faults, true),
+            faults: budget.faults.clone(),
+        };
+        let generated = generate(&config);
+        let played = play_run(&config, &generated.steps, implementation, false);
+        if stop() {
+            out.complete = false;
+            break;
+        }
+        out.stats.add(&played.stats);
+        out.runs += 1;
+        progress(out.runs, &out.stats);
+        if let Some(v) = played.violation {
+            out.counterexample = Some(shrink(&config, generated, v, implementation, |_| {}));
+            break;
+        }
+    }
+    out
+}
+
+/// Counts of outcomes at one level.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub counts: BTreeMap<Status, usize>,
+}
+
+impl Tally {
+    pub fn get(&self, s: Status) -> usize {
+        self.counts.get(&s).copied().unwrap_or(0)
+    }
+
+    pub fn failures(&self) -> usize {
+        self.counts
+            .iter()
+            .filter(|(s, _)| s.is_failure())
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+/// The conformance levels an implementation reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conformance {
+    /// No core case failed (and the corpus ran to the end).
+    pub core: bool,
+    /// Nor any profile case.
+    pub profile: bool,
+    pub simulation: SimVerdict,
+    pub by_level: BTreeMap<Level, Tally>,
+}
+
+impl Conformance {
+    pub fn of(cases: &[&Case], corpus: &CorpusRun, sim: &SimulationRun) -> Conformance {
+        let level: BTreeMap<&str, Level> = cases.iter().map(|c| (c.id.as_str(), c.level)).collect();
+        let mut by_level: BTreeMap<Level, Tally> = BTreeMap::new();
+        for run in &corpus.cases {
+            let l = level.get(run.id.as_str()).copied().unwrap_or(Level::Core);
+            *by_level
+                .entry(l)
+                .or_default()
+                .counts
+                .entry(run.status)
+                .or_default() += 1;
+        }
+        let clean = |l: Level| by_level.get(&l).is_none_or(|t| t.failures() == 0);
+        let core = corpus.complete && corpus.identity.is_ok() && clean(Level::Core);
+        Conformance {
+            core,
+            profile: core && clean(Level::Profile),
+            simulation: sim.verdict(),
+            by_level,
+        }
+    }
+
+    /// Certified at `level`: that level's cases all pass or do not apply,
+    /// and the simulation found nothing (a simulation that could not run
+    /// for want of `execute` does not block, and the report says so).
+    pub fn certified(&self, level: Level) -> bool {
+        let cases = match level {
+            Level::Core => self.core,
+            Level::Profile => self.profile,
+        };
+        cases && matches!(self.simulation, SimVerdict::Clean | SimVerdict::NotRun)
+    }
+
+    /// The highest level certified, if any.
+    pub fn level(&self) -> Option<Level> {
+        [Level::Profile, Level::Core]
+            .into_iter()
+            .find(|l| self.certified(*l))
+    }
+}

@@ -1,0 +1,702 @@
+//! One conformance case, read from its language-neutral file (docs/corpus.md)
+//! into types where a malformed case cannot be represented: a case that
+//! loads is a case the harness can run.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::Value;
+use tern_model::ledger::{EventKind, LedgerConfig, LocalTime, Refusal, RejectClass};
+use tern_model::message::{MessageRef, Participant, Principal, ThreadId, Timestamp};
+
+use super::CorpusError;
+use crate::plugin::Capability;
+
+/// Whether a case's verdict follows from the seed's words (`Core`) or rests
+/// on the profile's reading (`Profile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    Core,
+    Profile,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Core => "core",
+            Level::Profile => "profile",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Level> {
+        match name {
+            "core" => Some(Level::Core),
+            "profile" => Some(Level::Profile),
+            _ => None,
+        }
+    }
+}
+
+/// A seed clause as a case cites it: the same three facts as the registry.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClauseRef {
+    pub id: String,
+    pub section: u8,
+    pub sentence: String,
+}
+
+/// The outcome part of an event, as compared (docs/corpus.md section 2.3).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    Accepted,
+    Duplicate,
+    /// The missing references, as a set.
+    Pending(BTreeSet<String>),
+    Rejected(RejectClass),
+}
+
+/// An event as compared: its kind, its message, its verdict.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ExpectedEvent {
+    pub kind: EventKindKey,
+    pub id: Option<String>,
+    pub verdict: Verdict,
+}
+
+/// [`EventKind`] with an order, so that events compare as a multiset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EventKindKey {
+    Delivered,
+    Released,
+    Invalidated,
+}
+
+impl From<EventKind> for EventKindKey {
+    fn from(k: EventKind) -> EventKindKey {
+        match k {
+            EventKind::Delivered => EventKindKey::Delivered,
+            EventKind::Released => EventKindKey::Released,
+            EventKind::Invalidated => EventKindKey::Invalidated,
+        }
+    }
+}
+
+impl EventKindKey {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKindKey::Delivered => "delivered",
+            EventKindKey::Released => "released",
+            EventKindKey::Invalidated => "invalidated",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectDeliver {
+    pub events: Vec<ExpectedEvent>,
+    /// `"outgoing": "none"`: the receiver must send nothing of its own.
+    pub no_outgoing: bool,
+}
+
+/// What an execution must answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExpectExecute {
+    Executed(String),
+    Refused(Refusal),
+}
+
+/// Where a crash scheduled inside a delivery hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliverCrash {
+    BeforeDurable,
+    AfterDurable,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Deliver {
+        frame: Vec<u8>,
+        principal: Principal,
+        at: LocalTime,
+        /// `None` only when `crash` is set.
+        expect: Option<ExpectDeliver>,
+        crash: Option<DeliverCrash>,
+    },
+    Execute {
+        thread: ThreadId,
+        commitment: MessageRef,
+        at: LocalTime,
+        expect: Option<ExpectExecute>,
+        /// Crash right after the effect is performed.
+        crash_after_effect: bool,
+    },
+    View {
+        thread: ThreadId,
+        pattern: Value,
+    },
+    Effects {
+        expect: BTreeMap<String, u32>,
+    },
+    Crash,
+    Restart,
+}
+
+impl Step {
+    pub fn op(&self) -> &'static str {
+        match self {
+            Step::Deliver { .. } => "deliver",
+            Step::Execute { .. } => "execute",
+            Step::View { .. } => "view",
+            Step::Effects { .. } => "effects",
+            Step::Crash => "crash",
+            Step::Restart => "restart",
+        }
+    }
+
+    /// The capability a step exercises, if any.
+    pub fn needs(&self) -> Option<Capability> {
+        match self {
+            Step::Execute { .. } | Step::Effects { .. } => Some(Capability::Execute),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setup {
+    pub participant: Participant,
+    pub principal: Principal,
+    pub config: LedgerConfig,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    pub id: String,
+    pub title: String,
+    pub level: Level,
+    pub clauses: Vec<ClauseRef>,
+    pub rules: Vec<String>,
+    pub invariants: Vec<String>,
+    pub requires: BTreeSet<Capability>,
+    pub setup: Setup,
+    pub steps: Vec<Step>,
+    pub notes: Option<String>,
+    /// Where it was read from, for error messages.
+    pub file: PathBuf,
+}
+
+impl Case {
+    /// The section a case is filed under: its main (first) clause's.
+    pub fn section(&self) -> u8 {
+        self.clauses.first().map_or(0, |c| c.section)
+    }
+}
+
+// The file format, as serde reads it; converted into the types above.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCase {
+    id: String,
+    title: String,
+    level: String,
+    clauses: Vec<ClauseRef>,
+    #[serde(default)]
+    rules: Vec<String>,
+    invariants: Vec<String>,
+    #[serde(default)]
+    requires: Vec<String>,
+    setup: RawSetup,
+    steps: Vec<RawStep>,
+    #[serde(default)]
+    notes: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSetup {
+    participant: String,
+    principal: String,
+    config: Value,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+enum RawStep {
+    Deliver {
+        #[serde(default)]
+        frame: Option<String>,
+        #[serde(default)]
+        frame_base64: Option<String>,
+        principal: String,
+        #[serde(default)]
+        at: Option<String>,
+        #[serde(default)]
+        expect: Option<Value>,
+        #[serde(default)]
+        crash: Option<String>,
+    },
+    Execute {
+        thread: String,
+        commitment: String,
+        #[serde(default)]
+        at: Option<String>,
+        #[serde(default)]
+        expect: Option<Value>,
+        #[serde(default)]
+        crash: Option<String>,
+    },
+    View {
+        thread: String,
+        expect: Value,
+    },
+    Effects {
+        expect: BTreeMap<String, u32>,
+    },
+    Crash {},
+    Restart {},
+}
+
+/// Builds errors that name the file and the member.
+struct At<'a> {
+    file: &'a Path,
+}
+
+impl At<'_> {
+    fn err(&self, pointer: impl Into<String>, message: impl Into<String>) -> CorpusError {
+        CorpusError::Invalid {
+            file: self.file.to_path_buf(),
+            pointer: pointer.into(),
+            message: message.into(),
+        }
+    }
+}
+
+fn local_time(at: &At, pointer: &str, text: Option<&str>) -> Result<LocalTime, CorpusError> {
+    match text {
+        None => Ok(LocalTime(0)),
+        Some(t) => Timestamp::parse(t)
+            .map(|ts| LocalTime::from_timestamp(&ts))
+            .map_err(|e| at.err(pointer, format!("not an RFC 3339 timestamp: {e}"))),
+    }
+}
+
+fn verdict_of(at: &At, pointer: &str, v: &Value) -> Result<ExpectedEvent, CorpusError> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| at.err(pointer, "an event must be an object"))?;
+    for key in obj.keys() {
+        if !["event", "id", "outcome", "class", "missing", "thread"].contains(&key.as_str()) {
+            return Err(at.err(format!("{pointer}/{key}"), "unknown member of an event"));
+        }
+    }
+    let kind = match obj.get("event").and_then(Value::as_str) {
+        Some("delivered") => EventKindKey::Delivered,
+        Some("released") => EventKindKey::Released,
+        Some("invalidated") => EventKindKey::Invalidated,
+        _ => {
+            return Err(at.err(
+                format!("{pointer}/event"),
+                "must be \"delivered\", \"released\" or \"invalidated\"",
+            ))
+        }
+    };
+    let id = match obj.get("id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(at.err(format!("{pointer}/id"), "must be a string or null")),
+    };
+    let outcome = obj.get("outcome").and_then(Value::as_str);
+    let class = obj.get("class");
+    let missing = obj.get("missing");
+    let verdict = match outcome {
+        Some("accepted") | Some("duplicate") if class.is_some() || missing.is_some() => {
+            return Err(at.err(
+                pointer,
+                "`class` and `missing` belong only to rejected and pending events",
+            ))
+        }
+        Some("accepted") => Verdict::Accepted,
+        Some("duplicate") => Verdict::Duplicate,
+        Some("pending") => {
+            if class.is_some() {
+                return Err(at.err(format!("{pointer}/class"), "a pending event has no class"));
+            }
+            let list = missing.and_then(Value::as_array).ok_or_else(|| {
+                at.err(
+                    pointer,
+                    "a pending event needs `missing`, a list of references",
+                )
+            })?;
+            let mut set = BTreeSet::new();
+            for (i, m) in list.iter().enumerate() {
+                let r = m
+                    .as_str()
+                    .filter(|s| MessageRef::new(s).is_ok())
+                    .ok_or_else(|| {
+                        at.err(format!("{pointer}/missing/{i}"), "not a message reference")
+                    })?;
+                set.insert(r.to_owned());
+            }
+            Verdict::Pending(set)
+        }
+        Some("rejected") => {
+            if missing.is_some() {
+                return Err(at.err(
+                    format!("{pointer}/missing"),
+                    "a rejected event has no `missing`",
+                ));
+            }
+            let name = class
+                .and_then(Value::as_str)
+                .ok_or_else(|| at.err(pointer, "a rejected event needs `class`"))?;
+            Verdict::Rejected(RejectClass::from_name(name).ok_or_else(|| {
+                at.err(
+                    format!("{pointer}/class"),
+                    format!("unknown reject class `{name}`"),
+                )
+            })?)
+        }
+        _ => {
+            return Err(at.err(
+                format!("{pointer}/outcome"),
+                "must be \"accepted\", \"duplicate\", \"pending\" or \"rejected\"",
+            ))
+        }
+    };
+    Ok(ExpectedEvent { kind, id, verdict })
+}
+
+fn expect_deliver(at: &At, pointer: &str, v: &Value) -> Result<ExpectDeliver, CorpusError> {
+    let obj = v
+        .as_object()
+        .ok_or_else(|| at.err(pointer, "must be an object with `events`"))?;
+    for key in obj.keys() {
+        if key != "events" && key != "outgoing" {
+            return Err(at.err(format!("{pointer}/{key}"), "unknown member"));
+        }
+    }
+    let list = obj
+        .get("events")
+        .and_then(Value::as_array)
+        .filter(|l| !l.is_empty())
+        .ok_or_else(|| {
+            at.err(
+                format!("{pointer}/events"),
+                "a nonempty list of events is required",
+            )
+        })?;
+    let events = list
+        .iter()
+        .enumerate()
+        .map(|(i, e)| verdict_of(at, &format!("{pointer}/events/{i}"), e))
+        .collect::<Result<Vec<_>, _>>()?;
+    if events[0].kind != EventKindKey::Delivered {
+        return Err(at.err(
+            format!("{pointer}/events/0/event"),
+            "the first event is always the frame's own `delivered` event",
+        ));
+    }
+    if events[1..]
+        .iter()
+        .any(|e| e.kind == EventKindKey::Delivered)
+    {
+        return Err(at.err(
+            format!("{pointer}/events"),
+            "only the first event is `delivered`",
+        ));
+    }
+    let no_outgoing = match obj.get("outgoing") {
+        None => false,
+        Some(Value::String(s)) if s == "none" => true,
+        Some(_) => return Err(at.err(format!("{pointer}/outgoing"), "the only value is \"none\"")),
+    };
+    Ok(ExpectDeliver {
+        events,
+        no_outgoing,
+    })
+}
+
+fn expect_execute(at: &At, pointer: &str, v: &Value) -> Result<ExpectExecute, CorpusError> {
+    let obj = v.as_object().filter(|o| o.len() == 1).ok_or_else(|| {
+        at.err(
+            pointer,
+            "must be {\"executed\": effect key} or {\"refused\": reason}",
+        )
+    })?;
+    match (obj.get("executed"), obj.get("refused")) {
+        (Some(Value::String(k)), None) => Ok(ExpectExecute::Executed(k.clone())),
+        (None, Some(Value::String(r))) => Refusal::from_name(r)
+            .map(ExpectExecute::Refused)
+            .ok_or_else(|| {
+                at.err(
+                    format!("{pointer}/refused"),
+                    format!("unknown refusal `{r}`"),
+                )
+            }),
+        _ => Err(at.err(
+            pointer,
+            "must be {\"executed\": effect key} or {\"refused\": reason}",
+        )),
+    }
+}
+
+fn name<T>(
+    at: &At,
+    pointer: &str,
+    text: &str,
+    make: impl Fn(&str) -> Result<T, String>,
+) -> Result<T, CorpusError> {
+    make(text).map_err(|e| at.err(pointer, e))
+}
+
+impl Case {
+    /// Reads a case file's text. Errors name the file and, where possible,
+    /// the JSON pointer of the offending member.
+    pub fn from_json(file: &Path, text: &str) -> Result<Case, CorpusError> {
+        let at = At { file };
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let raw: RawCase = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            CorpusError::Invalid {
+                file: file.to_path_buf(),
+                pointer: if path == "." { String::new() } else { path },
+                message: e.into_inner().to_string(),
+            }
+        })?;
+        if raw.id.is_empty()
+            || !raw
+                .id
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-')
+            || !raw.id.contains('.')
+        {
+            return Err(at.err(
+                "/id",
+                "a case ID is dotted lowercase: `<topic>.<what>`, letters, digits, `-` and `.`",
+            ));
+        }
+        let level = Level::from_name(&raw.level)
+            .ok_or_else(|| at.err("/level", "must be \"core\" or \"profile\""))?;
+        if raw.clauses.is_empty() {
+            return Err(at.err("/clauses", "a case checks at least one clause"));
+        }
+        if raw.invariants.is_empty() {
+            return Err(at.err("/invariants", "a case exercises at least one invariant"));
+        }
+        let requires = raw
+            .requires
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                Capability::from_name(c).ok_or_else(|| {
+                    at.err(
+                        format!("/requires/{i}"),
+                        format!("unknown capability `{c}`"),
+                    )
+                })
+            })
+            .collect::<Result<BTreeSet<_>, _>>()?;
+        let participant = name(&at, "/setup/participant", &raw.setup.participant, |s| {
+            Participant::new(s)
+        })?;
+        let principal = name(&at, "/setup/principal", &raw.setup.principal, |s| {
+            Principal::new(s)
+        })?;
+        let mut config = raw.setup.config;
+        match config.as_object_mut() {
+            Some(o) => match o.get("participant") {
+                None => {
+                    o.insert("participant".into(), Value::String(participant.to_string()));
+                }
+                Some(Value::String(p)) if p == participant.as_str() => {}
+                Some(_) => {
+                    return Err(at.err(
+                        "/setup/config/participant",
+                        "must be left out or equal `setup.participant`",
+                    ))
+                }
+            },
+            None => return Err(at.err("/setup/config", "must be an object")),
+        }
+        let config = LedgerConfig::from_json(&config.to_string())
+            .map_err(|e| at.err("/setup/config", e.to_string()))?;
+        if raw.steps.is_empty() {
+            return Err(at.err("/steps", "a case has at least one step"));
+        }
+        let mut steps = Vec::with_capacity(raw.steps.len());
+        let mut up = true;
+        for (i, raw_step) in raw.steps.into_iter().enumerate() {
+            let p = format!("/steps/{i}");
+            let step = match raw_step {
+                RawStep::Deliver {
+                    frame,
+                    frame_base64,
+                    principal,
+                    at: when,
+                    expect,
+                    crash,
+                } => {
+                    let frame = match (frame, frame_base64) {
+                        (Some(f), None) => f.into_bytes(),
+                        (None, Some(b)) => base64::engine::general_purpose::STANDARD
+                            .decode(b)
+                            .map_err(|e| {
+                                at.err(format!("{p}/frame_base64"), format!("not base64: {e}"))
+                            })?,
+                        _ => {
+                            return Err(at.err(
+                                p,
+                                "a delivery has exactly one of `frame` and `frame_base64`",
+                            ))
+                        }
+                    };
+                    let crash = match crash.as_deref() {
+                        None => None,
+                        Some("before_durable") => Some(DeliverCrash::BeforeDurable),
+                        Some("after_durable") => Some(DeliverCrash::AfterDurable),
+                        Some(_) => {
+                            return Err(at.err(
+                                format!("{p}/crash"),
+                                "a delivery crashes \"before_durable\" or \"after_durable\"",
+                            ))
+                        }
+                    };
+                    let expect = match (expect, crash) {
+                        (Some(_), Some(_)) => {
+                            return Err(
+                                at.err(format!("{p}/expect"), "a crashing step has no `expect`")
+                            )
+                        }
+                        (None, None) => {
+                            return Err(at.err(p, "a delivery needs `expect` (or `crash`)"))
+                        }
+                        (Some(e), None) => Some(expect_deliver(&at, &format!("{p}/expect"), &e)?),
+                        (None, Some(_)) => None,
+                    };
+                    Step::Deliver {
+                        frame,
+                        principal: name(&at, &format!("{p}/principal"), &principal, |s| {
+                            Principal::new(s)
+                        })?,
+                        at: local_time(&at, &format!("{p}/at"), when.as_deref())?,
+                        expect,
+                        crash,
+                    }
+                }
+                RawStep::Execute {
+                    thread,
+                    commitment,
+                    at: when,
+                    expect,
+                    crash,
+                } => {
+                    let crash_after_effect = match crash.as_deref() {
+                        None => false,
+                        Some("after_effect") => true,
+                        Some(_) => {
+                            return Err(at.err(
+                                format!("{p}/crash"),
+                                "an execution crashes \"after_effect\"",
+                            ))
+                        }
+                    };
+                    let expect = match (expect, crash_after_effect) {
+                        (Some(_), true) => {
+                            return Err(
+                                at.err(format!("{p}/expect"), "a crashing step has no `expect`")
+                            )
+                        }
+                        (None, false) => {
+                            return Err(at.err(p, "an execution needs `expect` (or `crash`)"))
+                        }
+                        (Some(e), false) => Some(expect_execute(&at, &format!("{p}/expect"), &e)?),
+                        (None, true) => None,
+                    };
+                    Step::Execute {
+                        thread: name(&at, &format!("{p}/thread"), &thread, |s| ThreadId::new(s))?,
+                        commitment: name(&at, &format!("{p}/commitment"), &commitment, |s| {
+                            MessageRef::new(s)
+                        })?,
+                        at: local_time(&at, &format!("{p}/at"), when.as_deref())?,
+                        expect,
+                        crash_after_effect,
+                    }
+                }
+                RawStep::View { thread, expect } => Step::View {
+                    thread: name(&at, &format!("{p}/thread"), &thread, |s| ThreadId::new(s))?,
+                    pattern: expect,
+                },
+                RawStep::Effects { expect } => Step::Effects { expect },
+                RawStep::Crash {} => Step::Crash,
+                RawStep::Restart {} => Step::Restart,
+            };
+            // The receiver's life: down after a crash until a restart.
+            match &step {
+                Step::Restart if up => {
+                    return Err(at.err(
+                        format!("/steps/{i}"),
+                        "`restart` while the receiver is running",
+                    ))
+                }
+                Step::Restart => up = true,
+                Step::Crash if !up => {
+                    return Err(at.err(format!("/steps/{i}"), "`crash` while the receiver is down"))
+                }
+                Step::Effects { .. } => {}
+                _ if !up => {
+                    return Err(at.err(
+                        format!("/steps/{i}"),
+                        "the receiver is down: a `restart` must come first",
+                    ))
+                }
+                _ => {}
+            }
+            let crashes = matches!(
+                &step,
+                Step::Crash
+                    | Step::Deliver { crash: Some(_), .. }
+                    | Step::Execute {
+                        crash_after_effect: true,
+                        ..
+                    }
+            );
+            if crashes {
+                up = false;
+            }
+            if let Some(c) = step.needs() {
+                if !requires.contains(&c) {
+                    return Err(at.err(
+                        format!("/steps/{i}"),
+                        format!(
+                            "an `{}` step needs `\"{}\"` in `requires`",
+                            step.op(),
+                            c.as_str()
+                        ),
+                    ));
+                }
+            }
+            steps.push(step);
+        }
+        Ok(Case {
+            id: raw.id,
+            title: raw.title,
+            level,
+            clauses: raw.clauses,
+            rules: raw.rules,
+            invariants: raw.invariants,
+            requires,
+            setup: Setup {
+                participant,
+                principal,
+                config,
+            },
+            steps,
+            notes: raw.notes,
+            file: file.to_path_buf(),
+        })
+    }
+}

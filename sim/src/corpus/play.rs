@@ -1,0 +1,767 @@
+//! Running one case against an implementation: a fresh storage and world,
+//! each step in order, each result held against the case's expectation and
+//! against the checks that hold for every delivery. The transcript it keeps
+//! is what reports draw as a sequence diagram.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+use tern_model::ledger::{EffectKey, Event, Execution, LocalTime, Outcome};
+use tern_model::message::{Participant, Principal};
+
+use super::case::{
+    Case, DeliverCrash, EventKindKey, ExpectDeliver, ExpectExecute, ExpectedEvent, Step, Verdict,
+};
+use super::pattern::mismatch;
+use crate::plugin::{
+    Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver,
+};
+use crate::sim::shorthand;
+use crate::storage::{CrashPoint, Storage};
+use crate::world::World;
+
+/// The outcome of a case (docs/corpus.md section 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    Pass,
+    Fail,
+    /// The implementation misbehaved: crashed on its own, broke the
+    /// protocol, timed out.
+    Error,
+    NotApplicable,
+    /// A claimed capability failed.
+    FalseClaim,
+}
+
+impl Status {
+    pub const ALL: &'static [Status] = &[
+        Status::Pass,
+        Status::Fail,
+        Status::Error,
+        Status::NotApplicable,
+        Status::FalseClaim,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Error => "error",
+            Status::NotApplicable => "not_applicable",
+            Status::FalseClaim => "false_claim",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Status> {
+        Status::ALL.iter().copied().find(|s| s.as_str() == name)
+    }
+
+    /// Whether this outcome stands in the way of certification.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Status::Fail | Status::Error | Status::FalseClaim)
+    }
+}
+
+/// Where and how a case went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// 0-based index of the step.
+    pub step: usize,
+    pub op: &'static str,
+    /// The check that failed: `expectation`, or the name of an invariant
+    /// that holds for every step (`no-reply-to-invalid`, ...).
+    pub check: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+/// What happened at one step, for diagrams and for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    pub step: usize,
+    pub op: &'static str,
+    /// Who sent the frame, as its `from` says (or the transport principal
+    /// when the frame has none); `None` for operations of the harness.
+    pub sender: Option<String>,
+    /// The seed's shorthand for a frame, or a short description.
+    pub gloss: String,
+    pub frame: Option<Vec<u8>>,
+    /// The receiver's answer, summarised.
+    pub answer: String,
+    /// A crash or restart the harness caused at this step.
+    pub fault: Option<String>,
+    pub ok: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseRun {
+    pub id: String,
+    pub status: Status,
+    pub failure: Option<Failure>,
+    /// For `not_applicable`: what the implementation did not claim.
+    pub unclaimed: Vec<Capability>,
+    pub transcript: Vec<Exchange>,
+}
+
+fn verdict(o: &Outcome) -> Verdict {
+    match o {
+        Outcome::Accepted => Verdict::Accepted,
+        Outcome::Duplicate => Verdict::Duplicate,
+        Outcome::Pending { missing } => {
+            Verdict::Pending(missing.iter().map(|m| m.to_string()).collect())
+        }
+        Outcome::Rejected(r) => Verdict::Rejected(r.class),
+    }
+}
+
+fn as_expected(e: &Event) -> ExpectedEvent {
+    ExpectedEvent {
+        kind: e.kind.into(),
+        id: e.id.as_ref().map(|i| i.to_string()),
+        verdict: verdict(&e.outcome),
+    }
+}
+
+fn event_text(e: &ExpectedEvent) -> String {
+    let v = match &e.verdict {
+        Verdict::Accepted => "accepted".to_owned(),
+        Verdict::Duplicate => "duplicate".to_owned(),
+        Verdict::Pending(m) => format!(
+            "pending on {}",
+            m.iter().cloned().collect::<Vec<_>>().join(", ")
+        ),
+        Verdict::Rejected(c) => format!("rejected {}", c.as_str()),
+    };
+    let id = e.id.as_deref().unwrap_or("(no id)");
+    match e.kind {
+        EventKindKey::Delivered => format!("{id} {v}"),
+        k => format!("{} {id} {v}", k.as_str()),
+    }
+}
+
+fn events_text(events: &[ExpectedEvent]) -> String {
+    if events.is_empty() {
+        return "no event".to_owned();
+    }
+    events.iter().map(event_text).collect::<Vec<_>>().join("; ")
+}
+
+fn execution_text(e: &Execution) -> String {
+    match e {
+        Execution::Executed { effect } => format!("executed {effect}"),
+        Execution::Refused(r) => format!("refused {}", r.as_str()),
+    }
+}
+
+fn expected_execution_text(e: &ExpectExecute) -> String {
+    match e {
+        ExpectExecute::Executed(k) => format!("executed {k}"),
+        ExpectExecute::Refused(r) => format!("refused {}", r.as_str()),
+    }
+}
+
+/// The frame's own event first, then the rest as a multiset.
+fn same_events(expected: &[ExpectedEvent], actual: &[ExpectedEvent]) -> bool {
+    let (Some(e0), Some(a0)) = (expected.first(), actual.first()) else {
+        return false;
+    };
+    if e0 != a0 {
+        return false;
+    }
+    let mut e: Vec<&ExpectedEvent> = expected[1..].iter().collect();
+    let mut a: Vec<&ExpectedEvent> = actual[1..].iter().collect();
+    e.sort();
+    a.sort();
+    e == a
+}
+
+fn sender_of(frame: &[u8], principal: &Principal) -> String {
+    serde_json::from_slice::<Value>(frame)
+        .ok()
+        .and_then(|v| v["from"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| principal.to_string())
+}
+
+/// Whether an outgoing frame is an ACK of the ACK just delivered.
+fn acks_an_ack(delivered: &[u8], outgoing: &[u8]) -> bool {
+    let parse = |b: &[u8]| serde_json::from_slice::<Value>(b).ok();
+    match (parse(delivered), parse(outgoing)) {
+        (Some(d), Some(o)) => {
+            d["act"] == "ACK"
+                && o["act"] == "ACK"
+                && (o["body"]["target"] == d["id"] || o["reply"] == d["id"])
+        }
+        _ => false,
+    }
+}
+
+struct Player<'a> {
+    case: &'a Case,
+    implementation: &'a dyn Implementation,
+    init: InitParams,
+    storage: Storage,
+    world: World,
+    receiver: Option<Box<dyn Receiver>>,
+    transcript: Vec<Exchange>,
+}
+
+type Checked = Result<(), (Status, Failure)>;
+
+impl Player<'_> {
+    fn fail(
+        &self,
+        step: usize,
+        check: &str,
+        expected: String,
+        actual: String,
+    ) -> (Status, Failure) {
+        (
+            Status::Fail,
+            Failure {
+                step,
+                op: self.case.steps[step].op(),
+                check: check.to_owned(),
+                expected,
+                actual,
+            },
+        )
+    }
+
+    fn error(&self, step: usize, what: &str, e: &ImplError) -> (Status, Failure) {
+        (
+            Status::Error,
+            Failure {
+                step,
+                op: self.case.steps.get(step).map_or("start", Step::op),
+                check: "implementation-sound".to_owned(),
+                expected: what.to_owned(),
+                actual: e.to_string(),
+            },
+        )
+    }
+
+    fn start(&mut self, step: usize) -> Result<(), (Status, Failure)> {
+        let world = self
+            .world
+            .for_agent(self.init.participant.as_str(), &self.storage);
+        match self
+            .implementation
+            .start(&self.init, self.storage.clone(), world)
+        {
+            Ok(r) => {
+                self.receiver = Some(r);
+                Ok(())
+            }
+            Err(e) => Err(self.error(step, "a started receiver", &e)),
+        }
+    }
+
+    /// The harness's crash: kill, drop, lose what was not durable.
+    fn crash(&mut self) {
+        if let Some(r) = self.receiver.as_mut() {
+            r.kill();
+        }
+        self.receiver = None;
+        self.storage.crash();
+    }
+
+    fn receiver(&mut self) -> &mut Box<dyn Receiver> {
+        self.receiver
+            .as_mut()
+            .expect("the case loader checks that the receiver is up")
+    }
+
+    fn record(&mut self, x: Exchange) {
+        self.transcript.push(x);
+    }
+
+    fn mark_last_failed(&mut self) {
+        if let Some(x) = self.transcript.last_mut() {
+            x.ok = false;
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn deliver(
+        &mut self,
+        i: usize,
+        frame: &[u8],
+        principal: &Principal,
+        at: LocalTime,
+        expect: Option<&ExpectDeliver>,
+        crash: Option<DeliverCrash>,
+    ) -> Checked {
+        let before = self.world.len();
+        if let Some(c) = crash {
+            self.storage.arm(match c {
+                DeliverCrash::BeforeDurable => CrashPoint::BeforeSync,
+                DeliverCrash::AfterDurable => CrashPoint::AfterSync,
+            });
+        }
+        let result = self.receiver().deliver(frame, principal, at);
+        let fired = self.storage.fired();
+        let mut x = Exchange {
+            step: i,
+            op: "deliver",
+            sender: Some(sender_of(frame, principal)),
+            gloss: shorthand::line(frame, Some(principal.as_str())),
+            frame: Some(frame.to_vec()),
+            answer: String::new(),
+            fault: None,
+            ok: true,
+        };
+        if let Some(c) = crash {
+            x.fault = Some(match c {
+                DeliverCrash::BeforeDurable => "crash before the frame is durable".to_owned(),
+                DeliverCrash::AfterDurable => {
+                    "crash after the frame is durable, before its outcome is taken".to_owned()
+                }
+            });
+            x.answer = "(killed; no outcome)".to_owned();
+            self.record(x);
+            match result {
+                Err(ImplError::Misbehaved(why)) => {
+                    return Err(self.error(
+                        i,
+                        "a crash at the scheduled point",
+                        &ImplError::Misbehaved(why),
+                    ))
+                }
+                Ok(_) if fired => {
+                    return Err(self.fail(
+                        i,
+                        "implementation-sound",
+                        "a crash (the scheduled crash fired during this delivery)".into(),
+                        "an outcome: the implementation swallowed the crash".into(),
+                    ))
+                }
+                _ => {}
+            }
+            self.crash();
+            return Ok(());
+        }
+        let d: Delivered = match result {
+            Ok(d) => d,
+            Err(e) => {
+                x.answer = e.to_string();
+                x.ok = false;
+                self.record(x);
+                return Err(self.error(i, "an answer to deliver", &e));
+            }
+        };
+        let actual: Vec<ExpectedEvent> = d.events.iter().map(as_expected).collect();
+        x.answer = events_text(&actual);
+        let first_rejected = matches!(
+            actual.first().map(|e| &e.verdict),
+            Some(Verdict::Rejected(_))
+        );
+        self.record(x);
+        for out in &d.outgoing {
+            self.record(Exchange {
+                step: i,
+                op: "outgoing",
+                sender: Some(self.init.participant.to_string()),
+                gloss: shorthand::line(out, None),
+                frame: Some(out.clone()),
+                answer: String::new(),
+                fault: None,
+                ok: true,
+            });
+        }
+        if self.world.len() != before {
+            self.mark_last_failed();
+            return Err(self.fail(
+                i,
+                "authority-before-effect",
+                "no effect during a delivery".into(),
+                "an effect was performed while delivering a message".into(),
+            ));
+        }
+        if let Some(expect) = expect {
+            if !same_events(&expect.events, &actual) {
+                self.mark_last_failed();
+                return Err(self.fail(
+                    i,
+                    "expectation",
+                    events_text(&expect.events),
+                    events_text(&actual),
+                ));
+            }
+            if expect.no_outgoing && !d.outgoing.is_empty() {
+                self.mark_last_failed();
+                return Err(self.fail(
+                    i,
+                    "expectation",
+                    "no frame sent by the receiver".into(),
+                    format!("{} frame(s) sent", d.outgoing.len()),
+                ));
+            }
+        }
+        if first_rejected && !d.outgoing.is_empty() {
+            self.mark_last_failed();
+            return Err(self.fail(
+                i,
+                "no-reply-to-invalid",
+                "no frame in answer to a rejected frame".into(),
+                format!("{} frame(s) sent", d.outgoing.len()),
+            ));
+        }
+        if d.outgoing.iter().any(|o| acks_an_ack(frame, o)) {
+            self.mark_last_failed();
+            return Err(self.fail(
+                i,
+                "no-ack-of-ack",
+                "no ACK of an ACK".into(),
+                "an ACK sent in answer to the ACK just delivered".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn execute(
+        &mut self,
+        i: usize,
+        thread: &tern_model::message::ThreadId,
+        commitment: &tern_model::message::MessageRef,
+        at: LocalTime,
+        expect: Option<&ExpectExecute>,
+        crash_after_effect: bool,
+    ) -> Checked {
+        let before = self.world.len();
+        if crash_after_effect {
+            self.storage.arm(CrashPoint::AfterEffect);
+        }
+        let result = self.receiver().execute(thread, commitment, at);
+        let fired = self.storage.fired();
+        let performed: Vec<EffectKey> = self.world.log()[before..]
+            .iter()
+            .map(|(_, k)| k.clone())
+            .collect();
+        let mut x = Exchange {
+            step: i,
+            op: "execute",
+            sender: None,
+            gloss: format!("execute {commitment} in {thread}"),
+            frame: None,
+            answer: String::new(),
+            fault: None,
+            ok: true,
+        };
+        if !performed.is_empty() {
+            x.gloss.push_str(&format!(
+                " (performed {})",
+                performed
+                    .iter()
+                    .map(|k| k.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if crash_after_effect {
+            x.fault = Some("crash right after the effect, before it is reported".to_owned());
+            x.answer = "(killed; no answer)".to_owned();
+            self.record(x);
+            match result {
+                Err(ImplError::Misbehaved(why)) => {
+                    return Err(self.error(
+                        i,
+                        "a crash at the scheduled point",
+                        &ImplError::Misbehaved(why),
+                    ))
+                }
+                Ok(_) if fired => {
+                    return Err(self.fail(
+                        i,
+                        "implementation-sound",
+                        "a crash (the scheduled crash fired during this execution)".into(),
+                        "an answer: the implementation swallowed the crash".into(),
+                    ))
+                }
+                _ => {}
+            }
+            if performed.len() > 1 {
+                return Err(self.fail(
+                    i,
+                    "at-most-once-effects",
+                    "at most one effect per execution".into(),
+                    format!("{} effects", performed.len()),
+                ));
+            }
+            self.crash();
+            return Ok(());
+        }
+        let e = match result {
+            Ok(e) => e,
+            Err(err) => {
+                x.answer = err.to_string();
+                x.ok = false;
+                self.record(x);
+                return Err(self.error(i, "an answer to execute", &err));
+            }
+        };
+        x.answer = execution_text(&e);
+        self.record(x);
+        let consistent = match &e {
+            Execution::Executed { effect } => performed == [effect.clone()],
+            Execution::Refused(_) => performed.is_empty(),
+        };
+        if !consistent {
+            self.mark_last_failed();
+            return Err(self.fail(
+                i,
+                "executions-agree",
+                format!(
+                    "the world to see exactly what was reported: {}",
+                    execution_text(&e)
+                ),
+                format!(
+                    "performed [{}]",
+                    performed
+                        .iter()
+                        .map(|k| k.0.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        if let Some(expect) = expect {
+            let matches = match (expect, &e) {
+                (ExpectExecute::Executed(k), Execution::Executed { effect }) => *k == effect.0,
+                (ExpectExecute::Refused(r), Execution::Refused(got)) => r == got,
+                _ => false,
+            };
+            if !matches {
+                self.mark_last_failed();
+                return Err(self.fail(
+                    i,
+                    "expectation",
+                    expected_execution_text(expect),
+                    execution_text(&e),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn play_step(&mut self, i: usize) -> Checked {
+        let case = self.case;
+        match &case.steps[i] {
+            Step::Deliver {
+                frame,
+                principal,
+                at,
+                expect,
+                crash,
+            } => self.deliver(i, frame, principal, *at, expect.as_ref(), *crash),
+            Step::Execute {
+                thread,
+                commitment,
+                at,
+                expect,
+                crash_after_effect,
+            } => self.execute(
+                i,
+                thread,
+                commitment,
+                *at,
+                expect.as_ref(),
+                *crash_after_effect,
+            ),
+            Step::View { thread, pattern } => {
+                let result = self.receiver().view(thread);
+                let mut x = Exchange {
+                    step: i,
+                    op: "view",
+                    sender: None,
+                    gloss: format!("view of {thread}"),
+                    frame: None,
+                    answer: String::new(),
+                    fault: None,
+                    ok: true,
+                };
+                let view = match result {
+                    Ok(v) => v,
+                    Err(e) => {
+                        x.answer = e.to_string();
+                        x.ok = false;
+                        self.record(x);
+                        return Err(self.error(i, "a view", &e));
+                    }
+                };
+                x.answer = view.to_string();
+                self.record(x);
+                if let Some((at, why)) = mismatch(pattern, &view) {
+                    self.mark_last_failed();
+                    return Err(self.fail(
+                        i,
+                        "expectation",
+                        format!("a view matching {pattern}"),
+                        format!("at {}: {why}", if at.is_empty() { "the top" } else { &at }),
+                    ));
+                }
+                Ok(())
+            }
+            Step::Effects { expect } => {
+                let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+                for (_, k) in self.world.log() {
+                    *counts.entry(k.0).or_default() += 1;
+                }
+                let text = |m: &BTreeMap<String, u32>| {
+                    if m.is_empty() {
+                        "no effect".to_owned()
+                    } else {
+                        m.iter()
+                            .map(|(k, n)| format!("{k} ×{n}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                };
+                let ok = &counts == expect;
+                self.record(Exchange {
+                    step: i,
+                    op: "effects",
+                    sender: None,
+                    gloss: "the world's effect counts".to_owned(),
+                    frame: None,
+                    answer: text(&counts),
+                    fault: None,
+                    ok,
+                });
+                if !ok {
+                    let repeated = counts.values().any(|n| *n > 1);
+                    return Err(self.fail(
+                        i,
+                        if repeated {
+                            "at-most-once-effects"
+                        } else {
+                            "expectation"
+                        },
+                        text(expect),
+                        text(&counts),
+                    ));
+                }
+                Ok(())
+            }
+            Step::Crash => {
+                self.record(Exchange {
+                    step: i,
+                    op: "crash",
+                    sender: None,
+                    gloss: "crash".to_owned(),
+                    frame: None,
+                    answer: String::new(),
+                    fault: Some("killed without warning".to_owned()),
+                    ok: true,
+                });
+                self.crash();
+                Ok(())
+            }
+            Step::Restart => {
+                self.record(Exchange {
+                    step: i,
+                    op: "restart",
+                    sender: None,
+                    gloss: "restart from storage".to_owned(),
+                    frame: None,
+                    answer: String::new(),
+                    fault: Some("restart".to_owned()),
+                    ok: true,
+                });
+                self.start(i)
+            }
+        }
+    }
+}
+
+/// What the implementation says about itself, from one start on a scratch
+/// storage and world. `Err` is the misbehaviour that stopped it starting.
+pub fn identify(implementation: &dyn Implementation, case: &Case) -> Result<Identity, String> {
+    let storage = Storage::new();
+    let world = World::new();
+    let init = init_of(case);
+    let agent = world.for_agent(init.participant.as_str(), &storage);
+    let mut r = implementation
+        .start(&init, storage, agent)
+        .map_err(|e| e.to_string())?;
+    let identity = r.identity();
+    r.kill();
+    Ok(identity)
+}
+
+fn init_of(case: &Case) -> InitParams {
+    InitParams {
+        participant: Participant::clone(&case.setup.participant),
+        principal: case.setup.principal.clone(),
+        config: case.setup.config.clone(),
+    }
+}
+
+/// Runs one case. `identity` is what the implementation claimed (see
+/// [`identify`]); a case needing a capability it did not claim is not run.
+pub fn play(case: &Case, implementation: &dyn Implementation, identity: &Identity) -> CaseRun {
+    let unclaimed: Vec<Capability> = case
+        .requires
+        .iter()
+        .copied()
+        .filter(|c| !identity.claims(*c))
+        .collect();
+    if !unclaimed.is_empty() {
+        return CaseRun {
+            id: case.id.clone(),
+            status: Status::NotApplicable,
+            failure: None,
+            unclaimed,
+            transcript: Vec::new(),
+        };
+    }
+    let mut player = Player {
+        case,
+        implementation,
+        init: init_of(case),
+        storage: Storage::new(),
+        world: World::new(),
+        receiver: None,
+        transcript: Vec::new(),
+    };
+    let mut result = player.start(0);
+    if result.is_ok() {
+        for i in 0..case.steps.len() {
+            result = player.play_step(i);
+            if result.is_err() {
+                break;
+            }
+        }
+    }
+    if let Some(r) = player.receiver.as_mut() {
+        r.kill();
+    }
+    let (status, failure) = match result {
+        Ok(()) => (Status::Pass, None),
+        Err((status, failure)) => {
+            // A failure at a step that exercises a claimed capability shows
+            // the claim was false; elsewhere it is an ordinary failure.
+            let exercised: BTreeSet<Capability> = case
+                .steps
+                .get(failure.step)
+                .and_then(Step::needs)
+                .into_iter()
+                .collect();
+            let false_claim = status == Status::Fail && !exercised.is_empty();
+            (
+                if false_claim {
+                    Status::FalseClaim
+                } else {
+                    status
+                },
+                Some(failure),
+            )
+        }
+    };
+    CaseRun {
+        id: case.id.clone(),
+        status,
+        failure,
+        unclaimed: Vec::new(),
+        transcript: player.transcript,
+    }
+}

@@ -1,0 +1,286 @@
+//! `tern-sim certify`: the whole corpus, then a simulation budget with
+//! faults, against one or several implementations; a verdict per level and
+//! four report files written atomically, also after Ctrl-C.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use tern_harness::adapter::{defer_interrupts, interrupted, Limits, SubprocessImpl};
+use tern_harness::certify::{run_corpus, run_simulation, Budget};
+use tern_harness::corpus::{Corpus, Level};
+use tern_harness::mutants::{Mutant, MutantImpl};
+use tern_harness::plugin::Implementation;
+use tern_harness::reference::ReferenceImpl;
+use tern_harness::sim::faults::FaultSet;
+use tern_reports::certify::{html, junit, terminal, write, Certified, Report};
+
+use super::sim::{parse_agents, parse_mutant};
+use super::{FormatArg, Status};
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum LevelArg {
+    Core,
+    Profile,
+}
+
+#[derive(Debug, Args)]
+pub struct CertifyArgs {
+    /// An implementation in another process, speaking docs/protocol.md.
+    /// Repeat to compare several side by side.
+    #[arg(long = "impl", value_name = "COMMAND")]
+    implementations: Vec<String>,
+
+    /// A mutant of the zoo (repeatable), to see what certification catches.
+    #[arg(long = "mutant", value_parser = parse_mutant, value_name = "NAME")]
+    mutants: Vec<Mutant>,
+
+    /// Include the built-in reference (the default when nothing else is named).
+    #[arg(long)]
+    reference: bool,
+
+    /// The level to certify at: `core` (the seed's words) or `profile`
+    /// (also the profile's readings).
+    #[arg(long, value_enum, default_value_t = LevelArg::Profile)]
+    level: LevelArg,
+
+    /// The corpus folder (clauses.json and one folder of cases per section).
+    #[arg(long, value_name = "DIR")]
+    scenarios: Option<PathBuf>,
+
+    /// Run only the cases whose ID contains this text.
+    #[arg(long, value_name = "TEXT")]
+    only: Option<String>,
+
+    /// Simulation runs after the corpus (0 skips the simulation).
+    #[arg(long, default_value_t = 400)]
+    seeds: u64,
+
+    /// The first simulation seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+
+    /// Agents per simulation run.
+    #[arg(long, default_value = "5", value_parser = parse_agents)]
+    agents: usize,
+
+    /// Steps per simulation run.
+    #[arg(long, default_value_t = 200)]
+    steps: usize,
+
+    /// Where report.json, junit.xml, report.html and summary.txt go.
+    #[arg(long, value_name = "DIR", default_value = "tern-sim-report")]
+    report_dir: PathBuf,
+
+    /// With --impl: how long one request may take, in milliseconds.
+    #[arg(long, default_value_t = 5000, value_name = "MS")]
+    timeout: u64,
+
+    /// With --impl: how long start-up may take, in milliseconds.
+    #[arg(long, default_value_t = 10000, value_name = "MS")]
+    startup_timeout: u64,
+
+    /// `human` prints the summary; `json` prints report.json.
+    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+    format: FormatArg,
+}
+
+/// The corpus folder: as given, else `./scenarios`, else the one this
+/// binary was built from.
+pub fn scenarios_dir(given: Option<&Path>) -> PathBuf {
+    if let Some(p) = given {
+        return p.to_path_buf();
+    }
+    let here = PathBuf::from("scenarios");
+    if here.join("clauses.json").is_file() {
+        return here;
+    }
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"))
+}
+
+pub fn load_corpus(given: Option<&Path>, command: &str) -> Result<Corpus, Status> {
+    let dir = scenarios_dir(given);
+    Corpus::load(&dir).map_err(|e| {
+        eprintln!("tern-sim {command}: the corpus cannot be used: {e}");
+        Status::Trouble
+    })
+}
+
+pub fn run(args: CertifyArgs) -> Status {
+    let corpus = match load_corpus(args.scenarios.as_deref(), "certify") {
+        Ok(c) => c,
+        Err(s) => return s,
+    };
+    let cases = corpus.select(args.only.as_deref());
+    if cases.is_empty() {
+        eprintln!(
+            "tern-sim certify: no case ID contains `{}`",
+            args.only.as_deref().unwrap_or_default()
+        );
+        return Status::Trouble;
+    }
+    let limits = Limits {
+        request: Duration::from_millis(args.timeout),
+        startup: Duration::from_millis(args.startup_timeout),
+        ..Limits::default()
+    };
+    let mut under_test: Vec<(String, Box<dyn Implementation>)> = Vec::new();
+    if args.reference || (args.implementations.is_empty() && args.mutants.is_empty()) {
+        under_test.push(("reference".to_owned(), Box::new(ReferenceImpl)));
+    }
+    for m in &args.mutants {
+        under_test.push((m.name().to_owned(), Box::new(MutantImpl(*m))));
+    }
+    for cmd in &args.implementations {
+        match SubprocessImpl::new(cmd.as_str(), limits) {
+            Ok(s) => under_test.push((cmd.clone(), Box::new(s))),
+            Err(e) => {
+                eprintln!("tern-sim certify: cannot prepare state directories: {e}");
+                return Status::Trouble;
+            }
+        }
+    }
+    let level = match args.level {
+        LevelArg::Core => Level::Core,
+        LevelArg::Profile => Level::Profile,
+    };
+    let budget = Budget {
+        seeds: args.seeds,
+        first_seed: args.seed,
+        agents: args.agents,
+        steps: args.steps,
+        faults: FaultSet::all(),
+    };
+    let human = matches!(args.format, FormatArg::Human);
+    if human {
+        println!(
+            "tern-sim certify: {} case(s) of corpus {}, then {} simulation run(s) from seed {} ({} agents × {} steps, all faults), at `{}` level",
+            cases.len(),
+            &corpus.hash[..12],
+            budget.seeds,
+            budget.first_seed,
+            budget.agents,
+            budget.steps,
+            level.as_str()
+        );
+    }
+    // From here on an interrupt is noted, children are killed at once, and
+    // the reports are still written, marked as interrupted.
+    defer_interrupts();
+    let stop = || interrupted().is_some();
+    let style = ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let mut results = Vec::new();
+    for (label, imp) in &under_test {
+        let started = Instant::now();
+        let bar = if human {
+            ProgressBar::new(cases.len() as u64)
+        } else {
+            ProgressBar::hidden()
+        };
+        bar.set_style(style.clone());
+        bar.set_prefix(format!("{label}: corpus"));
+        let corpus_run = run_corpus(&cases, imp.as_ref(), |_| bar.inc(1), stop);
+        bar.finish_and_clear();
+        let corpus_time = started.elapsed();
+        let bar = if human && budget.seeds > 0 && !stop() {
+            ProgressBar::new(budget.seeds)
+        } else {
+            ProgressBar::hidden()
+        };
+        bar.set_style(style.clone());
+        bar.set_prefix(format!("{label}: simulation"));
+        let identity = corpus_run.identity.as_ref().ok();
+        let sim = if stop() {
+            let mut b = budget.clone();
+            b.seeds = 0;
+            run_simulation(&b, imp.as_ref(), identity, |_, _| {}, stop)
+        } else {
+            run_simulation(
+                &budget,
+                imp.as_ref(),
+                identity,
+                |n, stats| {
+                    bar.set_position(n);
+                    bar.set_message(format!("{} deliveries", stats.deliveries));
+                },
+                stop,
+            )
+        };
+        bar.finish_and_clear();
+        if human {
+            eprintln!(
+                "{label}: corpus in {:.1} s, simulation in {:.1} s",
+                corpus_time.as_secs_f64(),
+                (started.elapsed() - corpus_time).as_secs_f64()
+            );
+        }
+        results.push((label.clone(), corpus_run, sim));
+        if stop() {
+            break;
+        }
+    }
+    let was_interrupted = interrupted();
+    let certified: Vec<Certified> = results
+        .iter()
+        .map(|(label, c, s)| Certified {
+            label: label.clone(),
+            corpus: c,
+            simulation: s,
+        })
+        .collect();
+    let report = Report::build(
+        &corpus,
+        &cases,
+        args.only.as_deref(),
+        level,
+        &budget,
+        was_interrupted.is_some(),
+        &certified,
+    );
+    let summary = terminal::summary(&report);
+    let json = report.to_json();
+    let junit = match junit::render(&report) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("tern-sim certify: cannot render junit.xml: {e}");
+            return Status::Trouble;
+        }
+    };
+    let page = html::render(&report);
+    let written = write::write_all(
+        &args.report_dir,
+        &[
+            ("report.json", json.as_bytes()),
+            ("junit.xml", junit.as_bytes()),
+            ("report.html", page.as_bytes()),
+            ("summary.txt", summary.as_bytes()),
+        ],
+    );
+    if human {
+        print!("{summary}");
+    } else {
+        print!("{json}");
+    }
+    match written {
+        Ok(_) if human => println!(
+            "reports: {}/{{report.json, junit.xml, report.html, summary.txt}}",
+            args.report_dir.display()
+        ),
+        Ok(_) => {}
+        Err(e) => {
+            eprintln!("tern-sim certify: {e}");
+            return Status::Trouble;
+        }
+    }
+    if let Some(signal) = was_interrupted {
+        eprintln!("tern-sim certify: interrupted by signal {signal}; the reports cover what ran");
+        std::process::exit(128 + signal);
+    }
+    if report.all_certified() {
+        Status::Ok
+    } else {
+        Status::Violation
+    }
+}

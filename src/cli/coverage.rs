@@ -1,0 +1,107 @@
+//! `tern-sim coverage`: the traceability matrix, clause → cases →
+//! invariants → mutants. Exits 1 when a clause has no case.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+use tern_harness::mutants::Mutant;
+
+use super::certify::load_corpus;
+use super::{FormatArg, Status};
+
+#[derive(Debug, Args)]
+pub struct CoverageArgs {
+    /// The corpus folder.
+    #[arg(long, value_name = "DIR")]
+    scenarios: Option<PathBuf>,
+
+    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+    format: FormatArg,
+}
+
+pub fn run(args: CoverageArgs) -> Status {
+    let corpus = match load_corpus(args.scenarios.as_deref(), "coverage") {
+        Ok(c) => c,
+        Err(s) => return s,
+    };
+    let matrix = corpus.coverage();
+    let mut rows = Vec::new();
+    let mut uncovered = Vec::new();
+    for clause in corpus.clauses.all() {
+        let cases = &matrix[clause.id.as_str()];
+        if cases.is_empty() {
+            uncovered.push(clause.id.clone());
+        }
+        let invariants: BTreeSet<&str> = cases
+            .iter()
+            .flat_map(|c| c.invariants.iter().map(String::as_str))
+            .collect();
+        let mutants: Vec<&str> = Mutant::ALL
+            .iter()
+            .filter(|m| invariants.contains(m.target()))
+            .map(|m| m.name())
+            .collect();
+        rows.push((clause, cases, invariants, mutants));
+    }
+    match args.format {
+        FormatArg::Json => {
+            let out = json!({
+                "clauses": corpus.clauses.all().len(),
+                "cases": corpus.cases.len(),
+                "uncovered": uncovered,
+                "matrix": rows.iter().map(|(c, cases, inv, mutants)| json!({
+                    "clause": c.id,
+                    "section": c.section,
+                    "sentence": c.sentence,
+                    "cases": cases.iter().map(|k| json!({"id": k.id, "level": k.level.as_str()})).collect::<Vec<_>>(),
+                    "invariants": inv,
+                    "mutants": mutants,
+                })).collect::<Vec<_>>(),
+            });
+            println!("{out}");
+        }
+        FormatArg::Human => {
+            let mut table = vec![vec![
+                "clause".to_owned(),
+                "cases".to_owned(),
+                "invariants".to_owned(),
+                "mutants".to_owned(),
+            ]];
+            for (c, cases, inv, mutants) in &rows {
+                table.push(vec![
+                    c.id.clone(),
+                    if cases.is_empty() {
+                        "✘ none".to_owned()
+                    } else {
+                        cases
+                            .iter()
+                            .map(|k| k.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    },
+                    inv.iter().copied().collect::<Vec<_>>().join("\n"),
+                    mutants.join("\n"),
+                ]);
+            }
+            println!("{}", tern_reports::run::table(table));
+            println!(
+                "{} clauses, {} cases, {} clause(s) without a case{}",
+                corpus.clauses.all().len(),
+                corpus.cases.len(),
+                uncovered.len(),
+                if uncovered.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", uncovered.join(", "))
+                }
+            );
+        }
+    }
+    if uncovered.is_empty() {
+        Status::Ok
+    } else {
+        Status::Violation
+    }
+}

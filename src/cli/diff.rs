@@ -1,0 +1,75 @@
+//! `tern-sim diff OLD NEW`: what changed outcome between two certification
+//! reports. Exits 1 on any regression, for CI.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde_json::json;
+use tern_reports::certify::diff::{diff, text};
+use tern_reports::certify::{Report, SCHEMA};
+
+use super::{FormatArg, Status};
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The earlier report.json.
+    old: PathBuf,
+    /// The later report.json.
+    new: PathBuf,
+    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+    format: FormatArg,
+}
+
+fn read(path: &Path) -> Result<Report, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let de = &mut serde_json::Deserializer::from_slice(&bytes);
+    let report: Report = serde_path_to_error::deserialize(de).map_err(|e| {
+        format!(
+            "{}: not a tern-sim report (at {}): {}",
+            path.display(),
+            e.path(),
+            e.inner()
+        )
+    })?;
+    if report.schema != SCHEMA {
+        return Err(format!(
+            "{}: schema `{}`, but this tern-sim reads `{SCHEMA}`",
+            path.display(),
+            report.schema
+        ));
+    }
+    Ok(report)
+}
+
+pub fn run(args: DiffArgs) -> Status {
+    let (old, new) = match (read(&args.old), read(&args.new)) {
+        (Ok(o), Ok(n)) => (o, n),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("tern-sim diff: {e}");
+            return Status::Trouble;
+        }
+    };
+    let d = diff(&old, &new);
+    match args.format {
+        FormatArg::Human => print!("{}", text(&d)),
+        FormatArg::Json => println!(
+            "{}",
+            json!({
+                "regressions": d.regressions(),
+                "notes": d.notes,
+                "changes": d.changes.iter().map(|c| json!({
+                    "implementation": c.implementation,
+                    "what": c.what,
+                    "old": c.old,
+                    "new": c.new,
+                    "regression": c.regression,
+                })).collect::<Vec<_>>(),
+            })
+        ),
+    }
+    if d.regressions() > 0 {
+        Status::Violation
+    } else {
+        Status::Ok
+    }
+}
