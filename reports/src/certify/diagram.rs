@@ -104,16 +104,27 @@ impl Diagram {
             match s.op.as_str() {
                 "deliver" => {
                     let from = d.lane(s.sender.as_deref().unwrap_or("?"));
-                    d.shapes.push(Shape::Arrow {
-                        from,
-                        from_row: row,
-                        to: me,
-                        to_row: row,
-                        label: format!("{}. {}", s.step + 1, s.gloss),
-                        answer: s.answer.clone(),
-                        tone,
-                        open: false,
-                    });
+                    let label = format!("{}. {}", s.step + 1, s.gloss);
+                    if from == me {
+                        // The receiver's own message, recorded as sent.
+                        d.shapes.push(Shape::Mark {
+                            lane: me,
+                            row,
+                            text: format!("{label} → {}", s.answer),
+                            tone: if s.ok { Tone::Quiet } else { Tone::Failed },
+                        });
+                    } else {
+                        d.shapes.push(Shape::Arrow {
+                            from,
+                            from_row: row,
+                            to: me,
+                            to_row: row,
+                            label,
+                            answer: s.answer.clone(),
+                            tone,
+                            open: false,
+                        });
+                    }
                     if let Some(f) = &s.fault {
                         let r = d.row();
                         d.shapes.push(Shape::Mark {
@@ -202,7 +213,7 @@ impl Diagram {
             }
         }
         // Send row and open recipients of each message.
-        let mut sends: BTreeMap<usize, (usize, usize, String, Vec<String>, bool)> = BTreeMap::new();
+        let mut sends: BTreeMap<usize, (usize, usize, Vec<String>, bool)> = BTreeMap::new();
         for e in events {
             let row = d.row();
             let agent = e.agent.as_deref().map(|a| d.lane(a));
@@ -211,7 +222,7 @@ impl Diagram {
                     let from = agent.unwrap_or(0);
                     sends.insert(
                         e.message.unwrap_or(usize::MAX),
-                        (from, row, e.text.clone(), e.to.clone(), e.spoofed),
+                        (from, row, e.to.clone(), e.spoofed),
                     );
                     d.shapes.push(Shape::Mark {
                         lane: from,
@@ -222,7 +233,7 @@ impl Diagram {
                 }
                 "deliver" | "lost" => {
                     let to = agent.unwrap_or(0);
-                    if let Some((from, from_row, label, open, spoofed)) =
+                    if let Some((from, from_row, open, spoofed)) =
                         e.message.and_then(|m| sends.get_mut(&m))
                     {
                         let lost = e.kind == "lost";
@@ -236,7 +247,8 @@ impl Diagram {
                             from_row: *from_row,
                             to,
                             to_row: row,
-                            label: label.clone(),
+                            // The send is labelled once, on the sender's lifeline.
+                            label: String::new(),
                             answer: e.text.clone(),
                             tone: if lost || *spoofed {
                                 Tone::Fault
@@ -348,12 +360,14 @@ impl Diagram {
                             y2 + 5
                         );
                     }
-                    let _ = write!(
-                        s,
-                        r#"<text class="lbl" x="{mid}" y="{}" text-anchor="middle">{}</text>"#,
-                        y1.min(y2) - 6,
-                        esc(&clip(label, 34)),
-                    );
+                    if !label.is_empty() {
+                        let _ = write!(
+                            s,
+                            r#"<text class="lbl" x="{mid}" y="{}" text-anchor="middle">{}</text>"#,
+                            y1.min(y2) - 6,
+                            esc(&clip(label, 34)),
+                        );
+                    }
                     if !answer.is_empty() && !*open {
                         let anchor = if x2 >= x1 { "end" } else { "start" };
                         let ax = if x2 >= x1 { x2 - 4 } else { x2 + 4 };

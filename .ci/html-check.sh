@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Renders a certification report.html in headless Chromium at a desktop and
+# a phone width, and fails unless each rendering has no console error, shows
+# at least one sequence diagram with a real size, and fits the width (only
+# diagrams and wide tables may scroll sideways, inside their own boxes).
+# Usage: .ci/html-check.sh REPORT.html OUT_DIR
+set -euo pipefail
+report=$(realpath "$1")
+out=$(mkdir -p "$2" && realpath "$2")
+chromium=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
+if [ -z "$chromium" ]; then
+  echo "html-check: Chromium is not installed" >&2
+  exit 2
+fi
+flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+       --disable-background-networking --disable-component-update --disable-sync
+       --hide-scrollbars --allow-file-access-from-files)
+
+# The probe: the report itself plus a script that measures it and writes
+# the result where --dump-dom can read it. The report has no script of its own.
+probe="$out/probe.html"
+# (A script after </html> is parsed into the body, so appending is enough.)
+cp "$report" "$probe"
+cat >> "$probe" <<'PROBE'
+<script>
+window.addEventListener("load", () => {
+  const svgs = [...document.querySelectorAll("svg.seq")];
+  const sized = svgs.filter(s => { const r = s.getBoundingClientRect(); return r.width > 100 && r.height > 50; });
+  const arrows = document.querySelectorAll("svg.seq line.msg").length;
+  const page = document.documentElement.scrollWidth;
+  const r = document.createElement("pre");
+  r.id = "probe-result";
+  r.textContent = `svgs=${svgs.length} sized=${sized.length} arrows=${arrows} page=${page} width=${window.innerWidth}`;
+  document.body.appendChild(r);
+});
+</script>
+PROBE
+
+status=0
+for size in 1280,900 390,844; do
+  w=${size%,*}
+  profile=$(mktemp -d)
+  log="$out/console-$w.log"
+  dom=$("$chromium" "${flags[@]}" --user-data-dir="$profile" --window-size="$size" \
+        --enable-logging=stderr --v=0 --virtual-time-budget=3000 --dump-dom "file://$probe" 2>"$log" || true)
+  "$chromium" "${flags[@]}" --user-data-dir="$profile" --window-size="$size" \
+        --screenshot="$out/report-$w.png" "file://$report" >/dev/null 2>&1 || true
+  rm -rf "$profile"
+  result=$(printf '%s' "$dom" | grep -o 'svgs=[0-9]* sized=[0-9]* arrows=[0-9]* page=[0-9]* width=[0-9]*' || true)
+  echo "html-check at ${w}px: ${result:-no result}"
+  if [ -z "$result" ]; then echo "  ✘ the page did not render" >&2; status=1; continue; fi
+  eval "$(printf '%s' "$result" | tr ' ' '\n' | sed 's/^/r_/')"
+  if grep -E 'CONSOLE.*(ERROR|Uncaught)|Refused to load|net::ERR' "$log" >/dev/null; then
+    echo "  ✘ console errors:" >&2; grep -E 'CONSOLE|Refused|net::ERR' "$log" >&2; status=1
+  fi
+  [ "$r_svgs" -ge 1 ] && [ "$r_sized" -eq "$r_svgs" ] && [ "$r_arrows" -ge 1 ] \
+    || { echo "  ✘ no visible sequence diagram" >&2; status=1; }
+  [ "$r_page" -le "$r_width" ] || { echo "  ✘ the page is ${r_page}px wide in a ${r_width}px window" >&2; status=1; }
+  [ -s "$out/report-$w.png" ] || { echo "  ✘ no screenshot" >&2; status=1; }
+done
+rm -f "$probe"
+exit $status

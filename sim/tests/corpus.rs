@@ -1,0 +1,343 @@
+//! The corpus against the reference and the mutant zoo, in process: the
+//! reference passes every case; every mutant is refused certification, and
+//! by a failure that names the clause its defect breaks. Also the
+//! traceability rules a corpus must keep: every seed clause has a case,
+//! every citation exists, the profile's table and the registry agree.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use tern_harness::certify::{run_corpus, run_simulation, Budget, Conformance};
+use tern_harness::corpus::play::{play, Status};
+use tern_harness::corpus::{Case, Corpus, CorpusError, Level};
+use tern_harness::mutants::{Mutant, MutantImpl};
+use tern_harness::plugin::{
+    Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver,
+};
+use tern_harness::reference::ReferenceImpl;
+use tern_harness::sim::faults::FaultSet;
+use tern_harness::sim::invariants;
+use tern_harness::storage::Storage;
+use tern_harness::world::AgentWorld;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn corpus() -> Corpus {
+    Corpus::load(&root().join("scenarios")).unwrap_or_else(|e| panic!("the corpus loads: {e}"))
+}
+
+#[test]
+fn every_seed_clause_has_a_case_and_every_citation_exists() {
+    let c = corpus();
+    assert!(c.cases.len() >= 150, "{} cases", c.cases.len());
+    let uncovered: Vec<&str> = c
+        .coverage()
+        .into_iter()
+        .filter(|(_, cases)| cases.is_empty())
+        .map(|(id, _)| id)
+        .collect();
+    assert!(
+        uncovered.is_empty(),
+        "clauses without a case: {uncovered:?}"
+    );
+    let names: BTreeSet<&str> = invariants::ALL.iter().map(|i| i.name).collect();
+    let profile = std::fs::read_to_string(root().join("docs/profile.md")).unwrap();
+    for case in &c.cases {
+        for inv in &case.invariants {
+            assert!(
+                names.contains(inv.as_str()),
+                "{}: no invariant `{inv}`",
+                case.id
+            );
+        }
+        for rule in &case.rules {
+            assert!(
+                profile.contains(&format!("| {rule} |")),
+                "{}: no rule `{rule}` in docs/profile.md",
+                case.id
+            );
+        }
+    }
+}
+
+#[test]
+fn the_profile_table_and_the_clause_registry_agree() {
+    let c = corpus();
+    let profile = std::fs::read_to_string(root().join("docs/profile.md")).unwrap();
+    let rows: Vec<(String, String)> = profile
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split(" | ").collect();
+            let id = cells.first()?.strip_prefix("| ")?;
+            (id.starts_with('S') && id.contains('.')).then(|| (id.to_owned(), cells[1].to_owned()))
+        })
+        .collect();
+    assert_eq!(rows.len(), c.clauses.all().len());
+    for ((id, text), clause) in rows.iter().zip(c.clauses.all()) {
+        assert_eq!(id, &clause.id);
+        assert!(
+            text.starts_with(&format!("\"{}\"", clause.sentence)),
+            "{id}: profile says {text}, registry says {:?}",
+            clause.sentence
+        );
+    }
+}
+
+#[test]
+fn the_reference_passes_every_case() {
+    let c = corpus();
+    let cases: Vec<&Case> = c.cases.iter().collect();
+    let run = run_corpus(&cases, &ReferenceImpl, |_| {}, || false);
+    let failed: Vec<String> = run
+        .cases
+        .iter()
+        .filter(|r| r.status != Status::Pass)
+        .map(|r| format!("{}: {:?}", r.id, r.failure))
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// A mutant's failures must name its clause: a failing case cites one of
+/// the clauses of the mutant's invariant, or exercises that invariant.
+fn names_its_clause(m: Mutant, case: &Case) -> bool {
+    let clauses = invariants::clauses(m.target());
+    case.invariants.iter().any(|i| i == m.target())
+        || case
+            .clauses
+            .iter()
+            .any(|c| clauses.contains(&c.id.as_str()))
+}
+
+#[test]
+fn every_mutant_is_refused_certification_with_its_clause() {
+    let c = corpus();
+    let cases: Vec<&Case> = c.cases.iter().collect();
+    let mut by_simulation = Vec::new();
+    let mut problems = Vec::new();
+    for &m in Mutant::ALL {
+        let imp = MutantImpl(m);
+        let corpus_run = run_corpus(&cases, &imp, |_| {}, || false);
+        let failing: Vec<&Case> = corpus_run
+            .cases
+            .iter()
+            .filter(|r| r.status.is_failure())
+            .map(|r| *cases.iter().find(|c| c.id == r.id).unwrap())
+            .collect();
+        let sim = if failing.iter().any(|case| names_its_clause(m, case)) {
+            None
+        } else {
+            // Defects only faults reveal (a crash between effect and
+            // record, a race of revisions) are for the simulation.
+            let budget = Budget {
+                seeds: 60,
+                first_seed: 1,
+                agents: 5,
+                steps: 200,
+                faults: FaultSet::all(),
+            };
+            let identity = corpus_run.identity.as_ref().ok();
+            let s = run_simulation(&budget, &imp, identity, |_, _| {}, || false);
+            match &s.counterexample {
+                Some(ce) if ce.violation.invariant.name == m.target() => {
+                    by_simulation.push(m.name())
+                }
+                other => problems.push(format!(
+                    "{}: corpus failures {:?}, simulation {:?}",
+                    m.name(),
+                    failing.iter().map(|c| &c.id).collect::<Vec<_>>(),
+                    other.as_ref().map(|ce| ce.violation.invariant.name)
+                )),
+            }
+            Some(s)
+        };
+        if let Some(sim) = &sim {
+            let conformance = Conformance::of(&cases, &corpus_run, sim);
+            assert!(
+                !conformance.certified(Level::Core)
+                    || !conformance.certified(Level::Profile)
+                    || sim.counterexample.is_some(),
+                "{} would be certified",
+                m.name()
+            );
+        } else {
+            let sim = run_simulation(
+                &Budget {
+                    seeds: 0,
+                    first_seed: 1,
+                    agents: 5,
+                    steps: 1,
+                    faults: FaultSet::none(),
+                },
+                &imp,
+                None,
+                |_, _| {},
+                || false,
+            );
+            let conformance = Conformance::of(&cases, &corpus_run, &sim);
+            assert!(
+                !conformance.certified(Level::Profile),
+                "{} certified",
+                m.name()
+            );
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    eprintln!("caught only by the simulation: {by_simulation:?}");
+}
+
+/// The reference, claiming nothing optional.
+struct NoExecute;
+
+struct Quiet(Box<dyn Receiver>);
+
+impl Receiver for Quiet {
+    fn identity(&self) -> Identity {
+        let mut i = self.0.identity();
+        i.capabilities.clear();
+        i
+    }
+    fn deliver(
+        &mut self,
+        frame: &[u8],
+        principal: &tern_model::message::Principal,
+        now: tern_model::ledger::LocalTime,
+    ) -> Result<Delivered, ImplError> {
+        self.0.deliver(frame, principal, now)
+    }
+    fn execute(
+        &mut self,
+        thread: &tern_model::message::ThreadId,
+        commitment: &tern_model::message::MessageRef,
+        now: tern_model::ledger::LocalTime,
+    ) -> Result<tern_model::ledger::Execution, ImplError> {
+        self.0.execute(thread, commitment, now)
+    }
+    fn view(
+        &mut self,
+        thread: &tern_model::message::ThreadId,
+    ) -> Result<serde_json::Value, ImplError> {
+        self.0.view(thread)
+    }
+}
+
+impl Implementation for NoExecute {
+    fn name(&self) -> String {
+        "reference without execute".into()
+    }
+    fn start(
+        &self,
+        init: &InitParams,
+        storage: Storage,
+        world: AgentWorld,
+    ) -> Result<Box<dyn Receiver>, ImplError> {
+        Ok(Box::new(Quiet(ReferenceImpl.start(init, storage, world)?)))
+    }
+}
+
+#[test]
+fn cases_needing_an_unclaimed_capability_do_not_apply() {
+    let c = corpus();
+    let cases: Vec<&Case> = c.cases.iter().collect();
+    let run = run_corpus(&cases, &NoExecute, |_| {}, || false);
+    for (case, r) in cases.iter().zip(&run.cases) {
+        let expected = if case.requires.contains(&Capability::Execute) {
+            Status::NotApplicable
+        } else {
+            Status::Pass
+        };
+        assert_eq!(r.status, expected, "{}", case.id);
+    }
+    assert!(run.cases.iter().any(|r| r.status == Status::NotApplicable));
+}
+
+#[test]
+fn a_claimed_capability_that_fails_is_a_false_claim() {
+    let c = corpus();
+    let case = c
+        .cases
+        .iter()
+        .find(|k| {
+            k.requires.contains(&Capability::Execute)
+                && play(
+                    k,
+                    &MutantImpl(Mutant::IgnoresExpiry),
+                    &Identity::builtin("m"),
+                )
+                .status
+                    != Status::Pass
+        })
+        .expect("some execution case catches a grant that never expires");
+    let run = play(
+        case,
+        &MutantImpl(Mutant::IgnoresExpiry),
+        &Identity::builtin("m"),
+    );
+    assert_eq!(
+        run.status,
+        Status::FalseClaim,
+        "{}: {:?}",
+        case.id,
+        run.failure
+    );
+}
+
+fn load_one(text: &str) -> Result<Corpus, CorpusError> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root().join("scenarios/clauses.json"),
+        dir.path().join("clauses.json"),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("s1")).unwrap();
+    std::fs::write(dir.path().join("s1/x.bad-case.json"), text).unwrap();
+    Corpus::load(dir.path())
+}
+
+const GOOD: &str = r#"{"id": "x.bad-case", "title": "t", "level": "core",
+  "clauses": [{"id": "S8.2", "section": 8, "sentence": "duplicate JSON keys"}],
+  "invariants": ["strict-parsing"],
+  "setup": {"participant": "bob", "principal": "pk-bob", "config": {}},
+  "steps": [{"op": "deliver", "principal": "alice", "frame": "{\"a\":1,\"a\":2}",
+             "expect": {"events": [{"event": "delivered", "id": null, "outcome": "rejected", "class": "parse"}]}}]}"#;
+
+#[test]
+fn a_malformed_case_is_reported_with_its_file_and_member() {
+    assert!(load_one(GOOD).is_ok(), "{:?}", load_one(GOOD).err());
+    let cases = [
+        (GOOD.replace("S8.2", "S8.99"), "/clauses/0", "not in clauses.json"),
+        (GOOD.replace("duplicate JSON keys", "duplicate keys"), "/clauses/0", "other words"),
+        (GOOD.replace("\"title\"", "\"titel\""), "", "unknown field `titel`"),
+        (GOOD.replace("\"parse\"", "\"parsing\""), "/steps/0/expect/events/0/class", "unknown reject class"),
+        (GOOD.replace("\"op\": \"deliver\"", "\"op\": \"send\""), "steps[0]", "unknown variant `send`"),
+        (GOOD.replace(",\n             \"expect\": {\"events\": [{\"event\": \"delivered\", \"id\": null, \"outcome\": \"rejected\", \"class\": \"parse\"}]}", ""), "/steps/0", "needs `expect`"),
+        (GOOD.replace("\"core\"", "\"strict\""), "/level", "core"),
+    ];
+    for (text, pointer, words) in cases {
+        let e = load_one(&text).expect_err(&text).to_string();
+        assert!(e.contains("x.bad-case.json"), "{e}");
+        assert!(
+            e.contains(pointer) && e.contains(words),
+            "wanted {pointer} / {words}: {e}"
+        );
+    }
+    let renamed = GOOD.replace("\"x.bad-case\"", "\"x.other\"");
+    assert!(load_one(&renamed)
+        .unwrap_err()
+        .to_string()
+        .contains("x.other.json"));
+}
+
+#[test]
+fn a_case_catches_a_wrong_expectation() {
+    // The same case with the opposite expectation must fail against the
+    // reference: a case that cannot fail would prove nothing.
+    let c = load_one(&GOOD.replace("\"rejected\", \"class\": \"parse\"", "\"accepted\"")).unwrap();
+    let identity = Identity::builtin("reference");
+    let run = play(&c.cases[0], &ReferenceImpl, &identity);
+    assert_eq!(run.status, Status::Fail);
+    let f = run.failure.unwrap();
+    assert_eq!((f.step, f.check.as_str()), (0, "expectation"));
+    assert!(f.actual.contains("rejected parse"), "{}", f.actual);
+}
