@@ -72,7 +72,17 @@ fn fast(bytes: &[u8]) -> Result<Message, Fast> {
     let draft: Draft<DraftBody> =
         serde::Deserialize::deserialize(&mut de).map_err(|_| Fast::Reading)?;
     de.end().map_err(|_| Fast::Reading)?;
-    check_envelope(&draft).map_err(Fast::Checks)?;
+    // A body that came before `act` is still unread text, which may hide a
+    // strict-JSON error; that error outranks any envelope error (P-ERR-2),
+    // so the slow path decides.
+    let body_unread = matches!(draft.body, DraftBody::Raw(_));
+    check_envelope(&draft).map_err(|e| {
+        if body_unread {
+            Fast::Reading
+        } else {
+            Fast::Checks(e)
+        }
+    })?;
     let draft = draft.try_with_body(|act, body| match body {
         DraftBody::Typed(body) => Ok(body),
         DraftBody::Raw(raw) if nesting_depth(raw.get().as_bytes()) < MAX_DEPTH => {
