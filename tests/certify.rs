@@ -257,3 +257,33 @@ extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+#[test]
+fn an_implementation_that_does_not_start_is_an_error_on_every_case_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "certify",
+            "--impl",
+            "echo broken >&2; exit 3",
+            "--report-dir",
+            "out",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let r = report(&dir.path().join("out"));
+    let i = &r["implementations"][0];
+    let why = i["start_error"]
+        .as_str()
+        .expect("the start error is reported");
+    assert!(why.contains("broken"), "stderr is shown: {why}");
+    assert!(i["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["status"] == "error"));
+    assert_eq!(i["simulation"]["verdict"], "not_run");
+    assert_eq!(i["verdict"]["certified"], false);
+    assert!(stdout(&out).contains("did not start"));
+}

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::corpus::play::{identify, play, CaseRun, Status};
+use crate::corpus::play::{identify, play, CaseRun, Failure, Status};
 use crate::corpus::{Case, Level};
 use crate::plugin::{Capability, Identity, Implementation};
 use crate::sim::driver::{generate, mix_for, play as play_run, shrink, Counterexample};
@@ -95,13 +95,32 @@ pub fn run_corpus(
     let identity = identify(implementation, first);
     let claimed = match &identity {
         Ok(i) => i.clone(),
-        // It will not start; run the cases anyway so each says so, claiming
-        // nothing so that no case is skipped for want of a claim.
-        Err(_) => Identity {
-            name: implementation.name(),
-            version: None,
-            capabilities: Capability::ALL.iter().copied().collect(),
-        },
+        // It does not start: every case is an error, without starting it
+        // once per case (an implementation that hangs at start-up would
+        // otherwise cost the start-up timeout for every case).
+        Err(why) => {
+            let cases = cases
+                .iter()
+                .map(|c| CaseRun {
+                    id: c.id.clone(),
+                    status: Status::Error,
+                    failure: Some(Failure {
+                        step: 0,
+                        op: "start",
+                        check: "implementation-sound".to_owned(),
+                        expected: "a started receiver".to_owned(),
+                        actual: why.clone(),
+                    }),
+                    unclaimed: Vec::new(),
+                    transcript: Vec::new(),
+                })
+                .collect();
+            return CorpusRun {
+                identity,
+                cases,
+                complete: true,
+            };
+        }
     };
     let mut runs = Vec::with_capacity(cases.len());
     let mut complete = true;
