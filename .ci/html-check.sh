@@ -16,33 +16,39 @@ flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
        --disable-background-networking --disable-component-update --disable-sync
        --hide-scrollbars --allow-file-access-from-files)
 
-# The probe: the report itself plus a script that measures it and writes
-# the result where --dump-dom can read it. The report has no script of its own.
-probe="$out/probe.html"
-# (A script after </html> is parsed into the body, so appending is enough.)
-cp "$report" "$probe"
-cat >> "$probe" <<'PROBE'
+# The probe: a page that shows the report in a frame exactly as wide as the
+# width under test (a headless window cannot be narrower than 500 pixels),
+# measures it once loaded, and writes the result where --dump-dom reads it.
+# The report itself has no script.
+cp "$report" "$out/report.html"
+probe() {
+  cat <<PROBE
+<!DOCTYPE html><html><body style="margin:0">
+<iframe id="f" src="report.html" style="border:0;width:$1px;height:$2px"></iframe>
 <script>
-window.addEventListener("load", () => {
-  const svgs = [...document.querySelectorAll("svg.seq")];
+const f = document.getElementById("f");
+f.addEventListener("load", () => {
+  const d = f.contentDocument, w = f.contentWindow;
+  const svgs = [...d.querySelectorAll("svg.seq")];
   const sized = svgs.filter(s => { const r = s.getBoundingClientRect(); return r.width > 100 && r.height > 50; });
-  const arrows = document.querySelectorAll("svg.seq line.msg").length;
-  const page = document.documentElement.scrollWidth;
+  const arrows = d.querySelectorAll("svg.seq line.msg").length;
   const r = document.createElement("pre");
-  r.id = "probe-result";
-  r.textContent = `svgs=${svgs.length} sized=${sized.length} arrows=${arrows} page=${page} width=${window.innerWidth}`;
+  r.textContent = "svgs=" + svgs.length + " sized=" + sized.length + " arrows=" + arrows +
+    " page=" + d.documentElement.scrollWidth + " width=" + w.innerWidth;
   document.body.appendChild(r);
 });
-</script>
+</script></body></html>
 PROBE
+}
 
 status=0
 for size in 1280,900 390,844; do
   w=${size%,*}
   profile=$(mktemp -d)
   log="$out/console-$w.log"
-  dom=$("$chromium" "${flags[@]}" --user-data-dir="$profile" --window-size="$size" \
-        --enable-logging=stderr --v=0 --virtual-time-budget=3000 --dump-dom "file://$probe" 2>"$log" || true)
+  probe "$w" "${size#*,}" > "$out/probe-$w.html"
+  dom=$("$chromium" "${flags[@]}" --user-data-dir="$profile" --window-size=1400,1000 \
+        --enable-logging=stderr --v=0 --virtual-time-budget=5000 --dump-dom "file://$out/probe-$w.html" 2>"$log" || true)
   "$chromium" "${flags[@]}" --user-data-dir="$profile" --window-size="$size" \
         --screenshot="$out/report-$w.png" "file://$report" >/dev/null 2>&1 || true
   rm -rf "$profile"
@@ -58,5 +64,5 @@ for size in 1280,900 390,844; do
   [ "$r_page" -le "$r_width" ] || { echo "  ✘ the page is ${r_page}px wide in a ${r_width}px window" >&2; status=1; }
   [ -s "$out/report-$w.png" ] || { echo "  ✘ no screenshot" >&2; status=1; }
 done
-rm -f "$probe"
+rm -f "$out"/probe-*.html
 exit $status
