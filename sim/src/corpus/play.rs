@@ -6,8 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use tern_model::ledger::{EffectKey, Event, Execution, LocalTime, Outcome};
-use tern_model::message::{Participant, Principal};
+use tern_model::ledger::{Contexts, EffectKey, Event, Execution, LedgerConfig, LocalTime, Outcome};
+use tern_model::message::{Participant, Principal, ThreadId};
 
 use super::case::{
     Case, DeliverCrash, EventKindKey, ExpectDeliver, ExpectExecute, ExpectedEvent, Step, Verdict,
@@ -175,11 +175,34 @@ fn same_events(expected: &[ExpectedEvent], actual: &[ExpectedEvent]) -> bool {
     e == a
 }
 
-fn sender_of(frame: &[u8], principal: &Principal) -> String {
-    serde_json::from_slice::<Value>(frame)
-        .ok()
-        .and_then(|v| v["from"].as_str().map(str::to_owned))
-        .unwrap_or_else(|| principal.to_string())
+/// Who sent a frame, for the diagram's lifelines: its `from` when the
+/// transport's principal is the one bound to it in the thread's context,
+/// otherwise the principal itself, so that a spoofer gets a lifeline of its
+/// own instead of hiding behind the name it claims.
+fn sender_of(frame: &[u8], principal: &Principal, config: &LedgerConfig) -> String {
+    let Ok(v) = serde_json::from_slice::<Value>(frame) else {
+        return principal.to_string();
+    };
+    let (Some(from), Some(thread)) = (v["from"].as_str(), v["thread"].as_str()) else {
+        return principal.to_string();
+    };
+    let bound = match &config.contexts {
+        Contexts::Open => Some(from.to_owned()),
+        Contexts::Fixed { contexts, threads } => ThreadId::new(thread)
+            .ok()
+            .and_then(|t| threads.get(&t))
+            .and_then(|c| contexts.get(c))
+            .and_then(|c| {
+                Participant::new(from)
+                    .ok()
+                    .and_then(|p| c.bindings.get(&p).map(|k| k.to_string()))
+            }),
+    };
+    if bound.as_deref() == Some(principal.as_str()) {
+        from.to_owned()
+    } else {
+        format!("{principal} (as {from})")
+    }
 }
 
 /// Whether an outgoing frame is an ACK of the ACK just delivered.
@@ -303,7 +326,7 @@ impl Player<'_> {
         let mut x = Exchange {
             step: i,
             op: "deliver",
-            sender: Some(sender_of(frame, principal)),
+            sender: Some(sender_of(frame, principal, &self.init.config)),
             gloss: shorthand::line(frame, Some(principal.as_str())),
             frame: Some(frame.to_vec()),
             answer: String::new(),
