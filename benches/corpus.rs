@@ -9,8 +9,11 @@ use tern_harness::corpus::{Case, Corpus};
 use tern_harness::reference::ReferenceImpl;
 
 fn corpus(c: &mut Criterion) {
-    let corpus = Corpus::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios")))
-        .expect("the corpus loads");
+    let corpus = Corpus::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios"
+    )))
+    .expect("the corpus loads");
     let cases: Vec<&Case> = corpus.cases.iter().collect();
     let agent = SubprocessImpl::new(
         format!("{} agent", env!("CARGO_BIN_EXE_tern-sim")),

@@ -15,6 +15,7 @@ fn sim(c: &mut Criterion) {
         agents: 5,
         steps: 200,
         mix: mix_for(42, &faults, true),
+        names: Default::default(),
         faults,
     };
     let steps = generate(&config).steps;

@@ -287,3 +287,58 @@ fn an_implementation_that_does_not_start_is_an_error_on_every_case_at_once() {
     assert_eq!(i["verdict"]["certified"], false);
     assert!(stdout(&out).contains("did not start"));
 }
+
+#[test]
+fn a_hanging_implementation_costs_a_few_timeouts_not_one_per_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/misbehave.py");
+    let pids = dir.path().join("pids");
+    let cmd = format!("python3 {} hang {}", script.display(), pids.display());
+    let out = run_in(
+        dir.path(),
+        &[
+            "certify",
+            "--impl",
+            &cmd,
+            "--seeds",
+            "0",
+            "--timeout",
+            "300",
+            "--give-up-after",
+            "3",
+            "--report-dir",
+            "out",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let r = report(&dir.path().join("out"));
+    let cases = r["implementations"][0]["cases"].as_array().unwrap().clone();
+    let ran: Vec<&Value> = cases
+        .iter()
+        .filter(|c| {
+            c["status"] == "error"
+                && !c["failure"]["actual"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("not run")
+        })
+        .collect();
+    assert_eq!(ran.len(), 3, "three timeouts, then the rest are not run");
+    assert!(
+        ran.iter()
+            .all(|c| c["failure"]["actual"].as_str().unwrap().contains("answer")),
+        "{:?}",
+        ran[0]["failure"]
+    );
+    let skipped = cases
+        .iter()
+        .filter(|c| {
+            c["failure"]["actual"]
+                .as_str()
+                .is_some_and(|a| a.starts_with("not run: the 3 cases"))
+        })
+        .count();
+    assert!(skipped > 100, "{skipped}");
+    // It claims nothing, so the cases that need `execute` do not apply.
+    assert!(cases.iter().any(|c| c["status"] == "not_applicable"));
+}

@@ -17,6 +17,7 @@ use tern_harness::plugin::{
 use tern_harness::reference::ReferenceImpl;
 use tern_harness::sim::faults::FaultSet;
 use tern_harness::sim::invariants;
+use tern_harness::sim::runner::Names;
 use tern_harness::storage::Storage;
 use tern_harness::world::AgentWorld;
 
@@ -120,6 +121,7 @@ fn every_mutant_is_refused_certification_with_its_clause() {
         agents: 5,
         steps: 200,
         faults: FaultSet::all(),
+        names: Default::default(),
     };
     let mut by_simulation = Vec::new();
     let mut problems = Vec::new();
@@ -328,4 +330,150 @@ fn a_case_catches_a_wrong_expectation() {
     let f = run.failure.unwrap();
     assert_eq!((f.step, f.check.as_str()), (0, "expectation"));
     assert!(f.actual.contains("rejected parse"), "{}", f.actual);
+}
+
+#[test]
+fn a_core_case_that_differs_only_in_a_name_fails_at_profile_level() {
+    // The frame is rejected as expected, under another class: the seed's
+    // rule holds, the profile's name does not.
+    let c = load_one(&GOOD.replace("\"class\": \"parse\"", "\"class\": \"body\"")).unwrap();
+    let cases: Vec<&Case> = c.cases.iter().collect();
+    let corpus_run = run_corpus(&cases, &ReferenceImpl, |_| {}, || false);
+    let f = corpus_run.cases[0].failure.clone().expect("it fails");
+    assert!(f.names_only, "{f:?}");
+    let sim = run_simulation(
+        &Budget {
+            seeds: 0,
+            first_seed: 1,
+            agents: 1,
+            steps: 1,
+            faults: FaultSet::none(),
+            names: Default::default(),
+        },
+        &ReferenceImpl,
+        None,
+        |_, _| {},
+        || false,
+    );
+    let conformance = Conformance::of(&cases, &corpus_run, &sim);
+    assert!(conformance.core && !conformance.profile, "{conformance:?}");
+
+    // Expecting acceptance of a rejected frame is not a matter of names.
+    let c = load_one(&GOOD.replace("\"rejected\", \"class\": \"parse\"", "\"accepted\"")).unwrap();
+    let cases: Vec<&Case> = c.cases.iter().collect();
+    let corpus_run = run_corpus(&cases, &ReferenceImpl, |_| {}, || false);
+    assert!(!corpus_run.cases[0].failure.as_ref().unwrap().names_only);
+    assert!(!Conformance::of(&cases, &corpus_run, &sim).core);
+}
+
+/// The reference, calling every rejection `envelope` and every refusal
+/// `unknown_grant`: right about what to reject and refuse, wrong about names.
+struct Renamer;
+
+struct Renamed(Box<dyn Receiver>);
+
+impl Receiver for Renamed {
+    fn identity(&self) -> Identity {
+        self.0.identity()
+    }
+    fn deliver(
+        &mut self,
+        frame: &[u8],
+        principal: &tern_model::message::Principal,
+        now: tern_model::ledger::LocalTime,
+    ) -> Result<Delivered, ImplError> {
+        let mut d = self.0.deliver(frame, principal, now)?;
+        for e in &mut d.events {
+            if let tern_model::ledger::Outcome::Rejected(r) = &mut e.outcome {
+                r.class = tern_model::ledger::RejectClass::Envelope;
+            }
+        }
+        Ok(d)
+    }
+    fn execute(
+        &mut self,
+        thread: &tern_model::message::ThreadId,
+        commitment: &tern_model::message::MessageRef,
+        now: tern_model::ledger::LocalTime,
+    ) -> Result<tern_model::ledger::Execution, ImplError> {
+        Ok(match self.0.execute(thread, commitment, now)? {
+            tern_model::ledger::Execution::Refused(_) => {
+                tern_model::ledger::Execution::Refused(tern_model::ledger::Refusal::UnknownGrant)
+            }
+            e => e,
+        })
+    }
+    fn view(
+        &mut self,
+        thread: &tern_model::message::ThreadId,
+    ) -> Result<serde_json::Value, ImplError> {
+        let mut v = self.0.view(thread)?;
+        if let Some(ms) = v["messages"].as_array_mut() {
+            for m in ms {
+                if m.get("class").is_some() {
+                    m["class"] = "envelope".into();
+                }
+            }
+        }
+        Ok(v)
+    }
+}
+
+impl Implementation for Renamer {
+    fn name(&self) -> String {
+        "reference with other names".into()
+    }
+    fn start(
+        &self,
+        init: &InitParams,
+        storage: Storage,
+        world: AgentWorld,
+    ) -> Result<Box<dyn Receiver>, ImplError> {
+        Ok(Box::new(Renamed(
+            ReferenceImpl.start(init, storage, world)?,
+        )))
+    }
+}
+
+#[test]
+fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
+    let c = corpus();
+    let cases: Vec<&Case> = c.cases.iter().collect();
+    let corpus_run = run_corpus(&cases, &Renamer, |_| {}, || false);
+    assert!(corpus_run.cases.iter().any(|r| r.status == Status::Fail));
+    let budget = |names| Budget {
+        seeds: 20,
+        first_seed: 1,
+        agents: 3,
+        steps: 150,
+        faults: FaultSet::all(),
+        names,
+    };
+    let identity = corpus_run.identity.as_ref().ok();
+    let blind = run_simulation(
+        &budget(Names::Ignored),
+        &Renamer,
+        identity,
+        |_, _| {},
+        || false,
+    );
+    assert!(
+        blind.counterexample.is_none(),
+        "{:?}",
+        blind.counterexample.map(|c| c.violation)
+    );
+    let core = Conformance::of(&cases, &corpus_run, &blind);
+    assert!(core.core && !core.profile, "{:?}", core.by_level);
+    assert!(core.certified(Level::Core));
+    let strict = run_simulation(
+        &budget(Names::Compared),
+        &Renamer,
+        identity,
+        |_, _| {},
+        || false,
+    );
+    assert!(
+        strict.counterexample.is_some(),
+        "names are compared at profile level"
+    );
 }

@@ -12,6 +12,7 @@ fn config(seed: u64, agents: usize, faults: FaultSet) -> RunConfig {
         agents,
         steps: 150,
         mix: mix_for(seed, &faults, true),
+        names: Default::default(),
         faults,
     }
 }

@@ -8,12 +8,13 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tern_harness::adapter::{defer_interrupts, interrupted, Limits, SubprocessImpl};
-use tern_harness::certify::{run_corpus, run_simulation, Budget};
+use tern_harness::certify::{run_corpus_with, run_simulation, Budget};
 use tern_harness::corpus::{Corpus, Level};
 use tern_harness::mutants::{Mutant, MutantImpl};
 use tern_harness::plugin::Implementation;
 use tern_harness::reference::ReferenceImpl;
 use tern_harness::sim::faults::FaultSet;
+use tern_harness::sim::runner::Names;
 use tern_reports::certify::{html, junit, terminal, write, Certified, Report};
 
 use super::sim::{parse_agents, parse_mutant};
@@ -73,6 +74,11 @@ pub struct CertifyArgs {
     /// Where report.json, junit.xml, report.html and summary.txt go.
     #[arg(long, value_name = "DIR", default_value = "tern-sim-report")]
     report_dir: PathBuf,
+
+    /// Stop running cases after this many in a row end in an error (the
+    /// rest are reported as errors); 0 never stops.
+    #[arg(long, default_value_t = tern_harness::certify::GIVE_UP_AFTER, value_name = "N")]
+    give_up_after: usize,
 
     /// With --impl: how long one request may take, in milliseconds.
     #[arg(long, default_value_t = 5000, value_name = "MS")]
@@ -152,6 +158,10 @@ pub fn run(args: CertifyArgs) -> Status {
         agents: args.agents,
         steps: args.steps,
         faults: FaultSet::all(),
+        names: match level {
+            Level::Core => Names::Ignored,
+            Level::Profile => Names::Compared,
+        },
     };
     let human = matches!(args.format, FormatArg::Human);
     if human {
@@ -182,7 +192,13 @@ pub fn run(args: CertifyArgs) -> Status {
         };
         bar.set_style(style.clone());
         bar.set_prefix(format!("{label}: corpus"));
-        let corpus_run = run_corpus(&cases, imp.as_ref(), |_| bar.inc(1), stop);
+        let corpus_run = run_corpus_with(
+            &cases,
+            imp.as_ref(),
+            args.give_up_after,
+            |_| bar.inc(1),
+            stop,
+        );
         bar.finish_and_clear();
         let corpus_time = started.elapsed();
         let bar = if human && budget.seeds > 0 && !stop() {

@@ -134,6 +134,7 @@ pub fn run(args: RunArgs) -> Status {
             agents: args.agents,
             steps: args.steps,
             mix: mix_for(seed, &faults, !args.no_swarm),
+            names: Default::default(),
             faults: faults.clone(),
         };
         let generated = generate(&config);

@@ -43,6 +43,7 @@ fn config(seed: u64, args: &SelftestArgs) -> RunConfig {
         agents: args.agents,
         steps: args.steps,
         mix: mix_for(seed, &faults, true),
+        names: Default::default(),
         faults,
     }
 }

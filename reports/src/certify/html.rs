@@ -200,7 +200,14 @@ fn failure_block(out: &mut String, i: &ImplReport, c: &CaseReport) {
         esc(&c.id),
         esc(&c.title),
         esc(&c.status.replace('_', " ")),
-        esc(&c.level),
+        esc(&if f.level == c.level {
+            c.level.clone()
+        } else {
+            format!(
+                "{}; only a name differs, so it counts at {} level",
+                c.level, f.level
+            )
+        }),
         f.step + 1,
         esc(&f.op),
         esc(&f.check),
@@ -356,7 +363,7 @@ pub fn render(report: &Report) -> String {
     let b = &report.simulation_budget;
     let _ = write!(
         out,
-        r#"<p class="meta">tern-sim {} · corpus <span title="{}">{}</span> ({} cases, {} clauses{}) · simulation: {} runs from seed {}, {} agents × {} steps, faults: {}</p>"#,
+        r#"<p class="meta">tern-sim {} · corpus <span title="{}">{}</span> ({} cases, {} clauses{}) · simulation: {} runs from seed {}, {} agents × {} steps, faults: {}, names {}</p>"#,
         esc(&report.tern_sim_version),
         esc(&report.corpus.hash),
         esc(&report.corpus.hash[..report.corpus.hash.len().min(16)]),
@@ -373,6 +380,7 @@ pub fn render(report: &Report) -> String {
         b.agents,
         b.steps,
         esc(&b.faults),
+        esc(&b.names),
     );
     out.push_str(r#"<h2 id="summary">Summary</h2>"#);
     sections_table(&mut out, report);

@@ -57,6 +57,9 @@ pub struct Budget {
     pub agents: usize,
     pub steps: usize,
     pub faults: String,
+    /// `compared` or `ignored`: whether the simulation held reject classes
+    /// and refusal reasons to the model's (ignored for a `core` certification).
+    pub names: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,6 +127,10 @@ pub struct FailureReport {
     pub check: String,
     pub expected: String,
     pub actual: String,
+    /// `core` or `profile`: the level this failure counts at. A core case
+    /// that fails only on a reject class or refusal name counts at
+    /// `profile`, since those names are the profile's.
+    pub level: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -322,6 +329,13 @@ fn case_report(case: &Case, run: &CaseRun) -> CaseReport {
             check: f.check.clone(),
             expected: f.expected.clone(),
             actual: f.actual.clone(),
+            level: if f.names_only {
+                Level::Profile
+            } else {
+                case.level
+            }
+            .as_str()
+            .to_owned(),
         }),
         unclaimed: run
             .unclaimed
@@ -466,6 +480,7 @@ impl Report {
                 agents: budget.agents,
                 steps: budget.steps,
                 faults: budget.faults.names(),
+                names: budget.names.as_str().to_owned(),
             },
             interrupted,
             clauses: corpus

@@ -72,10 +72,18 @@ fn one(report: &Report, i: &ImplReport) -> String {
             .first()
             .map(|cl| format!("{} \"{}\"", cl.id, cl.sentence))
             .unwrap_or_default();
+        let level = if f.level == c.level {
+            c.level.clone()
+        } else {
+            format!(
+                "{} case, counts at {}: only a name differs",
+                c.level, f.level
+            )
+        };
         out.push_str(&format!(
             "✘ {} [{}, {}] step {} ({}), {}\n    breaks {clause}\n    expected: {}\n    actual:   {}\n",
             c.id,
-            c.level,
+            level,
             c.status.replace('_', " "),
             f.step,
             f.op,

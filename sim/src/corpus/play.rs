@@ -73,6 +73,11 @@ pub struct Failure {
     pub check: String,
     pub expected: String,
     pub actual: String,
+    /// The receiver did what was expected, but under another name: another
+    /// reject class, another refusal reason. The names are the profile's
+    /// (docs/ledger.md sections 4 and 7), so such a failure counts at
+    /// `profile` level whatever the case's level.
+    pub names_only: bool,
 }
 
 /// What happened at one step, for diagrams and for people.
@@ -158,6 +163,21 @@ fn expected_execution_text(e: &ExpectExecute) -> String {
         ExpectExecute::Executed(k) => format!("executed {k}"),
         ExpectExecute::Refused(r) => format!("refused {}", r.as_str()),
     }
+}
+
+/// The same events with every reject class forgotten: what the seed itself
+/// decides (rejected or not), without the profile's names.
+fn unnamed(events: &[ExpectedEvent]) -> Vec<ExpectedEvent> {
+    events
+        .iter()
+        .map(|e| ExpectedEvent {
+            verdict: match e.verdict {
+                Verdict::Rejected(_) => Verdict::Rejected(tern_model::ledger::RejectClass::Parse),
+                ref v => v.clone(),
+            },
+            ..e.clone()
+        })
+        .collect()
 }
 
 /// The frame's own event first, then the rest as a multiset.
@@ -246,8 +266,15 @@ impl Player<'_> {
                 check: check.to_owned(),
                 expected,
                 actual,
+                names_only: false,
             },
         )
+    }
+
+    fn fail_by_name(&self, step: usize, expected: String, actual: String) -> (Status, Failure) {
+        let (status, mut failure) = self.fail(step, "expectation", expected, actual);
+        failure.names_only = true;
+        (status, failure)
     }
 
     fn error(&self, step: usize, what: &str, e: &ImplError) -> (Status, Failure) {
@@ -259,6 +286,7 @@ impl Player<'_> {
                 check: "implementation-sound".to_owned(),
                 expected: what.to_owned(),
                 actual: e.to_string(),
+                names_only: false,
             },
         )
     }
@@ -403,12 +431,14 @@ impl Player<'_> {
         if let Some(expect) = expect {
             if !same_events(&expect.events, &actual) {
                 self.mark_last_failed();
-                return Err(self.fail(
-                    i,
-                    "expectation",
-                    events_text(&expect.events),
-                    events_text(&actual),
-                ));
+                let (want, got) = (events_text(&expect.events), events_text(&actual));
+                return Err(
+                    if same_events(&unnamed(&expect.events), &unnamed(&actual)) {
+                        self.fail_by_name(i, want, got)
+                    } else {
+                        self.fail(i, "expectation", want, got)
+                    },
+                );
             }
             if expect.no_outgoing && !d.outgoing.is_empty() {
                 self.mark_last_failed();
@@ -548,19 +578,21 @@ impl Player<'_> {
             ));
         }
         if let Some(expect) = expect {
-            let matches = match (expect, &e) {
-                (ExpectExecute::Executed(k), Execution::Executed { effect }) => *k == effect.0,
-                (ExpectExecute::Refused(r), Execution::Refused(got)) => r == got,
-                _ => false,
+            let (matches, by_name) = match (expect, &e) {
+                (ExpectExecute::Executed(k), Execution::Executed { effect }) => {
+                    (*k == effect.0, false)
+                }
+                (ExpectExecute::Refused(r), Execution::Refused(got)) => (r == got, true),
+                _ => (false, false),
             };
             if !matches {
                 self.mark_last_failed();
-                return Err(self.fail(
-                    i,
-                    "expectation",
-                    expected_execution_text(expect),
-                    execution_text(&e),
-                ));
+                let (want, got) = (expected_execution_text(expect), execution_text(&e));
+                return Err(if by_name {
+                    self.fail_by_name(i, want, got)
+                } else {
+                    self.fail(i, "expectation", want, got)
+                });
             }
         }
         Ok(())

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::driver::Counterexample;
 use super::faults::FaultSet;
-use super::runner::{RunConfig, Violation};
+use super::runner::{Names, RunConfig, Violation};
 use super::workload::{Mix, Step};
 
 /// The trace format's version.
@@ -60,6 +60,7 @@ pub fn write(out: &mut impl Write, c: &Counterexample, implementation: &str) -> 
         "agents": c.config.agents,
         "faults": c.config.faults.names(),
         "mix": c.config.mix,
+        "names": c.config.names.as_str(),
         "original_steps": c.original_len,
     });
     writeln!(out, "{header}")?;
@@ -151,6 +152,12 @@ pub fn read(input: impl BufRead) -> Result<Trace, TraceError> {
             steps: steps.len(),
             faults,
             mix,
+            // Traces written before names could be ignored compared them.
+            names: if h["names"] == "ignored" {
+                Names::Ignored
+            } else {
+                Names::Compared
+            },
         },
         implementation: h["implementation"].as_str().unwrap_or("").to_owned(),
         version: h["version"].as_str().unwrap_or("").to_owned(),
