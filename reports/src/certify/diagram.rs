@@ -75,6 +75,19 @@ impl Diagram {
         self.rows - 1
     }
 
+    /// The crash scheduled inside a step, on a row of its own below it.
+    fn crash_mark(&mut self, lane: usize, s: &StepReport) {
+        if let Some(f) = &s.fault {
+            let row = self.row();
+            self.shapes.push(Shape::Mark {
+                lane,
+                row,
+                text: format!("⚡ {f}"),
+                tone: Tone::Fault,
+            });
+        }
+    }
+
     /// A failed corpus case: senders on the left, the receiver under test,
     /// then the world its effects go to.
     pub fn from_transcript(steps: &[StepReport], under_test: &str) -> Diagram {
@@ -125,15 +138,7 @@ impl Diagram {
                             open: false,
                         });
                     }
-                    if let Some(f) = &s.fault {
-                        let r = d.row();
-                        d.shapes.push(Shape::Mark {
-                            lane: me,
-                            row: r,
-                            text: format!("⚡ {f}"),
-                            tone: Tone::Fault,
-                        });
-                    }
+                    d.crash_mark(me, s);
                 }
                 "outgoing" => d.shapes.push(Shape::Arrow {
                     from: me,
@@ -156,15 +161,7 @@ impl Diagram {
                         tone,
                         open: false,
                     });
-                    if let Some(f) = &s.fault {
-                        let r = d.row();
-                        d.shapes.push(Shape::Mark {
-                            lane: me,
-                            row: r,
-                            text: format!("⚡ {f}"),
-                            tone: Tone::Fault,
-                        });
-                    }
+                    d.crash_mark(me, s);
                 }
                 "effects" => d.shapes.push(Shape::Mark {
                     lane: world.unwrap_or(me),

@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use super::diagram::{esc, Diagram};
-use super::{section_title, CaseReport, ImplReport, Report};
+use super::{section_title, CaseReport, ClauseText, ImplReport, Report};
 
 const STYLE: &str = r#"
 :root{--ok:#1a7f37;--bad:#cf222e;--warn:#9a6700;--ink:#1f2328;--mute:#59636e;--line:#d1d9e0;--bg:#f6f8fa}
@@ -190,6 +190,26 @@ impl ImplReport {
     }
 }
 
+/// The clauses a failure breaks, linked to the clause table, then what was
+/// expected against what happened.
+fn broken_clauses(out: &mut String, clauses: &[ClauseText], expected: &str, actual: &str) {
+    for cl in clauses {
+        let _ = write!(
+            out,
+            r##"<blockquote><a href="#{}"><code>{}</code></a> “{}”</blockquote>"##,
+            esc(&cl.id),
+            esc(&cl.id),
+            esc(&cl.sentence)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<p><b>Expected:</b> {}<br><b>Actual:</b> {}</p>"#,
+        esc(expected),
+        esc(actual)
+    );
+}
+
 fn failure_block(out: &mut String, i: &ImplReport, c: &CaseReport) {
     let Some(f) = &c.failure else { return };
     let _ = write!(
@@ -212,21 +232,7 @@ fn failure_block(out: &mut String, i: &ImplReport, c: &CaseReport) {
         esc(&f.op),
         esc(&f.check),
     );
-    for cl in &c.clauses {
-        let _ = write!(
-            out,
-            r##"<blockquote><a href="#{}"><code>{}</code></a> “{}”</blockquote>"##,
-            esc(&cl.id),
-            esc(&cl.id),
-            esc(&cl.sentence)
-        );
-    }
-    let _ = write!(
-        out,
-        r#"<p><b>Expected:</b> {}<br><b>Actual:</b> {}</p>"#,
-        esc(&f.expected),
-        esc(&f.actual)
-    );
+    broken_clauses(out, &c.clauses, &f.expected, &f.actual);
     let diagram = Diagram::from_transcript(&c.transcript, &c.participant);
     let _ = write!(
         out,
@@ -302,20 +308,10 @@ fn simulation_block(out: &mut String, i: &ImplReport) {
             .map(|a| format!(", at agent {}", esc(a)))
             .unwrap_or_default()
     );
-    for cl in &v.clauses {
-        let _ = write!(
-            out,
-            r##"<blockquote><a href="#{}"><code>{}</code></a> “{}”</blockquote>"##,
-            esc(&cl.id),
-            esc(&cl.id),
-            esc(&cl.sentence)
-        );
-    }
+    broken_clauses(out, &v.clauses, &v.expected, &v.actual);
     let _ = write!(
         out,
-        r#"<p><b>Expected:</b> {}<br><b>Actual:</b> {}</p><div class="pair"><div class="scroll">{}</div><div><ol class="gloss">"#,
-        esc(&v.expected),
-        esc(&v.actual),
+        r#"<div class="pair"><div class="scroll">{}</div><div><ol class="gloss">"#,
         Diagram::from_sequence(&v.sequence).svg("Sequence diagram of the shrunk run")
     );
     for line in &v.shorthand {

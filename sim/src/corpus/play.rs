@@ -307,6 +307,34 @@ impl Player<'_> {
         }
     }
 
+    /// What an operation with a scheduled crash may return: the injected
+    /// crash, or (when it never reached the crash point) an answer the
+    /// harness throws away. An answer *after* the crash fired means the
+    /// implementation swallowed it; any other failure is its own.
+    fn crashed_as_scheduled(
+        &self,
+        i: usize,
+        result: Result<(), ImplError>,
+        fired: bool,
+        during: &str,
+        answer: &str,
+    ) -> Checked {
+        match result {
+            Err(ImplError::Misbehaved(why)) => Err(self.error(
+                i,
+                "a crash at the scheduled point",
+                &ImplError::Misbehaved(why),
+            )),
+            Ok(()) if fired => Err(self.fail(
+                i,
+                "implementation-sound",
+                format!("a crash (the scheduled crash fired during this {during})"),
+                format!("{answer}: the implementation swallowed the crash"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The harness's crash: kill, drop, lose what was not durable.
     fn crash(&mut self) {
         if let Some(r) = self.receiver.as_mut() {
@@ -370,24 +398,7 @@ impl Player<'_> {
             });
             x.answer = "(killed; no outcome)".to_owned();
             self.record(x);
-            match result {
-                Err(ImplError::Misbehaved(why)) => {
-                    return Err(self.error(
-                        i,
-                        "a crash at the scheduled point",
-                        &ImplError::Misbehaved(why),
-                    ))
-                }
-                Ok(_) if fired => {
-                    return Err(self.fail(
-                        i,
-                        "implementation-sound",
-                        "a crash (the scheduled crash fired during this delivery)".into(),
-                        "an outcome: the implementation swallowed the crash".into(),
-                    ))
-                }
-                _ => {}
-            }
+            self.crashed_as_scheduled(i, result.map(drop), fired, "delivery", "an outcome")?;
             self.crash();
             return Ok(());
         }
@@ -514,24 +525,7 @@ impl Player<'_> {
             x.fault = Some("crash right after the effect, before it is reported".to_owned());
             x.answer = "(killed; no answer)".to_owned();
             self.record(x);
-            match result {
-                Err(ImplError::Misbehaved(why)) => {
-                    return Err(self.error(
-                        i,
-                        "a crash at the scheduled point",
-                        &ImplError::Misbehaved(why),
-                    ))
-                }
-                Ok(_) if fired => {
-                    return Err(self.fail(
-                        i,
-                        "implementation-sound",
-                        "a crash (the scheduled crash fired during this execution)".into(),
-                        "an answer: the implementation swallowed the crash".into(),
-                    ))
-                }
-                _ => {}
-            }
+            self.crashed_as_scheduled(i, result.map(drop), fired, "execution", "an answer")?;
             if performed.len() > 1 {
                 return Err(self.fail(
                     i,
