@@ -1132,11 +1132,26 @@ fn p_err_2_a_strict_json_error_in_a_body_before_act_outranks_the_envelope() {
     // The body comes first, so it is read as raw text after the envelope;
     // the parse error inside it must still win, whatever else is wrong.
     let frames: [(&str, &str); 5] = [
-        (r#"{"body":{"question":"x","question":"x"},"act":"ASK","reply":null,"thread":"t","to":["bob","bob"],"from":"alice","id":"alice:1","tern":"0.1"}"#, "/body/question"),
-        (r#"{"body":{"question":"x","question":"x"},"act":"ASK","reply":null,"thread":"t","to":["bob"],"from":"alice","id":"carol:1","tern":"0.1"}"#, "/body/question"),
-        (r#"{"body":{"question":"x","question":"x"},"act":"ASK","reply":null,"thread":"t","to":["bob"],"from":"alice","id":"alice:1","tern":"0.2"}"#, "/body/question"),
-        (r#"{"body":{"question":"x","extensions":{"n":1e999}},"act":"ASK","reply":null,"thread":"t","to":["bob","bob"],"from":"alice","id":"alice:1","tern":"0.1"}"#, "/body/extensions/n"),
-        (r#"{"body":{"question":"\ud800"},"act":"ASK","reply":null,"thread":"t","to":["bob"],"from":"alice","id":"carol:1","tern":"0.1"}"#, "/body/question"),
+        (
+            r#"{"body":{"question":"x","question":"x"},"act":"ASK","reply":null,"thread":"t","to":["bob","bob"],"from":"alice","id":"alice:1","tern":"0.1"}"#,
+            "/body/question",
+        ),
+        (
+            r#"{"body":{"question":"x","question":"x"},"act":"ASK","reply":null,"thread":"t","to":["bob"],"from":"alice","id":"carol:1","tern":"0.1"}"#,
+            "/body/question",
+        ),
+        (
+            r#"{"body":{"question":"x","question":"x"},"act":"ASK","reply":null,"thread":"t","to":["bob"],"from":"alice","id":"alice:1","tern":"0.2"}"#,
+            "/body/question",
+        ),
+        (
+            r#"{"body":{"question":"x","extensions":{"n":1e999}},"act":"ASK","reply":null,"thread":"t","to":["bob","bob"],"from":"alice","id":"alice:1","tern":"0.1"}"#,
+            "/body/extensions/n",
+        ),
+        (
+            r#"{"body":{"question":"\ud800"},"act":"ASK","reply":null,"thread":"t","to":["bob"],"from":"alice","id":"carol:1","tern":"0.1"}"#,
+            "/body/question",
+        ),
     ];
     for (text, pointer) in frames {
         rejects(text.as_bytes(), ErrorClass::Parse, pointer);
