@@ -125,6 +125,7 @@ fn every_mutant_is_refused_certification_with_its_clause() {
     };
     let mut by_simulation = Vec::new();
     let mut problems = Vec::new();
+    let mut core_conformant = Vec::new();
     for &m in Mutant::ALL {
         let imp = MutantImpl(m);
         let corpus_run = run_corpus(&cases, &imp, |_| {}, || false);
@@ -169,7 +170,26 @@ fn every_mutant_is_refused_certification_with_its_clause() {
             "{} would be certified",
             m.name()
         );
+        // Every defect against a rule the seed states must cost core
+        // conformance too, from the corpus alone. Two defects break only
+        // the profile's readings: the `not_addressed` rule (L-ID-5), and
+        // numbers out of range counting as non-finite (P-JSON-8).
+        let profile_only = [Mutant::AcceptsMisrouted, Mutant::NonFinite];
+        if !profile_only.contains(&m)
+            && Conformance::of(
+                &cases,
+                &corpus_run,
+                &run_simulation(&no_simulation, &imp, None, |_, _| {}, || false),
+            )
+            .core
+        {
+            core_conformant.push(m.name());
+        }
     }
+    assert!(
+        core_conformant.is_empty(),
+        "core conformant from the corpus alone although they break a seed rule: {core_conformant:?}"
+    );
     assert!(problems.is_empty(), "{problems:#?}");
     assert!(
         by_simulation.is_empty(),
@@ -476,4 +496,21 @@ fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
         strict.counterexample.is_some(),
         "names are compared at profile level"
     );
+}
+
+#[test]
+fn every_invariant_names_clauses_that_exist() {
+    let c = corpus();
+    for i in invariants::ALL {
+        let clauses = invariants::clauses(i.name);
+        assert_eq!(
+            clauses.is_empty(),
+            i.name == invariants::ALIVE.name,
+            "{} must name its seed clauses (only the contract's own invariant names none)",
+            i.name
+        );
+        for id in clauses {
+            assert!(c.clauses.get(id).is_some(), "{}: no clause {id}", i.name);
+        }
+    }
 }

@@ -67,7 +67,7 @@ pub fn clauses(name: &str) -> &'static [&'static str] {
         "unsupported-version" => &["S1.16", "S8.4"],
         "schema" => &["S8.5", "S1.14", "S2.2"],
         "identity-bound" => &["S8.1", "S1.22", "S5.2"],
-        "addressing" => &["S1.35"],
+        "addressing" => &["S1.11", "S1.35"],
         "dedup" => &["S1.27", "S8.8"],
         "id-conflict" => &["S1.28", "S8.3"],
         "pending-not-inferred" => &["S1.32", "S8.7"],
