@@ -197,15 +197,23 @@ fn every_mutant_is_refused_certification_with_its_clause() {
     );
 }
 
-/// The reference, claiming nothing optional.
-struct NoExecute;
+/// The reference with one deliberate difference that is not a defect of
+/// behaviour: it claims no optional capability, or it calls every
+/// rejection `envelope` and every refusal `unknown_grant`.
+#[derive(Clone, Copy)]
+enum Twist {
+    ClaimsNothing,
+    OtherNames,
+}
 
-struct Quiet(Box<dyn Receiver>);
+struct Twisted(Twist, Box<dyn Receiver>);
 
-impl Receiver for Quiet {
+impl Receiver for Twisted {
     fn identity(&self) -> Identity {
-        let mut i = self.0.identity();
-        i.capabilities.clear();
+        let mut i = self.1.identity();
+        if let Twist::ClaimsNothing = self.0 {
+            i.capabilities.clear();
+        }
         i
     }
     fn deliver(
@@ -214,7 +222,15 @@ impl Receiver for Quiet {
         principal: &tern_model::message::Principal,
         now: tern_model::ledger::LocalTime,
     ) -> Result<Delivered, ImplError> {
-        self.0.deliver(frame, principal, now)
+        let mut d = self.1.deliver(frame, principal, now)?;
+        if let Twist::OtherNames = self.0 {
+            for e in &mut d.events {
+                if let tern_model::ledger::Outcome::Rejected(r) = &mut e.outcome {
+                    r.class = tern_model::ledger::RejectClass::Envelope;
+                }
+            }
+        }
+        Ok(d)
     }
     fn execute(
         &mut self,
@@ -222,19 +238,31 @@ impl Receiver for Quiet {
         commitment: &tern_model::message::MessageRef,
         now: tern_model::ledger::LocalTime,
     ) -> Result<tern_model::ledger::Execution, ImplError> {
-        self.0.execute(thread, commitment, now)
+        use tern_model::ledger::{Execution, Refusal};
+        Ok(match (self.0, self.1.execute(thread, commitment, now)?) {
+            (Twist::OtherNames, Execution::Refused(_)) => Execution::Refused(Refusal::UnknownGrant),
+            (_, e) => e,
+        })
     }
     fn view(
         &mut self,
         thread: &tern_model::message::ThreadId,
     ) -> Result<serde_json::Value, ImplError> {
-        self.0.view(thread)
+        let mut v = self.1.view(thread)?;
+        if let (Twist::OtherNames, Some(ms)) = (self.0, v["messages"].as_array_mut()) {
+            for m in ms {
+                if m.get("class").is_some() {
+                    m["class"] = "envelope".into();
+                }
+            }
+        }
+        Ok(v)
     }
 }
 
-impl Implementation for NoExecute {
+impl Implementation for Twist {
     fn name(&self) -> String {
-        "reference without execute".into()
+        "the reference, twisted".into()
     }
     fn start(
         &self,
@@ -242,7 +270,10 @@ impl Implementation for NoExecute {
         storage: Storage,
         world: AgentWorld,
     ) -> Result<Box<dyn Receiver>, ImplError> {
-        Ok(Box::new(Quiet(ReferenceImpl.start(init, storage, world)?)))
+        Ok(Box::new(Twisted(
+            *self,
+            ReferenceImpl.start(init, storage, world)?,
+        )))
     }
 }
 
@@ -250,7 +281,7 @@ impl Implementation for NoExecute {
 fn cases_needing_an_unclaimed_capability_do_not_apply() {
     let c = corpus();
     let cases: Vec<&Case> = c.cases.iter().collect();
-    let run = run_corpus(&cases, &NoExecute, |_| {}, || false);
+    let run = run_corpus(&cases, &Twist::ClaimsNothing, |_| {}, || false);
     for (case, r) in cases.iter().zip(&run.cases) {
         let expected = if case.requires.contains(&Capability::Execute) {
             Status::NotApplicable
@@ -386,80 +417,11 @@ fn a_core_case_that_differs_only_in_a_name_fails_at_profile_level() {
     assert!(!Conformance::of(&cases, &corpus_run, &sim).core);
 }
 
-/// The reference, calling every rejection `envelope` and every refusal
-/// `unknown_grant`: right about what to reject and refuse, wrong about names.
-struct Renamer;
-
-struct Renamed(Box<dyn Receiver>);
-
-impl Receiver for Renamed {
-    fn identity(&self) -> Identity {
-        self.0.identity()
-    }
-    fn deliver(
-        &mut self,
-        frame: &[u8],
-        principal: &tern_model::message::Principal,
-        now: tern_model::ledger::LocalTime,
-    ) -> Result<Delivered, ImplError> {
-        let mut d = self.0.deliver(frame, principal, now)?;
-        for e in &mut d.events {
-            if let tern_model::ledger::Outcome::Rejected(r) = &mut e.outcome {
-                r.class = tern_model::ledger::RejectClass::Envelope;
-            }
-        }
-        Ok(d)
-    }
-    fn execute(
-        &mut self,
-        thread: &tern_model::message::ThreadId,
-        commitment: &tern_model::message::MessageRef,
-        now: tern_model::ledger::LocalTime,
-    ) -> Result<tern_model::ledger::Execution, ImplError> {
-        Ok(match self.0.execute(thread, commitment, now)? {
-            tern_model::ledger::Execution::Refused(_) => {
-                tern_model::ledger::Execution::Refused(tern_model::ledger::Refusal::UnknownGrant)
-            }
-            e => e,
-        })
-    }
-    fn view(
-        &mut self,
-        thread: &tern_model::message::ThreadId,
-    ) -> Result<serde_json::Value, ImplError> {
-        let mut v = self.0.view(thread)?;
-        if let Some(ms) = v["messages"].as_array_mut() {
-            for m in ms {
-                if m.get("class").is_some() {
-                    m["class"] = "envelope".into();
-                }
-            }
-        }
-        Ok(v)
-    }
-}
-
-impl Implementation for Renamer {
-    fn name(&self) -> String {
-        "reference with other names".into()
-    }
-    fn start(
-        &self,
-        init: &InitParams,
-        storage: Storage,
-        world: AgentWorld,
-    ) -> Result<Box<dyn Receiver>, ImplError> {
-        Ok(Box::new(Renamed(
-            ReferenceImpl.start(init, storage, world)?,
-        )))
-    }
-}
-
 #[test]
 fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
     let c = corpus();
     let cases: Vec<&Case> = c.cases.iter().collect();
-    let corpus_run = run_corpus(&cases, &Renamer, |_| {}, || false);
+    let corpus_run = run_corpus(&cases, &Twist::OtherNames, |_| {}, || false);
     assert!(corpus_run.cases.iter().any(|r| r.status == Status::Fail));
     let budget = |names| Budget {
         seeds: 20,
@@ -472,7 +434,7 @@ fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
     let identity = corpus_run.identity.as_ref().ok();
     let blind = run_simulation(
         &budget(Names::Ignored),
-        &Renamer,
+        &Twist::OtherNames,
         identity,
         |_, _| {},
         || false,
@@ -487,7 +449,7 @@ fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
     assert!(core.certified(Level::Core));
     let strict = run_simulation(
         &budget(Names::Compared),
-        &Renamer,
+        &Twist::OtherNames,
         identity,
         |_, _| {},
         || false,
