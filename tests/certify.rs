@@ -342,3 +342,47 @@ fn a_hanging_implementation_costs_a_few_timeouts_not_one_per_case() {
     // It claims nothing, so the cases that need `execute` do not apply.
     assert!(cases.iter().any(|c| c["status"] == "not_applicable"));
 }
+
+#[test]
+fn an_unwritable_report_folder_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("taken"), "a file, not a folder").unwrap();
+    let out = run_in(
+        dir.path(),
+        &["certify", "--seeds", "0", "--report-dir", "taken"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write") && err.contains("taken"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("taken")).unwrap(),
+        "a file, not a folder"
+    );
+
+    let none = run_in(
+        dir.path(),
+        &["certify", "--seeds", "0", "--only", "no-such-case"],
+    );
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no-such-case"));
+
+    let json = run_in(
+        dir.path(),
+        &[
+            "certify",
+            "--seeds",
+            "0",
+            "--format",
+            "json",
+            "--report-dir",
+            "j",
+        ],
+    );
+    assert_eq!(json.status.code(), Some(0));
+    let printed: Value =
+        serde_json::from_str(&stdout(&json)).expect("--format json prints report.json");
+    assert_eq!(printed, report(&dir.path().join("j")));
+}
