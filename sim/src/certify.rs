@@ -7,23 +7,13 @@ use std::collections::BTreeMap;
 use crate::corpus::play::{identify, play, CaseRun, Failure, Status};
 use crate::corpus::{Case, Level};
 use crate::plugin::{Capability, Identity, Implementation};
-use crate::sim::driver::{generate, mix_for, play as play_run, shrink, Counterexample};
-use crate::sim::faults::FaultSet;
-use crate::sim::runner::{Names, RunConfig, Stats};
+use crate::sim::driver::{first_violation, shrink, Batch, Counterexample};
+use crate::sim::runner::Stats;
 
-/// The simulation budget.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Budget {
-    /// Runs; 0 skips the simulation.
-    pub seeds: u64,
-    pub first_seed: u64,
-    pub agents: usize,
-    pub steps: usize,
-    pub faults: FaultSet,
-    /// `Ignored` for a `core` certification: the seed does not name reject
-    /// classes or refusal reasons.
-    pub names: Names,
-}
+/// The simulation budget: a batch of runs. Certification always uses every
+/// fault and swarm mixes, and ignores names for a `core` certification (the
+/// seed does not name reject classes or refusal reasons).
+pub type Budget = Batch;
 
 /// The corpus part of a certification.
 #[derive(Debug, Clone)]
@@ -222,33 +212,23 @@ pub fn run_simulation(
         }
         Some(_) => {}
     }
-    for seed in budget.first_seed..budget.first_seed.saturating_add(budget.seeds) {
-        if stop() {
-            out.complete = false;
-            break;
-        }
-        let config = RunConfig {
-            seed,
-            agents: budget.agents,
-            steps: budget.steps,
-            mix: mix_for(seed, &budget.faults, true),
-            faults: budget.faults.clone(),
-            names: budget.names,
-        };
-        let generated = generate(&config);
-        let played = play_run(&config, &generated.steps, implementation, false);
-        if stop() {
-            out.complete = false;
-            break;
-        }
-        out.stats.add(&played.stats);
-        out.runs += 1;
-        progress(out.runs, &out.stats);
-        if let Some(v) = played.violation {
-            out.counterexample = Some(shrink(&config, generated, v, implementation, |_| {}));
-            break;
-        }
-    }
+    let mut runs = 0;
+    let batch = first_violation(
+        budget,
+        implementation,
+        false,
+        |_, _, stats| {
+            runs += 1;
+            progress(runs, stats)
+        },
+        stop,
+    );
+    out.runs = batch.runs;
+    out.stats = batch.stats;
+    out.complete = batch.complete;
+    out.counterexample = batch
+        .failure
+        .map(|(config, generated, v)| shrink(&config, generated, v, implementation, |_| {}));
     out
 }
 

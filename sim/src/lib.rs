@@ -7,6 +7,7 @@ pub mod adapter;
 pub mod agent;
 pub mod certify;
 pub mod check;
+pub mod compare;
 pub mod corpus;
 pub mod frames;
 pub mod mutants;

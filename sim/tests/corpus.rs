@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use tern_harness::certify::{run_corpus, run_simulation, Budget, Conformance};
+use tern_harness::compare::Names;
 use tern_harness::corpus::play::{play, Status};
 use tern_harness::corpus::{Case, Corpus, CorpusError, Level};
 use tern_harness::mutants::{Mutant, MutantImpl};
@@ -17,7 +18,6 @@ use tern_harness::plugin::{
 use tern_harness::reference::ReferenceImpl;
 use tern_harness::sim::faults::FaultSet;
 use tern_harness::sim::invariants;
-use tern_harness::sim::runner::Names;
 use tern_harness::storage::Storage;
 use tern_harness::world::AgentWorld;
 
@@ -122,6 +122,7 @@ fn every_mutant_is_refused_certification_with_its_clause() {
         steps: 200,
         faults: FaultSet::all(),
         names: Default::default(),
+        swarm: true,
     };
     let mut by_simulation = Vec::new();
     let mut problems = Vec::new();
@@ -400,6 +401,7 @@ fn a_core_case_that_differs_only_in_a_name_fails_at_profile_level() {
             steps: 1,
             faults: FaultSet::none(),
             names: Default::default(),
+            swarm: true,
         },
         &ReferenceImpl,
         None,
@@ -430,6 +432,7 @@ fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
         steps: 150,
         faults: FaultSet::all(),
         names,
+        swarm: true,
     };
     let identity = corpus_run.identity.as_ref().ok();
     let blind = run_simulation(

@@ -9,12 +9,12 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tern_harness::adapter::{defer_interrupts, interrupted, Limits, SubprocessImpl};
 use tern_harness::certify::{run_corpus_with, run_simulation, Budget};
+use tern_harness::compare::Names;
 use tern_harness::corpus::{Corpus, Level};
 use tern_harness::mutants::{Mutant, MutantImpl};
 use tern_harness::plugin::Implementation;
 use tern_harness::reference::ReferenceImpl;
 use tern_harness::sim::faults::FaultSet;
-use tern_harness::sim::runner::Names;
 use tern_reports::certify::{html, junit, terminal, write, Certified, Report};
 
 use super::sim::{parse_agents, parse_mutant};
@@ -162,6 +162,7 @@ pub fn run(args: CertifyArgs) -> Status {
             Level::Core => Names::Ignored,
             Level::Profile => Names::Compared,
         },
+        swarm: true,
     };
     let human = matches!(args.format, FormatArg::Human);
     if human {

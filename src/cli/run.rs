@@ -10,8 +10,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use tern_harness::adapter::Limits;
 use tern_harness::mutants::Mutant;
-use tern_harness::sim::driver::{generate, mix_for, play, shrink, unshrunk};
-use tern_harness::sim::runner::{RunConfig, Stats};
+use tern_harness::sim::driver::{first_violation, shrink, unshrunk, Batch};
+use tern_harness::sim::runner::Stats;
 use tern_harness::sim::trace;
 use tern_reports::run::{counterexample_text, summary, violation_json, violation_text};
 
@@ -125,38 +125,35 @@ pub fn run(args: RunArgs) -> Status {
         ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let mut total = Stats::default();
-    let mut runs = 0u64;
-    let mut found = None;
-    for seed in first..first.saturating_add(args.seeds) {
-        let config = RunConfig {
-            seed,
-            agents: args.agents,
-            steps: args.steps,
-            mix: mix_for(seed, &faults, !args.no_swarm),
-            names: Default::default(),
-            faults: faults.clone(),
-        };
-        let generated = generate(&config);
-        let played = play(&config, &generated.steps, imp.as_ref(), args.show_trace);
-        if args.show_trace && human {
-            bar.suspend(|| {
-                println!("run {seed}:");
-                for n in &played.notes {
-                    println!("  {n}");
-                }
-            });
-        }
-        total.add(&played.stats);
-        runs += 1;
-        bar.inc(1);
-        bar.set_message(format!("{} deliveries", total.deliveries));
-        if let Some(v) = played.violation {
-            found = Some((config, generated, v));
-            break;
-        }
-    }
+    let batch = Batch {
+        first_seed: first,
+        seeds: args.seeds,
+        agents: args.agents,
+        steps: args.steps,
+        faults: faults.clone(),
+        names: Default::default(),
+        swarm: !args.no_swarm,
+    };
+    let outcome = first_violation(
+        &batch,
+        imp.as_ref(),
+        args.show_trace,
+        |config, played, total| {
+            if args.show_trace && human {
+                bar.suspend(|| {
+                    println!("run {}:", config.seed);
+                    for n in &played.notes {
+                        println!("  {n}");
+                    }
+                });
+            }
+            bar.inc(1);
+            bar.set_message(format!("{} deliveries", total.deliveries));
+        },
+        || false,
+    );
     bar.finish_and_clear();
+    let (runs, total, found) = (outcome.runs, outcome.stats, outcome.failure);
 
     let Some((config, generated, violation)) = found else {
         if human {

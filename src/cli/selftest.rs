@@ -8,9 +8,8 @@ use indicatif::ProgressBar;
 use serde_json::json;
 use tern_harness::mutants::{Mutant, MutantImpl};
 use tern_harness::reference::ReferenceImpl;
-use tern_harness::sim::driver::{generate, mix_for, play, shrink};
+use tern_harness::sim::driver::{first_violation, shrink, Batch};
 use tern_harness::sim::faults::FaultSet;
-use tern_harness::sim::runner::RunConfig;
 use tern_reports::run::{selftest_json, selftest_table, violation_text, MutantRow};
 
 use super::sim::parse_agents;
@@ -36,15 +35,16 @@ pub struct SelftestArgs {
     format: FormatArg,
 }
 
-fn config(seed: u64, args: &SelftestArgs) -> RunConfig {
-    let faults = FaultSet::all();
-    RunConfig {
-        seed,
+/// `seeds` runs from seed 0, with every fault.
+fn batch(seeds: u64, args: &SelftestArgs) -> Batch {
+    Batch {
+        first_seed: 0,
+        seeds,
         agents: args.agents,
         steps: args.steps,
-        mix: mix_for(seed, &faults, true),
+        faults: FaultSet::all(),
         names: Default::default(),
-        faults,
+        swarm: true,
     }
 }
 
@@ -68,16 +68,18 @@ pub fn run(args: SelftestArgs) -> Status {
             shrunk_len: None,
             millis: 0,
         };
-        for (i, seed) in (0..args.seeds).enumerate() {
-            let c = config(seed, &args);
-            let g = generate(&c);
-            if let Some(v) = play(&c, &g.steps, &imp, false).violation {
-                let ce = shrink(&c, g, v, &imp, |_| {});
-                row.killed_by = Some(ce.violation.invariant.name.to_owned());
-                row.seeds_needed = i as u64 + 1;
-                row.shrunk_len = Some(ce.steps.len());
-                break;
-            }
+        let outcome = first_violation(
+            &batch(args.seeds, &args),
+            &imp,
+            false,
+            |_, _, _| {},
+            || false,
+        );
+        if let Some((c, g, v)) = outcome.failure {
+            let ce = shrink(&c, g, v, &imp, |_| {});
+            row.killed_by = Some(ce.violation.invariant.name.to_owned());
+            row.seeds_needed = outcome.runs;
+            row.shrunk_len = Some(ce.steps.len());
         }
         row.millis = started.elapsed().as_millis();
         rows.push(row);
@@ -85,14 +87,15 @@ pub fn run(args: SelftestArgs) -> Status {
     }
     bar.set_message("reference");
     let started = Instant::now();
-    let mut reference_failure = None;
-    for seed in 0..args.reference_seeds {
-        let c = config(seed, &args);
-        if let Some(v) = play(&c, &generate(&c).steps, &ReferenceImpl, false).violation {
-            reference_failure = Some((seed, v));
-            break;
-        }
-    }
+    let reference_failure = first_violation(
+        &batch(args.reference_seeds, &args),
+        &ReferenceImpl,
+        false,
+        |_, _, _| {},
+        || false,
+    )
+    .failure
+    .map(|(c, _, v)| (c.seed, v));
     let reference_ms = started.elapsed().as_millis();
     bar.finish_and_clear();
     // A mutant caught by another invariant than the one meant for it is a

@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use base64::Engine;
 use serde::Deserialize;
 use serde_json::Value;
-use tern_model::ledger::{EventKind, LedgerConfig, LocalTime, Refusal, RejectClass};
+use tern_model::ledger::{EffectKey, Execution, LedgerConfig, LocalTime, Refusal, RejectClass};
 use tern_model::message::{MessageRef, Participant, Principal, ThreadId, Timestamp};
 
 use super::CorpusError;
+pub use crate::compare::{EventKindKey, ExpectedEvent, Verdict};
 use crate::plugin::Capability;
 
 /// Whether a case's verdict follows from the seed's words (`Core`) or rests
@@ -48,64 +49,11 @@ pub struct ClauseRef {
     pub sentence: String,
 }
 
-/// The outcome part of an event, as compared (docs/corpus.md section 2.3).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verdict {
-    Accepted,
-    Duplicate,
-    /// The missing references, as a set.
-    Pending(BTreeSet<String>),
-    Rejected(RejectClass),
-}
-
-/// An event as compared: its kind, its message, its verdict.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ExpectedEvent {
-    pub kind: EventKindKey,
-    pub id: Option<String>,
-    pub verdict: Verdict,
-}
-
-/// [`EventKind`] with an order, so that events compare as a multiset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum EventKindKey {
-    Delivered,
-    Released,
-    Invalidated,
-}
-
-impl From<EventKind> for EventKindKey {
-    fn from(k: EventKind) -> EventKindKey {
-        match k {
-            EventKind::Delivered => EventKindKey::Delivered,
-            EventKind::Released => EventKindKey::Released,
-            EventKind::Invalidated => EventKindKey::Invalidated,
-        }
-    }
-}
-
-impl EventKindKey {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventKindKey::Delivered => "delivered",
-            EventKindKey::Released => "released",
-            EventKindKey::Invalidated => "invalidated",
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpectDeliver {
     pub events: Vec<ExpectedEvent>,
     /// `"outgoing": "none"`: the receiver must send nothing of its own.
     pub no_outgoing: bool,
-}
-
-/// What an execution must answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExpectExecute {
-    Executed(String),
-    Refused(Refusal),
 }
 
 /// Where a crash scheduled inside a delivery hits.
@@ -129,7 +77,7 @@ pub enum Step {
         thread: ThreadId,
         commitment: MessageRef,
         at: LocalTime,
-        expect: Option<ExpectExecute>,
+        expect: Option<Execution>,
         /// Crash right after the effect is performed.
         crash_after_effect: bool,
     },
@@ -420,7 +368,7 @@ fn expect_deliver(at: &At, pointer: &str, v: &Value) -> Result<ExpectDeliver, Co
     })
 }
 
-fn expect_execute(at: &At, pointer: &str, v: &Value) -> Result<ExpectExecute, CorpusError> {
+fn expect_execute(at: &At, pointer: &str, v: &Value) -> Result<Execution, CorpusError> {
     let obj = v.as_object().filter(|o| o.len() == 1).ok_or_else(|| {
         at.err(
             pointer,
@@ -428,15 +376,19 @@ fn expect_execute(at: &At, pointer: &str, v: &Value) -> Result<ExpectExecute, Co
         )
     })?;
     match (obj.get("executed"), obj.get("refused")) {
-        (Some(Value::String(k)), None) => Ok(ExpectExecute::Executed(k.clone())),
-        (None, Some(Value::String(r))) => Refusal::from_name(r)
-            .map(ExpectExecute::Refused)
-            .ok_or_else(|| {
-                at.err(
-                    format!("{pointer}/refused"),
-                    format!("unknown refusal `{r}`"),
-                )
-            }),
+        (Some(Value::String(k)), None) => Ok(Execution::Executed {
+            effect: EffectKey(k.clone()),
+        }),
+        (None, Some(Value::String(r))) => {
+            Refusal::from_name(r)
+                .map(Execution::Refused)
+                .ok_or_else(|| {
+                    at.err(
+                        format!("{pointer}/refused"),
+                        format!("unknown refusal `{r}`"),
+                    )
+                })
+        }
         _ => Err(at.err(
             pointer,
             "must be {\"executed\": effect key} or {\"refused\": reason}",

@@ -6,13 +6,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
-use tern_model::ledger::{Contexts, EffectKey, Event, Execution, LedgerConfig, LocalTime, Outcome};
+use tern_model::ledger::{Contexts, EffectKey, Execution, LedgerConfig, LocalTime};
 use tern_model::message::{Participant, Principal, ThreadId};
 
-use super::case::{
-    Case, DeliverCrash, EventKindKey, ExpectDeliver, ExpectExecute, ExpectedEvent, Step, Verdict,
-};
+use super::case::{Case, DeliverCrash, EventKindKey, ExpectDeliver, ExpectedEvent, Step, Verdict};
 use super::pattern::mismatch;
+use crate::compare::Names;
 use crate::plugin::{
     Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver,
 };
@@ -108,25 +107,6 @@ pub struct CaseRun {
     pub transcript: Vec<Exchange>,
 }
 
-fn verdict(o: &Outcome) -> Verdict {
-    match o {
-        Outcome::Accepted => Verdict::Accepted,
-        Outcome::Duplicate => Verdict::Duplicate,
-        Outcome::Pending { missing } => {
-            Verdict::Pending(missing.iter().map(|m| m.to_string()).collect())
-        }
-        Outcome::Rejected(r) => Verdict::Rejected(r.class),
-    }
-}
-
-fn as_expected(e: &Event) -> ExpectedEvent {
-    ExpectedEvent {
-        kind: e.kind.into(),
-        id: e.id.as_ref().map(|i| i.to_string()),
-        verdict: verdict(&e.outcome),
-    }
-}
-
 fn event_text(e: &ExpectedEvent) -> String {
     let v = match &e.verdict {
         Verdict::Accepted => "accepted".to_owned(),
@@ -156,43 +136,6 @@ fn execution_text(e: &Execution) -> String {
         Execution::Executed { effect } => format!("executed {effect}"),
         Execution::Refused(r) => format!("refused {}", r.as_str()),
     }
-}
-
-fn expected_execution_text(e: &ExpectExecute) -> String {
-    match e {
-        ExpectExecute::Executed(k) => format!("executed {k}"),
-        ExpectExecute::Refused(r) => format!("refused {}", r.as_str()),
-    }
-}
-
-/// The same events with every reject class forgotten: what the seed itself
-/// decides (rejected or not), without the profile's names.
-fn unnamed(events: &[ExpectedEvent]) -> Vec<ExpectedEvent> {
-    events
-        .iter()
-        .map(|e| ExpectedEvent {
-            verdict: match e.verdict {
-                Verdict::Rejected(_) => Verdict::Rejected(tern_model::ledger::RejectClass::Parse),
-                ref v => v.clone(),
-            },
-            ..e.clone()
-        })
-        .collect()
-}
-
-/// The frame's own event first, then the rest as a multiset.
-fn same_events(expected: &[ExpectedEvent], actual: &[ExpectedEvent]) -> bool {
-    let (Some(e0), Some(a0)) = (expected.first(), actual.first()) else {
-        return false;
-    };
-    if e0 != a0 {
-        return false;
-    }
-    let mut e: Vec<&ExpectedEvent> = expected[1..].iter().collect();
-    let mut a: Vec<&ExpectedEvent> = actual[1..].iter().collect();
-    e.sort();
-    a.sort();
-    e == a
 }
 
 /// Who sent a frame, for the diagram's lifelines: its `from` when the
@@ -411,7 +354,7 @@ impl Player<'_> {
                 return Err(self.error(i, "an answer to deliver", &e));
             }
         };
-        let actual: Vec<ExpectedEvent> = d.events.iter().map(as_expected).collect();
+        let actual: Vec<ExpectedEvent> = d.events.iter().map(ExpectedEvent::of).collect();
         x.answer = events_text(&actual);
         let first_rejected = matches!(
             actual.first().map(|e| &e.verdict),
@@ -440,16 +383,19 @@ impl Player<'_> {
             ));
         }
         if let Some(expect) = expect {
-            if !same_events(&expect.events, &actual) {
+            // The loader makes every expectation start with `delivered`.
+            let first_delivered = actual
+                .first()
+                .is_some_and(|e| e.kind == EventKindKey::Delivered);
+            let same = |names: Names| first_delivered && names.same_events(&expect.events, &actual);
+            if !same(Names::Compared) {
                 self.mark_last_failed();
                 let (want, got) = (events_text(&expect.events), events_text(&actual));
-                return Err(
-                    if same_events(&unnamed(&expect.events), &unnamed(&actual)) {
-                        self.fail_by_name(i, want, got)
-                    } else {
-                        self.fail(i, "expectation", want, got)
-                    },
-                );
+                return Err(if same(Names::Ignored) {
+                    self.fail_by_name(i, want, got)
+                } else {
+                    self.fail(i, "expectation", want, got)
+                });
             }
             if expect.no_outgoing && !d.outgoing.is_empty() {
                 self.mark_last_failed();
@@ -488,7 +434,7 @@ impl Player<'_> {
         thread: &tern_model::message::ThreadId,
         commitment: &tern_model::message::MessageRef,
         at: LocalTime,
-        expect: Option<&ExpectExecute>,
+        expect: Option<&Execution>,
         crash_after_effect: bool,
     ) -> Checked {
         let before = self.world.len();
@@ -572,17 +518,10 @@ impl Player<'_> {
             ));
         }
         if let Some(expect) = expect {
-            let (matches, by_name) = match (expect, &e) {
-                (ExpectExecute::Executed(k), Execution::Executed { effect }) => {
-                    (*k == effect.0, false)
-                }
-                (ExpectExecute::Refused(r), Execution::Refused(got)) => (r == got, true),
-                _ => (false, false),
-            };
-            if !matches {
+            if !Names::Compared.same_execution(expect, &e) {
                 self.mark_last_failed();
-                let (want, got) = (expected_execution_text(expect), execution_text(&e));
-                return Err(if by_name {
+                let (want, got) = (execution_text(expect), execution_text(&e));
+                return Err(if Names::Ignored.same_execution(expect, &e) {
                     self.fail_by_name(i, want, got)
                 } else {
                     self.fail(i, "expectation", want, got)

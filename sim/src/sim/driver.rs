@@ -7,8 +7,9 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::faults::{Fault, FaultSet};
-use super::runner::{Played, Run, RunConfig, Violation};
+use super::runner::{Played, Run, RunConfig, Stats, Violation};
 use super::workload::{step_strategy, Mix, Step};
+use crate::compare::Names;
 use crate::plugin::Implementation;
 
 /// The step list of a seed, with the value trees that can shrink each step.
@@ -63,6 +64,85 @@ pub fn generate(config: &RunConfig) -> Generated {
         steps: trees.iter().map(|t| t.current()).collect(),
         trees,
     }
+}
+
+/// Runs one after another, one per seed from `first_seed`, each configured
+/// the same way: what `run`, `selftest` and `certify` all play.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Batch {
+    pub first_seed: u64,
+    /// How many runs; 0 plays none.
+    pub seeds: u64,
+    pub agents: usize,
+    pub steps: usize,
+    pub faults: FaultSet,
+    pub names: Names,
+    /// Each run enables a random subset of message kinds (see [`mix_for`]).
+    pub swarm: bool,
+}
+
+impl Batch {
+    pub fn config(&self, seed: u64) -> RunConfig {
+        RunConfig {
+            seed,
+            agents: self.agents,
+            steps: self.steps,
+            mix: mix_for(seed, &self.faults, self.swarm),
+            faults: self.faults.clone(),
+            names: self.names,
+        }
+    }
+}
+
+/// How a batch ended.
+pub struct BatchOutcome {
+    /// Runs played to the end (the failing one included).
+    pub runs: u64,
+    pub stats: Stats,
+    /// The first failing run, ready to shrink.
+    pub failure: Option<(RunConfig, Generated, Violation)>,
+    /// False when `stop` cut the batch short.
+    pub complete: bool,
+}
+
+/// Plays a batch until its first violation. `each` sees every run played,
+/// with the totals so far; `stop` is polled before and after each run, and
+/// a run it interrupted is not counted (an interrupt kills subprocesses,
+/// which would otherwise read as the implementation's failure).
+pub fn first_violation(
+    batch: &Batch,
+    implementation: &dyn Implementation,
+    record: bool,
+    mut each: impl FnMut(&RunConfig, &Played, &Stats),
+    stop: impl Fn() -> bool,
+) -> BatchOutcome {
+    let mut out = BatchOutcome {
+        runs: 0,
+        stats: Stats::default(),
+        failure: None,
+        complete: true,
+    };
+    for seed in batch.first_seed..batch.first_seed.saturating_add(batch.seeds) {
+        if stop() {
+            out.complete = false;
+            break;
+        }
+        let config = batch.config(seed);
+        let generated = generate(&config);
+        let played = play(&config, &generated.steps, implementation, record);
+        if stop() {
+            out.complete = false;
+            break;
+        }
+        out.stats.add(&played.stats);
+        out.runs += 1;
+        each(&config, &played, &out.stats);
+        if let Some(v) = played.violation {
+            out.failure = Some((config, generated, v));
+            break;
+        }
+    }
+    out
 }
 
 /// Plays steps under a configuration.

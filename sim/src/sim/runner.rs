@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
-use tern_model::ledger::{Execution, Ledger, LocalTime, Outcome, RejectClass};
+use tern_model::ledger::{Event, Execution, Ledger, LocalTime, Outcome, RejectClass};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use super::faults::{Fault, FaultSet};
@@ -26,6 +26,8 @@ use crate::storage::{CrashPoint, Storage};
 use crate::world::World;
 
 use super::happening::Happening;
+use crate::compare::ExpectedEvent;
+use crate::compare::Names;
 
 /// Everything that defines a run besides its steps.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,69 +38,6 @@ pub struct RunConfig {
     pub faults: FaultSet,
     pub mix: Mix,
     pub names: Names,
-}
-
-/// Whether reject classes and refusal reasons must equal the model's. The
-/// seed says what is rejected and what is refused, not under which name:
-/// the names are the profile's, so a `core` certification ignores them
-/// (and the `class` of rejected messages in views), and compares the rest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Names {
-    #[default]
-    Compared,
-    Ignored,
-}
-
-impl Names {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Names::Compared => "compared",
-            Names::Ignored => "ignored",
-        }
-    }
-
-    /// Events as compared under this setting.
-    fn events(self, c: Comparable) -> Comparable {
-        if self == Names::Compared {
-            return c;
-        }
-        let blind = |v: Verdict| match v {
-            Verdict::Rejected(_) => Verdict::Rejected(""),
-            v => v,
-        };
-        let (first, rest) = c;
-        let mut rest: Vec<_> = rest
-            .into_iter()
-            .map(|(k, id, v)| (k, id, blind(v)))
-            .collect();
-        rest.sort();
-        (first.map(|(id, t, v)| (id, t, blind(v))), rest)
-    }
-
-    fn executions(self, a: &Execution, b: &Execution) -> bool {
-        match (self, a, b) {
-            (Names::Ignored, Execution::Refused(_), Execution::Refused(_)) => true,
-            _ => a == b,
-        }
-    }
-
-    fn views(self, a: &Value, b: &Value) -> bool {
-        if self == Names::Compared {
-            return a == b;
-        }
-        let strip = |v: &Value| {
-            let mut v = v.clone();
-            if let Some(ms) = v["messages"].as_array_mut() {
-                for m in ms {
-                    if let Some(o) = m.as_object_mut() {
-                        o.remove("class");
-                    }
-                }
-            }
-            v
-        };
-        strip(a) == strip(b)
-    }
 }
 
 /// A broken invariant: which, where, and expected against actual.
@@ -233,65 +172,6 @@ fn execution_summary(e: &Execution) -> String {
         Execution::Executed { effect } => format!("executed, effect {effect}"),
         Execution::Refused(r) => format!("refused: {r}"),
     }
-}
-
-/// What is compared of an outcome: the class of a rejection, not its
-/// wording or pointer (which the profile leaves to each implementation), and
-/// the missing references of a pending message as a set.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Verdict {
-    Accepted,
-    Duplicate,
-    Pending(Vec<String>),
-    Rejected(&'static str),
-}
-
-fn verdict(o: &Outcome) -> Verdict {
-    match o {
-        Outcome::Accepted => Verdict::Accepted,
-        Outcome::Duplicate => Verdict::Duplicate,
-        Outcome::Pending { missing } => {
-            let mut m: Vec<String> = missing.iter().map(|r| r.to_string()).collect();
-            m.sort();
-            m.dedup();
-            Verdict::Pending(m)
-        }
-        Outcome::Rejected(r) => Verdict::Rejected(r.class.as_str()),
-    }
-}
-
-/// The frame's own verdict, and the other events as (kind, id, verdict).
-type Comparable = (
-    Option<(Option<String>, Option<String>, Verdict)>,
-    Vec<(String, Option<String>, Verdict)>,
-);
-
-/// Events as compared between implementations: the frame's own outcome
-/// first, then the other events as a set. Delivery numbers are each
-/// receiver's own bookkeeping (a restarted one replays its log), and the
-/// order in which earlier messages settle within one delivery is not
-/// specified, so neither is compared.
-fn comparable(events: &[tern_model::ledger::Event]) -> Comparable {
-    let first = events.first().map(|e| {
-        (
-            e.id.as_ref().map(|i| i.to_string()),
-            e.thread.as_ref().map(|t| t.to_string()),
-            verdict(&e.outcome),
-        )
-    });
-    let mut rest: Vec<(String, Option<String>, Verdict)> = events
-        .iter()
-        .skip(1)
-        .map(|e| {
-            (
-                format!("{:?}", e.kind),
-                e.id.as_ref().map(|i| i.to_string()),
-                verdict(&e.outcome),
-            )
-        })
-        .collect();
-    rest.sort();
-    (first, rest)
 }
 
 /// The view without this agent's own effects, for comparing agents.
@@ -726,10 +606,15 @@ impl<'a> Run<'a> {
         // stored it at all.
         let storable = !matches!(&first, Outcome::Rejected(r) if admission(r.class));
         let relaxed = was_unreported && actual_first == Outcome::Duplicate && storable;
-        let names = self.config.names;
-        if names.events(comparable(&reply.events)) != names.events(comparable(&expected))
-            && !relaxed
-        {
+        let keys = |events: &[Event]| events.iter().map(ExpectedEvent::of).collect::<Vec<_>>();
+        let same_thread =
+            reply.events.first().map(|e| &e.thread) == expected.first().map(|e| &e.thread);
+        let same = same_thread
+            && self
+                .config
+                .names
+                .same_events(&keys(&expected), &keys(&reply.events));
+        if !same && !relaxed {
             return Err(self.violation(
                 inv::classify_outcome(&first, &actual_first),
                 Some(a),
@@ -882,7 +767,7 @@ impl<'a> Run<'a> {
             }
         }
         let expected = self.agents[a].oracle.view(&t);
-        if !self.config.names.views(&expected, &actual) {
+        if !self.config.names.same_view(&expected, &actual) {
             return Err(self.violation(
                 inv::classify_view(&expected, &actual),
                 Some(a),
@@ -1003,7 +888,7 @@ impl<'a> Run<'a> {
                     agent: name.clone(),
                     text: format!("executes {id}: {text}"),
                 });
-                if !self.config.names.executions(&expected, &actual) {
+                if !self.config.names.same_execution(&expected, &actual) {
                     return Err(self.violation(
                         inv::classify_execution(&expected, &actual),
                         Some(a),

@@ -10,8 +10,9 @@ use serde_json::{json, Value};
 
 use super::driver::Counterexample;
 use super::faults::FaultSet;
-use super::runner::{Names, RunConfig, Violation};
+use super::runner::{RunConfig, Violation};
 use super::workload::{Mix, Step};
+use crate::compare::Names;
 
 /// The trace format's version.
 pub const FORMAT: u64 = 1;

@@ -1,0 +1,158 @@
+//! How a receiver's answers are held against what was expected. One set of
+//! rules serves both sources of expectations: the reference model during a
+//! simulated run, and a corpus case's file.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+use tern_model::ledger::{Event, EventKind, Execution, Outcome, RejectClass};
+
+/// The outcome part of an event, as compared: the class of a rejection, not
+/// its wording or pointer (which the profile leaves to each
+/// implementation), and the missing references of a pending message as a set.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    Accepted,
+    Duplicate,
+    Pending(BTreeSet<String>),
+    Rejected(RejectClass),
+}
+
+impl Verdict {
+    pub fn of(o: &Outcome) -> Verdict {
+        match o {
+            Outcome::Accepted => Verdict::Accepted,
+            Outcome::Duplicate => Verdict::Duplicate,
+            Outcome::Pending { missing } => {
+                Verdict::Pending(missing.iter().map(|m| m.to_string()).collect())
+            }
+            Outcome::Rejected(r) => Verdict::Rejected(r.class),
+        }
+    }
+}
+
+/// An event as compared: its kind, its message, its verdict. Delivery
+/// numbers are each receiver's own bookkeeping (a restarted one replays its
+/// log), so they are not part of it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ExpectedEvent {
+    pub kind: EventKindKey,
+    pub id: Option<String>,
+    pub verdict: Verdict,
+}
+
+impl ExpectedEvent {
+    pub fn of(e: &Event) -> ExpectedEvent {
+        ExpectedEvent {
+            kind: e.kind.into(),
+            id: e.id.as_ref().map(|i| i.to_string()),
+            verdict: Verdict::of(&e.outcome),
+        }
+    }
+}
+
+/// [`EventKind`] with an order, so that events compare as a multiset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EventKindKey {
+    Delivered,
+    Released,
+    Invalidated,
+}
+
+impl From<EventKind> for EventKindKey {
+    fn from(k: EventKind) -> EventKindKey {
+        match k {
+            EventKind::Delivered => EventKindKey::Delivered,
+            EventKind::Released => EventKindKey::Released,
+            EventKind::Invalidated => EventKindKey::Invalidated,
+        }
+    }
+}
+
+impl EventKindKey {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKindKey::Delivered => "delivered",
+            EventKindKey::Released => "released",
+            EventKindKey::Invalidated => "invalidated",
+        }
+    }
+}
+
+/// Whether reject classes and refusal reasons must equal the expected ones.
+/// The seed says what is rejected and what is refused, not under which
+/// name: the names are the profile's, so a `core` certification ignores
+/// them (and the `class` of rejected messages in views), and compares the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Names {
+    #[default]
+    Compared,
+    Ignored,
+}
+
+impl Names {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Names::Compared => "compared",
+            Names::Ignored => "ignored",
+        }
+    }
+
+    /// A verdict as compared under this setting: with names ignored, one
+    /// class stands for every rejection.
+    fn verdict(self, v: &Verdict) -> Verdict {
+        match (self, v) {
+            (Names::Ignored, Verdict::Rejected(_)) => Verdict::Rejected(RejectClass::Parse),
+            (_, v) => v.clone(),
+        }
+    }
+
+    /// The frame's own event (its message and verdict) first, then the
+    /// other events as a multiset: the order in which earlier messages
+    /// settle within one delivery is not specified. The first event's kind
+    /// is left to the caller, which knows whether it was expected.
+    pub fn same_events(self, expected: &[ExpectedEvent], actual: &[ExpectedEvent]) -> bool {
+        let (Some(e0), Some(a0)) = (expected.first(), actual.first()) else {
+            return expected.is_empty() && actual.is_empty();
+        };
+        if e0.id != a0.id || self.verdict(&e0.verdict) != self.verdict(&a0.verdict) {
+            return false;
+        }
+        let rest = |events: &[ExpectedEvent]| {
+            let mut keys: Vec<(EventKindKey, Option<String>, Verdict)> = events[1..]
+                .iter()
+                .map(|e| (e.kind, e.id.clone(), self.verdict(&e.verdict)))
+                .collect();
+            keys.sort();
+            keys
+        };
+        rest(expected) == rest(actual)
+    }
+
+    /// Whether two executions agree: with names ignored, every refusal is
+    /// the same refusal.
+    pub fn same_execution(self, a: &Execution, b: &Execution) -> bool {
+        match (self, a, b) {
+            (Names::Ignored, Execution::Refused(_), Execution::Refused(_)) => true,
+            _ => a == b,
+        }
+    }
+
+    pub fn same_view(self, a: &Value, b: &Value) -> bool {
+        if self == Names::Compared {
+            return a == b;
+        }
+        let strip = |v: &Value| {
+            let mut v = v.clone();
+            if let Some(ms) = v["messages"].as_array_mut() {
+                for m in ms {
+                    if let Some(o) = m.as_object_mut() {
+                        o.remove("class");
+                    }
+                }
+            }
+            v
+        };
+        strip(a) == strip(b)
+    }
+}
