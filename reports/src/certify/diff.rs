@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{ImplReport, Report};
+use super::{is_failure, ImplReport, Report};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
@@ -29,16 +29,12 @@ impl Diff {
     }
 }
 
-fn bad(status: &str) -> bool {
-    matches!(status, "fail" | "error" | "false_claim")
-}
-
 /// Invariants with a failing case or a simulation violation.
 fn failing_invariants(i: &ImplReport) -> BTreeSet<String> {
     let mut set: BTreeSet<String> = i
         .cases
         .iter()
-        .filter(|c| bad(&c.status))
+        .filter(|c| c.failed())
         .flat_map(|c| c.invariants.iter().cloned())
         .collect();
     if let Some(v) = &i.simulation.violation {
@@ -73,13 +69,13 @@ fn compare(label: &str, old: &ImplReport, new: &ImplReport, out: &mut Diff) {
                 format!("case {id}"),
                 (*o).to_owned(),
                 (*n).to_owned(),
-                bad(n) && !bad(o),
+                is_failure(n) && !is_failure(o),
             ),
             None => push(
                 format!("case {id}"),
                 "absent".into(),
                 (*n).to_owned(),
-                bad(n),
+                is_failure(n),
             ),
             _ => {}
         }

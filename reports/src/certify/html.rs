@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use super::diagram::{esc, Diagram};
-use super::{section_title, CaseReport, ClauseText, ImplReport, Report};
+use super::{section_title, CaseReport, ClauseText, ImplReport, Report, SECTIONS};
 
 const STYLE: &str = r#"
 :root{--ok:#1a7f37;--bad:#cf222e;--warn:#9a6700;--ink:#1f2328;--mute:#59636e;--line:#d1d9e0;--bg:#f6f8fa}
@@ -44,13 +44,6 @@ svg.seq .x .msg{stroke:#cf222e;stroke-width:2.2}svg.seq .x .mark{fill:#ffebe9;st
 svg.seq .lost{fill:#bc4c00;font-size:16px}
 "#;
 
-fn impl_title(i: &ImplReport) -> String {
-    match &i.version {
-        Some(v) => format!("{} {v}", i.name),
-        None => i.name.clone(),
-    }
-}
-
 fn verdict_block(out: &mut String, i: &ImplReport, level: &str) {
     let yes = i.verdict.certified;
     let _ = write!(
@@ -60,7 +53,7 @@ fn verdict_block(out: &mut String, i: &ImplReport, level: &str) {
         if yes { "✔" } else { "✘" },
         if yes { "Certified" } else { "Not certified" },
         esc(level),
-        esc(&impl_title(i)),
+        esc(&i.title()),
         match &i.verdict.level {
             Some(l) => format!("conformant at {} level", esc(l)),
             None => "not conformant at any level".to_owned(),
@@ -75,20 +68,11 @@ fn sections_table(out: &mut String, report: &Report) {
         let _ = write!(out, "<th>{}</th>", esc(&i.label));
     }
     out.push_str("</tr>");
-    for s in [1u8, 2, 3, 4, 5, 8] {
+    for s in SECTIONS {
         let _ = write!(out, "<tr><td>{}</td>", esc(section_title(s)));
         for i in &report.implementations {
-            let of = |st: &[&str]| {
-                i.cases
-                    .iter()
-                    .filter(|c| c.section == s && st.contains(&c.status.as_str()))
-                    .count()
-            };
-            let (p, f, na) = (
-                of(&["pass"]),
-                of(&["fail", "error", "false_claim"]),
-                of(&["not_applicable"]),
-            );
+            let n = i.section_counts(s);
+            let (p, f, na) = (n.passed, n.failed, n.not_applicable);
             let _ = write!(
                 out,
                 r#"<td><span class="pass">{p} passed</span>, <span class="{}">{f} failed</span>, <span class="na">{na} n/a</span></td>"#,
@@ -152,7 +136,7 @@ fn clause_table(out: &mut String, report: &Report) {
                 .collect();
             let failed: Vec<&str> = mine
                 .iter()
-                .filter(|k| matches!(k.status.as_str(), "fail" | "error" | "false_claim"))
+                .filter(|k| k.failed())
                 .map(|k| k.id.as_str())
                 .collect();
             if failed.is_empty() {
@@ -341,7 +325,7 @@ fn simulation_block(out: &mut String, i: &ImplReport) {
 pub fn render(report: &Report) -> String {
     let mut out = String::with_capacity(64 * 1024);
     let title = match report.implementations.as_slice() {
-        [one] => format!("Tern 0.1 conformance: {}", impl_title(one)),
+        [one] => format!("Tern 0.1 conformance: {}", one.title()),
         _ => "Tern 0.1 conformance: comparison".to_owned(),
     };
     let _ = write!(

@@ -509,6 +509,60 @@ impl Report {
     }
 }
 
+/// The seed sections that hold clauses, in order.
+pub const SECTIONS: [u8; 6] = [1, 2, 3, 4, 5, 8];
+
+/// Whether an outcome, by its name in a report, stands in the way of
+/// certification (see `Status::is_failure`).
+pub fn is_failure(status: &str) -> bool {
+    Status::from_name(status).is_some_and(Status::is_failure)
+}
+
+/// How a section's cases ended for one implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SectionCounts {
+    pub passed: usize,
+    pub failed: usize,
+    pub not_applicable: usize,
+    pub total: usize,
+}
+
+impl CaseReport {
+    pub fn failed(&self) -> bool {
+        is_failure(&self.status)
+    }
+}
+
+impl ImplReport {
+    /// The name reports print: name and version from `init`.
+    pub fn title(&self) -> String {
+        match &self.version {
+            Some(v) => format!("{} {v}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    pub fn section_counts(&self, section: u8) -> SectionCounts {
+        let cases = self.cases.iter().filter(|c| c.section == section);
+        let mut n = SectionCounts {
+            passed: 0,
+            failed: 0,
+            not_applicable: 0,
+            total: 0,
+        };
+        for c in cases {
+            n.total += 1;
+            match c.status.as_str() {
+                "pass" => n.passed += 1,
+                "not_applicable" => n.not_applicable += 1,
+                s if is_failure(s) => n.failed += 1,
+                _ => {}
+            }
+        }
+        n
+    }
+}
+
 /// Seed section names, for headings.
 pub fn section_title(n: u8) -> &'static str {
     match n {

@@ -4,31 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use super::{section_title, ImplReport, Report};
+use super::{section_title, ImplReport, Report, SECTIONS};
 use crate::run::{clip, table};
-
-const SECTIONS: [u8; 6] = [1, 2, 3, 4, 5, 8];
-
-fn count(i: &ImplReport, section: u8, status: &str) -> usize {
-    i.cases
-        .iter()
-        .filter(|c| c.section == section && c.status == status)
-        .count()
-}
-
-fn failed(i: &ImplReport, section: u8) -> usize {
-    ["fail", "error", "false_claim"]
-        .iter()
-        .map(|s| count(i, section, s))
-        .sum()
-}
 
 /// The verdict line of one implementation.
 pub fn verdict_line(i: &ImplReport, level: &str) -> String {
-    let name = match &i.version {
-        Some(v) => format!("{} {v}", i.name),
-        None => i.name.clone(),
-    };
+    let name = i.title();
     let reached = match &i.verdict.level {
         Some(l) => format!("conformant at `{l}` level"),
         None => "not conformant at any level".to_owned(),
@@ -53,11 +34,12 @@ fn one(report: &Report, i: &ImplReport) -> String {
         "not applicable".to_owned(),
     ]];
     for s in SECTIONS {
+        let n = i.section_counts(s);
         rows.push(vec![
             section_title(s).to_owned(),
-            count(i, s, "pass").to_string(),
-            failed(i, s).to_string(),
-            count(i, s, "not_applicable").to_string(),
+            n.passed.to_string(),
+            n.failed.to_string(),
+            n.not_applicable.to_string(),
         ]);
     }
     let mut out = table(rows);
@@ -136,12 +118,10 @@ fn side_by_side(report: &Report) -> String {
     for s in SECTIONS {
         let mut row = vec![section_title(s).to_owned()];
         for i in &report.implementations {
-            let total = i.cases.iter().filter(|c| c.section == s).count();
+            let n = i.section_counts(s);
             row.push(format!(
                 "{}/{} passed, {} failed",
-                count(i, s, "pass"),
-                total,
-                failed(i, s)
+                n.passed, n.total, n.failed
             ));
         }
         rows.push(row);
