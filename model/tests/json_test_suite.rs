@@ -7,16 +7,13 @@ use std::path::PathBuf;
 
 use tern_model::wire::{parse_frame, ErrorClass};
 
-/// The corpus ships in the shared folder beside the repository (CI lays it out
-/// the same way); `TERN_SHARED` points elsewhere when needed.
+/// The corpus is vendored in the repository (`tests/data/JSONTestSuite`, MIT,
+/// with its source and commit in `SOURCE.md`), so a lone clone runs this test.
 fn corpus_dir() -> PathBuf {
-    let shared = std::env::var_os("TERN_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"));
-    let dir = shared.join("testdata/JSONTestSuite/test_parsing");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/JSONTestSuite/test_parsing");
     assert!(
         dir.is_dir(),
-        "JSONTestSuite corpus not found at {} (set TERN_SHARED)",
+        "JSONTestSuite corpus not found at {}",
         dir.display()
     );
     dir
