@@ -85,6 +85,7 @@ zoo! {
     MisreportsExecution = "misreports-execution", "executions-agree", "performs an effect and then reports it as refused";
     HidesPending = "hides-pending", "views-agree", "leaves pending messages out of its view";
     CrashesOnChallenge = "crashes-on-challenge", "implementation-sound", "fails with an internal error on any CHALLENGE";
+    EffectInView = "effect-in-view", "authority-before-effect", "performs an effect while answering a view (a status probe with a side effect)";
 }
 
 /// A mutant as an implementation.
@@ -423,6 +424,10 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
     }
 
     fn view(&mut self, thread: &ThreadId) -> Result<Value, ImplError> {
+        if self.mutant == Mutant::EffectInView {
+            let probe = EffectKey(format!("{}/view-probe", self.context_of(thread)));
+            self.world.perform(&probe)?;
+        }
         let mut v = self.inner.view(thread)?;
         match self.mutant {
             Mutant::LastRevisionWins => {

@@ -59,3 +59,27 @@ fn the_same_seed_gives_the_same_run() {
     assert_eq!(a.stats, b.stats);
     assert!(a.notes.len() > 100);
 }
+
+/// Only `execute` may act on the world: an effect performed while a view is
+/// answered is caught at the first view, as an authority violation, in every
+/// seed (it used to pass the simulation unless an execution happened to
+/// notice the extra effect).
+#[test]
+fn an_effect_while_answering_a_view_is_an_authority_violation() {
+    use tern_harness::mutants::{Mutant, MutantImpl};
+    for seed in 0..5 {
+        let c = config(seed, 2, FaultSet::all());
+        let played = play(
+            &c,
+            &generate(&c).steps,
+            &MutantImpl(Mutant::EffectInView),
+            false,
+        );
+        let v = played.violation.expect("the effect is caught");
+        assert_eq!(v.invariant.name, "authority-before-effect", "seed {seed}");
+        assert_eq!(
+            v.expected, "no effect while answering a view",
+            "seed {seed}"
+        );
+    }
+}

@@ -707,22 +707,43 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
+    /// An agent's view of a thread (`None` while it is down). Asking for a
+    /// view is a read: an effect performed while answering one bypasses
+    /// every authority check, so it is a violation like an effect during a
+    /// delivery or at start-up (only `execute` may act on the world).
+    fn view_of(&mut self, a: usize, t: &ThreadId) -> Result<Option<Value>, Box<Violation>> {
+        let before = self.world.len();
+        let Some(receiver) = self.agents[a].receiver.as_mut() else {
+            return Ok(None);
+        };
+        let answer = receiver.view(t);
+        self.stats.checks += 1;
+        if self.world.len() != before {
+            return Err(self.violation(
+                inv::AUTHORITY,
+                Some(a),
+                "no effect while answering a view".into(),
+                format!(
+                    "{} effect(s) performed while answering a view of {t}",
+                    self.world.len() - before
+                ),
+            ));
+        }
+        match answer {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => Err(self.violation(inv::ALIVE, Some(a), "a view".into(), e.to_string())),
+        }
+    }
+
     /// The implementation's view of a thread against the oracle's, plus the
     /// invariants that hold of any view on its own.
     fn check_view(&mut self, a: usize, thread: &str) -> Checked {
         let Ok(t) = ThreadId::new(thread) else {
             return Ok(());
         };
-        let Some(receiver) = self.agents[a].receiver.as_mut() else {
+        let Some(actual) = self.view_of(a, &t)? else {
             return Ok(());
         };
-        let actual = match receiver.view(&t) {
-            Ok(v) => v,
-            Err(e) => {
-                return Err(self.violation(inv::ALIVE, Some(a), "a view".into(), e.to_string()))
-            }
-        };
-        self.stats.checks += 1;
         let ids: BTreeSet<String> = actual["messages"]
             .as_array()
             .map(|ms| {
@@ -1073,21 +1094,10 @@ impl<'a> Run<'a> {
                 let t = ThreadId::new(thread).expect("valid");
                 let mut first: Option<(usize, Value)> = None;
                 for &a in members {
-                    let Some(r) = self.agents[a].receiver.as_mut() else {
+                    let Some(view) = self.view_of(a, &t)? else {
                         continue;
                     };
-                    let view = match r.view(&t) {
-                        Ok(v) => shared_part(&v),
-                        Err(e) => {
-                            return Err(self.violation(
-                                inv::ALIVE,
-                                Some(a),
-                                "a view".into(),
-                                e.to_string(),
-                            ))
-                        }
-                    };
-                    self.stats.checks += 1;
+                    let view = shared_part(&view);
                     match &first {
                         None => first = Some((a, view)),
                         Some((b, other)) if *other != view => {
