@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 use tabled::builder::Builder;
 use tabled::settings::Style;
-use tern_harness::sim::driver::Counterexample;
+use tern_harness::sim::driver::{Counterexample, ShrinkEnd};
 use tern_harness::sim::invariants::ALL as INVARIANTS;
 use tern_harness::sim::runner::{Stats, Violation};
 pub use tern_harness::sim::trace::violation_json;
@@ -75,8 +75,13 @@ pub(crate) fn clip(s: &str) -> String {
 
 /// The counterexample in shorthand.
 pub fn counterexample_text(c: &Counterexample) -> String {
+    let shorthand = if c.shrink_end == ShrinkEnd::Interrupted {
+        "not replayed after the interrupt; `tern-sim replay` shows it"
+    } else {
+        "the run in shorthand:"
+    };
     let mut out = format!(
-        "shrunk from {} to {} steps ({} runs); the run in shorthand:\n",
+        "shrunk from {} to {} steps ({} runs); {shorthand}\n",
         c.original_len,
         c.steps.len(),
         c.shrink_runs

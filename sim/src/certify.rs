@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::corpus::play::{identify, play, CaseRun, Failure, Status};
 use crate::corpus::{Case, Level};
 use crate::plugin::{Capability, Identity, Implementation};
-use crate::sim::driver::{first_violation, shrink, Batch, Counterexample};
+use crate::sim::driver::{first_violation, shrink, Batch, Counterexample, ShrinkBudget};
 use crate::sim::runner::Stats;
 
 /// The simulation budget: a batch of runs. Certification always uses every
@@ -221,14 +221,18 @@ pub fn run_simulation(
             runs += 1;
             progress(runs, stats)
         },
-        stop,
+        &stop,
     );
     out.runs = batch.runs;
     out.stats = batch.stats;
     out.complete = batch.complete;
-    out.counterexample = batch
-        .failure
-        .map(|(config, generated, v)| shrink(&config, generated, v, implementation, |_| {}));
+    out.counterexample = batch.failure.map(|(config, generated, v)| {
+        let budget = ShrinkBudget {
+            stop: &stop,
+            ..ShrinkBudget::default()
+        };
+        shrink(&config, generated, v, implementation, budget, |_| {})
+    });
     out
 }
 

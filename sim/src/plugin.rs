@@ -34,15 +34,19 @@ pub struct Delivered {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ImplError {
     Crashed,
-    /// The implementation misbehaved (protocol breach, hang, garbage...).
+    /// The implementation misbehaved (protocol breach, garbage...).
     Misbehaved(String),
+    /// The implementation did not answer within its time limit.
+    TimedOut(String),
 }
 
 impl fmt::Display for ImplError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self {
             ImplError::Crashed => f.write_str("crashed (injected)"),
-            ImplError::Misbehaved(why) => write!(f, "misbehaved: {why}"),
+            ImplError::Misbehaved(why) | ImplError::TimedOut(why) => {
+                write!(f, "misbehaved: {why}")
+            }
         }
     }
 }
@@ -139,4 +143,11 @@ pub trait Implementation {
         storage: Storage,
         world: AgentWorld,
     ) -> Result<Box<dyn Receiver>, ImplError>;
+
+    /// Caps how long the harness waits for one answer from receivers started
+    /// from now on (`None` lifts the cap). Shrinking a run that failed by
+    /// timing out uses it: a candidate that times out fails the same way,
+    /// so the full timeout need not be waited out again. Only an
+    /// implementation the harness can wait on (a subprocess) has a wait.
+    fn cap_request_wait(&self, _cap: Option<std::time::Duration>) {}
 }

@@ -8,9 +8,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
-use tern_harness::adapter::Limits;
+use tern_harness::adapter::{defer_interrupts, interrupted, Limits};
 use tern_harness::mutants::Mutant;
-use tern_harness::sim::driver::{first_violation, shrink, unshrunk, Batch};
+use tern_harness::sim::driver::{
+    first_violation, shrink, unshrunk, Batch, ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
+};
 use tern_harness::sim::runner::Stats;
 use tern_harness::sim::trace;
 use tern_reports::run::{counterexample_text, summary, violation_json, violation_text};
@@ -65,6 +67,11 @@ pub struct RunArgs {
     /// that fails by timing out).
     #[arg(long)]
     no_shrink: bool,
+
+    /// The most time shrinking may take, in seconds; then the smallest
+    /// failing run found so far is the counterexample (the output says so).
+    #[arg(long, default_value_t = 120, value_name = "SECS")]
+    shrink_time: u64,
 
     /// Print every run in shorthand as it is played (best with --seeds 1).
     #[arg(long)]
@@ -180,22 +187,42 @@ pub fn run(args: RunArgs) -> Status {
         println!("shrinking...");
     }
     let quiet = !human;
+    // From here on an interrupt keeps what was found: shrinking stops, the
+    // smallest failing run so far is saved, and then the process exits.
+    defer_interrupts();
+    let stop = || interrupted().is_some();
+    let budget = ShrinkBudget {
+        time: Some(Duration::from_secs(args.shrink_time)),
+        stop: &stop,
+        hang_wait: DEFAULT_HANG_WAIT.min(limits.request),
+    };
     let ce = if args.no_shrink {
         unshrunk(&config, generated.steps, violation, imp.as_ref())
     } else {
-        shrink(&config, generated, violation, imp.as_ref(), |line| {
-            if !quiet {
-                eprintln!("  {line}");
-            }
-        })
+        shrink(
+            &config,
+            generated,
+            violation,
+            imp.as_ref(),
+            budget,
+            |line| {
+                if !quiet {
+                    eprintln!("  {line}");
+                }
+            },
+        )
     };
     let path = args
         .trace_dir
         .join(format!("counterexample-{}.jsonl", config.seed));
     let saved = trace::save(&path, &ce, &imp.name());
+    let early = ce.shrink_end.describe(&budget);
     if human {
         println!("{}", summary(runs, &total, 1));
         println!("{}", violation_text(&ce.violation));
+        if let Some(early) = &early {
+            println!("{early}");
+        }
         print!("{}", counterexample_text(&ce));
         match &saved {
             Ok(()) => println!(
@@ -219,6 +246,9 @@ pub fn run(args: RunArgs) -> Status {
         );
     }
     let _ = std::io::stdout().flush();
+    if let Some(signal) = interrupted().filter(|_| ce.shrink_end == ShrinkEnd::Interrupted) {
+        std::process::exit(128 + signal);
+    }
     if saved.is_err() {
         return Status::Trouble;
     }
@@ -253,6 +283,12 @@ fn print_json(
             "seed": c.config.seed,
             "original_steps": c.original_len,
             "shrunk_steps": c.steps.len(),
+            "shrink_end": match c.shrink_end {
+                ShrinkEnd::Complete => "complete",
+                ShrinkEnd::Skipped => "skipped",
+                ShrinkEnd::OutOfTime => "out-of-time",
+                ShrinkEnd::Interrupted => "interrupted",
+            },
             "shorthand": c.notes,
         })),
         "trace": trace,

@@ -8,7 +8,7 @@ use indicatif::ProgressBar;
 use serde_json::json;
 use tern_harness::mutants::{Mutant, MutantImpl};
 use tern_harness::reference::ReferenceImpl;
-use tern_harness::sim::driver::{first_violation, shrink, Batch};
+use tern_harness::sim::driver::{first_violation, shrink, Batch, ShrinkBudget};
 use tern_harness::sim::faults::FaultSet;
 use tern_reports::run::{selftest_json, selftest_table, violation_text, MutantRow};
 
@@ -76,7 +76,7 @@ pub fn run(args: SelftestArgs) -> Status {
             || false,
         );
         if let Some((c, g, v)) = outcome.failure {
-            let ce = shrink(&c, g, v, &imp, |_| {});
+            let ce = shrink(&c, g, v, &imp, ShrinkBudget::default(), |_| {});
             row.killed_by = Some(ce.violation.invariant.name.to_owned());
             row.seeds_needed = outcome.runs;
             row.shrunk_len = Some(ce.steps.len());

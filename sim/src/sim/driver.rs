@@ -5,6 +5,7 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::time::{Duration, Instant};
 
 use super::faults::{Fault, FaultSet};
 use super::runner::{Played, Run, RunConfig, Stats, Violation};
@@ -173,7 +174,69 @@ pub struct Counterexample {
     pub notes: Vec<String>,
     pub happenings: Vec<super::happening::Happening>,
     pub shrink_runs: usize,
+    /// Whether shrinking finished, or stopped early with the smallest
+    /// failing run found so far.
+    pub shrink_end: ShrinkEnd,
 }
+
+/// How shrinking ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShrinkEnd {
+    /// Every reduction was tried.
+    Complete,
+    /// Not shrunk on purpose (`--no-shrink`).
+    Skipped,
+    /// The time budget ran out; the run is the smallest found by then.
+    OutOfTime,
+    /// Interrupted (a signal); the run is the smallest found by then, and it
+    /// was not replayed, so it has no shorthand.
+    Interrupted,
+}
+
+impl ShrinkEnd {
+    /// A phrase for people, or `None` when shrinking did all it could.
+    pub fn describe(self, budget: &ShrinkBudget) -> Option<String> {
+        match self {
+            ShrinkEnd::Complete | ShrinkEnd::Skipped => None,
+            ShrinkEnd::OutOfTime => Some(format!(
+                "shrinking stopped at its time limit ({} s): the smallest failing run found by then",
+                budget.time.map_or(0, |t| t.as_secs())
+            )),
+            ShrinkEnd::Interrupted => {
+                Some("shrinking interrupted: the smallest failing run found by then".to_owned())
+            }
+        }
+    }
+}
+
+/// How much shrinking may cost.
+#[derive(Clone, Copy)]
+pub struct ShrinkBudget<'a> {
+    /// Wall-clock limit for the whole shrink, the final replay excluded.
+    pub time: Option<Duration>,
+    /// Asked before each attempt; `true` stops at once (an interrupt).
+    pub stop: &'a dyn Fn() -> bool,
+    /// When the failure is a timeout, the wait per request while shrinking:
+    /// a candidate that times out fails the same way, so it need not be
+    /// waited on for the full timeout again. The result is confirmed with
+    /// the full timeout.
+    pub hang_wait: Duration,
+}
+
+impl Default for ShrinkBudget<'_> {
+    fn default() -> Self {
+        ShrinkBudget {
+            time: Some(DEFAULT_SHRINK_TIME),
+            stop: &|| false,
+            hang_wait: DEFAULT_HANG_WAIT,
+        }
+    }
+}
+
+/// The default time budget for shrinking one failure.
+pub const DEFAULT_SHRINK_TIME: Duration = Duration::from_secs(120);
+/// The default wait per request while shrinking a timeout.
+pub const DEFAULT_HANG_WAIT: Duration = Duration::from_millis(500);
 
 /// A failing run kept whole, replayed once to record it.
 pub fn unshrunk(
@@ -191,17 +254,21 @@ pub fn unshrunk(
         notes: replay.notes,
         happenings: replay.happenings,
         shrink_runs: 0,
+        shrink_end: ShrinkEnd::Skipped,
     }
 }
 
 /// Shrinks a failing run: first removing chunks of steps (halves, quarters,
 /// ... single steps), then simplifying each remaining step with proptest's
 /// value trees, keeping only changes that still break the same invariant.
+/// Stops early, with the smallest failing run found so far, when the budget
+/// runs out or `budget.stop` says so.
 pub fn shrink(
     config: &RunConfig,
     generated: Generated,
     violation: Violation,
     implementation: &dyn Implementation,
+    budget: ShrinkBudget,
     mut progress: impl FnMut(&str),
 ) -> Counterexample {
     let original_len = generated.steps.len();
@@ -210,60 +277,78 @@ pub fn shrink(
         generated.trees.into_iter().map(Some).collect();
     let mut runs = 0usize;
     let target = violation.invariant.name;
+    let timed_out = violation.timed_out;
     let mut current = violation;
+    let deadline = budget.time.map(|t| Instant::now() + t);
+    let end = std::cell::Cell::new(ShrinkEnd::Complete);
+    let going = || end.get() == ShrinkEnd::Complete;
+    // A timeout is known to be a failure: candidates are waited on for less.
+    if timed_out {
+        implementation.cap_request_wait(Some(budget.hang_wait));
+    }
     let fails = |candidate: &[Step], runs: &mut usize| -> Option<Violation> {
+        if (budget.stop)() {
+            end.set(ShrinkEnd::Interrupted);
+            return None;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            end.set(ShrinkEnd::OutOfTime);
+            return None;
+        }
         *runs += 1;
-        play(config, candidate, implementation, false)
+        let played = play(config, candidate, implementation, false);
+        // An interrupt kills the implementation's processes, so the run
+        // that was under way says nothing about the candidate.
+        if (budget.stop)() {
+            end.set(ShrinkEnd::Interrupted);
+            return None;
+        }
+        played
             .violation
-            .filter(|v| v.invariant.name == target)
+            .filter(|v| v.invariant.name == target && v.timed_out == timed_out)
     };
 
     // A failure that needs no step at all (start-up, the final checks) is
-    // the smallest counterexample there is; trying it first also spares
-    // shrinking an implementation that fails by timing out.
+    // the smallest counterexample there is.
     if let Some(v) = fails(&[], &mut runs) {
         progress("shrink: no step needed");
-        let replay = play(config, &[], implementation, true);
-        return Counterexample {
-            config: config.clone(),
-            violation: replay.violation.unwrap_or(v),
-            steps: Vec::new(),
-            original_len,
-            notes: replay.notes,
-            happenings: replay.happenings,
-            shrink_runs: runs,
-        };
+        steps.clear();
+        trees.clear();
+        current = v;
     }
     let mut chunk = steps.len().div_ceil(2).max(1);
     loop {
         let mut start = 0;
-        while start < steps.len() {
-            let end = (start + chunk).min(steps.len());
+        while start < steps.len() && going() {
+            let stop = (start + chunk).min(steps.len());
             let candidate: Vec<Step> = steps[..start]
                 .iter()
-                .chain(&steps[end..])
+                .chain(&steps[stop..])
                 .cloned()
                 .collect();
             if let Some(v) = fails(&candidate, &mut runs) {
                 steps = candidate;
-                trees.drain(start..end);
+                trees.drain(start..stop);
                 current = v;
                 progress(&format!("shrink: {} steps", steps.len()));
             } else {
                 start += chunk;
             }
         }
-        if chunk == 1 {
+        if chunk == 1 || !going() {
             break;
         }
         chunk = chunk.div_ceil(2);
     }
 
-    for i in 0..steps.len() {
+    'simplify: for i in 0..steps.len() {
         let Some(tree) = trees[i].as_mut() else {
             continue;
         };
         for _ in 0..64 {
+            if !going() {
+                break 'simplify;
+            }
             if !tree.simplify() {
                 break;
             }
@@ -272,16 +357,39 @@ pub fn shrink(
             if let Some(v) = fails(&candidate, &mut runs) {
                 steps = candidate;
                 current = v;
-            } else if !tree.complicate() {
+            } else if going() && !tree.complicate() {
                 break;
             }
         }
     }
+    if timed_out {
+        implementation.cap_request_wait(None);
+    }
+    let end = end.get();
     progress(&format!(
-        "shrink: done, {} of {original_len} steps, {runs} runs",
+        "shrink: {}, {} of {original_len} steps, {runs} runs",
+        match end {
+            ShrinkEnd::Complete | ShrinkEnd::Skipped => "done",
+            ShrinkEnd::OutOfTime => "out of time",
+            ShrinkEnd::Interrupted => "interrupted",
+        },
         steps.len()
     ));
-
+    if end == ShrinkEnd::Interrupted {
+        // No replay after an interrupt: the user wants out, and the run is
+        // saved as it was last seen to fail.
+        return Counterexample {
+            config: config.clone(),
+            violation: current,
+            steps,
+            original_len,
+            notes: Vec::new(),
+            happenings: Vec::new(),
+            shrink_runs: runs,
+            shrink_end: end,
+        };
+    }
+    // The record, with the full timeout: what the trace and report show.
     let replay = play(config, &steps, implementation, true);
     Counterexample {
         config: config.clone(),
@@ -291,6 +399,7 @@ pub fn shrink(
         notes: replay.notes,
         happenings: replay.happenings,
         shrink_runs: runs,
+        shrink_end: end,
     }
 }
 

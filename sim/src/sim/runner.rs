@@ -21,7 +21,7 @@ use super::resolve::{Outgoing, Resolver};
 use super::scenario::{Scenario, THREADS};
 use super::shorthand;
 use super::workload::{Mix, Step};
-use crate::plugin::{Implementation, Receiver};
+use crate::plugin::{ImplError, Implementation, Receiver};
 use crate::storage::{CrashPoint, Storage};
 use crate::world::World;
 
@@ -49,6 +49,9 @@ pub struct Violation {
     pub agent: Option<String>,
     pub expected: String,
     pub actual: String,
+    /// The implementation did not answer in time: a hang, which shrinking
+    /// need not wait out in full again.
+    pub timed_out: bool,
 }
 
 /// Counts for the summary.
@@ -288,7 +291,15 @@ impl<'a> Run<'a> {
             agent: agent.map(|a| self.agents[a].name.clone()),
             expected,
             actual,
+            timed_out: false,
         })
+    }
+
+    /// An implementation that failed a call: `implementation-sound`.
+    fn unsound(&self, agent: usize, expected: &str, e: ImplError) -> Box<Violation> {
+        let mut v = self.violation(inv::ALIVE, Some(agent), expected.to_owned(), e.to_string());
+        v.timed_out = matches!(e, ImplError::TimedOut(_));
+        v
     }
 
     fn local(&self, a: usize) -> LocalTime {
@@ -307,14 +318,7 @@ impl<'a> Run<'a> {
             .start(&init, self.agents[a].storage.clone(), world)
         {
             Ok(r) => self.agents[a].receiver = Some(r),
-            Err(e) => {
-                return Err(self.violation(
-                    inv::ALIVE,
-                    Some(a),
-                    "the implementation starts".into(),
-                    e.to_string(),
-                ))
-            }
+            Err(e) => return Err(self.unsound(a, "the implementation starts", e)),
         }
         if self.world.len() != before {
             return Err(self.violation(
@@ -546,12 +550,7 @@ impl<'a> Run<'a> {
                 return Ok(());
             }
             Err(e) => {
-                return Err(self.violation(
-                    inv::ALIVE,
-                    Some(a),
-                    "an answer to deliver".into(),
-                    e.to_string(),
-                ));
+                return Err(self.unsound(a, "an answer to deliver", e));
             }
             Ok(_) if armed && self.agents[a].storage.fired() => {
                 return Err(self.violation(
@@ -731,7 +730,7 @@ impl<'a> Run<'a> {
         }
         match answer {
             Ok(v) => Ok(Some(v)),
-            Err(e) => Err(self.violation(inv::ALIVE, Some(a), "a view".into(), e.to_string())),
+            Err(e) => Err(self.unsound(a, "a view", e)),
         }
     }
 
@@ -888,12 +887,7 @@ impl<'a> Run<'a> {
                 self.crash(a, "during an execution");
                 Ok(())
             }
-            Err(e) => Err(self.violation(
-                inv::ALIVE,
-                Some(a),
-                "an answer to execute".into(),
-                e.to_string(),
-            )),
+            Err(e) => Err(self.unsound(a, "an answer to execute", e)),
             Ok(_) if armed && self.agents[a].storage.fired() => Err(self.violation(
                 inv::ALIVE,
                 Some(a),

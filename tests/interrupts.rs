@@ -1,0 +1,112 @@
+//! An interrupt loses nothing: `run` interrupted while it shrinks saves the
+//! smallest failing run found so far, atomically, then exits 128+n.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::{run_in, BIN};
+
+#[test]
+fn an_interrupt_while_shrinking_saves_the_best_counterexample() {
+    let dir = tempfile::tempdir().unwrap();
+    // Over the protocol, every shrinking attempt starts processes, so
+    // shrinking lasts long enough to be interrupted in the middle.
+    let agent = format!("{BIN} agent --mutant memory-dedup");
+    let mut child = Command::new(BIN)
+        .args([
+            "run", "--impl", &agent, "--faults", "--agents", "3", "--seed", "1", "--seeds", "50",
+        ])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            if line == "shrinking..." {
+                let _ = tx.send(());
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
+    rx.recv_timeout(Duration::from_secs(120))
+        .expect("the run finds the mutant's violation and starts shrinking");
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    let text = reader.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{text}");
+    assert!(
+        text.contains("shrinking interrupted: the smallest failing run found by then"),
+        "{text}"
+    );
+    let traces: Vec<_> = std::fs::read_dir(dir.path().join("tern-sim-traces"))
+        .expect("a trace folder")
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(
+        traces,
+        ["counterexample-1.jsonl"],
+        "no partial file is left"
+    );
+    // The saved run still fails, the same way (the mutant in process: the
+    // trace names the subprocess command).
+    let replay = run_in(
+        dir.path(),
+        &[
+            "replay",
+            "tern-sim-traces/counterexample-1.jsonl",
+            "--mutant",
+            "memory-dedup",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(replay.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&replay.stdout).unwrap();
+    assert_eq!(v["violation"]["invariant"], "at-most-once-effects");
+}
+
+#[test]
+fn a_shrinking_time_limit_keeps_the_run_found_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--mutant",
+            "memory-dedup",
+            "--faults",
+            "--agents",
+            "3",
+            "--seed",
+            "1",
+            "--seeds",
+            "50",
+            "--shrink-time",
+            "0",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ce = &v["counterexample"];
+    assert_eq!(ce["shrink_end"], "out-of-time");
+    assert_eq!(ce["shrunk_steps"], ce["original_steps"]);
+    assert_eq!(v["violation"]["invariant"], "at-most-once-effects");
+}
