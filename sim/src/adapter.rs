@@ -6,7 +6,6 @@
 //! implementation that hangs, exits, floods or prints garbage gets a verdict
 //! naming what it did, with the tail of its stderr, and never a hang.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
@@ -132,7 +131,7 @@ pub struct SubprocessImpl {
     command: String,
     limits: Limits,
     root: tempfile::TempDir,
-    dirs: RefCell<BTreeMap<u64, PathBuf>>,
+    dirs: Mutex<BTreeMap<u64, PathBuf>>,
 }
 
 impl SubprocessImpl {
@@ -143,15 +142,14 @@ impl SubprocessImpl {
             root: tempfile::Builder::new()
                 .prefix("tern-sim-state-")
                 .tempdir()?,
-            dirs: RefCell::new(BTreeMap::new()),
+            dirs: Mutex::new(BTreeMap::new()),
         })
     }
 
     /// One state directory per agent per run, kept across its restarts.
     fn state_dir(&self, storage: &Storage) -> PathBuf {
-        self.dirs
-            .borrow_mut()
-            .entry(storage.id())
+        let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+        dirs.entry(storage.id())
             .or_insert_with(|| self.root.path().join(format!("agent-{}", storage.id())))
             .clone()
     }

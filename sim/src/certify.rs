@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::corpus::play::{identify, play, CaseRun, Failure, Status};
 use crate::corpus::{Case, Level};
 use crate::plugin::{Capability, Identity, Implementation};
-use crate::sim::driver::{first_violation, shrink, Batch, Counterexample, ShrinkBudget};
+use crate::sim::driver::{first_violation, shrink, Batch, Counterexample, Jobs, ShrinkBudget};
 use crate::sim::runner::Stats;
 
 /// The simulation budget: a batch of runs. Certification always uses every
@@ -182,9 +182,10 @@ fn not_run(case: &Case, expected: &str, why: String) -> CaseRun {
 pub fn run_simulation(
     budget: &Budget,
     implementation: &dyn Implementation,
+    jobs: Jobs,
     identity: Option<&Identity>,
     mut progress: impl FnMut(u64, &Stats),
-    stop: impl Fn() -> bool,
+    stop: impl Fn() -> bool + Sync,
 ) -> SimulationRun {
     let mut out = SimulationRun {
         budget: budget.clone(),
@@ -216,6 +217,7 @@ pub fn run_simulation(
     let batch = first_violation(
         budget,
         implementation,
+        jobs,
         false,
         |_, _, stats| {
             runs += 1;

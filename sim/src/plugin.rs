@@ -132,8 +132,10 @@ pub trait Receiver {
 }
 
 /// A way to start receivers: called at the start and after every crash, with
-/// the same storage (minus what was never synced) and world.
-pub trait Implementation {
+/// the same storage (minus what was never synced) and world. Shared by the
+/// worker threads of a batch (`--jobs`), so it is `Sync`; each receiver it
+/// starts lives on one thread.
+pub trait Implementation: Sync {
     /// A short name for reports.
     fn name(&self) -> String;
 

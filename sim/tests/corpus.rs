@@ -16,6 +16,7 @@ use tern_harness::plugin::{
     Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver,
 };
 use tern_harness::reference::ReferenceImpl;
+use tern_harness::sim::driver::Jobs;
 use tern_harness::sim::faults::FaultSet;
 use tern_harness::sim::invariants;
 use tern_harness::storage::Storage;
@@ -143,7 +144,14 @@ fn every_mutant_is_refused_certification_with_its_clause() {
                 || (m.target() == invariants::ALIVE.name && *status == Status::Error)
         });
         let sim = if named {
-            run_simulation(&no_simulation, &imp, None, |_, _| {}, || false)
+            run_simulation(
+                &no_simulation,
+                &imp,
+                Jobs::default(),
+                None,
+                |_, _| {},
+                || false,
+            )
         } else {
             // Defects only faults reveal are for the simulation.
             let budget = Budget {
@@ -151,7 +159,14 @@ fn every_mutant_is_refused_certification_with_its_clause() {
                 ..no_simulation.clone()
             };
             let identity = corpus_run.identity.as_ref().ok();
-            let s = run_simulation(&budget, &imp, identity, |_, _| {}, || false);
+            let s = run_simulation(
+                &budget,
+                &imp,
+                Jobs::default(),
+                identity,
+                |_, _| {},
+                || false,
+            );
             match &s.counterexample {
                 Some(ce) if ce.violation.invariant.name == m.target() => {
                     by_simulation.push(m.name())
@@ -180,7 +195,14 @@ fn every_mutant_is_refused_certification_with_its_clause() {
             && Conformance::of(
                 &cases,
                 &corpus_run,
-                &run_simulation(&no_simulation, &imp, None, |_, _| {}, || false),
+                &run_simulation(
+                    &no_simulation,
+                    &imp,
+                    Jobs::default(),
+                    None,
+                    |_, _| {},
+                    || false,
+                ),
             )
             .core
         {
@@ -404,6 +426,7 @@ fn a_core_case_that_differs_only_in_a_name_fails_at_profile_level() {
             swarm: true,
         },
         &ReferenceImpl,
+        Jobs::default(),
         None,
         |_, _| {},
         || false,
@@ -438,6 +461,7 @@ fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
     let blind = run_simulation(
         &budget(Names::Ignored),
         &Twist::OtherNames,
+        Jobs::default(),
         identity,
         |_, _| {},
         || false,
@@ -453,6 +477,7 @@ fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
     let strict = run_simulation(
         &budget(Names::Compared),
         &Twist::OtherNames,
+        Jobs::default(),
         identity,
         |_, _| {},
         || false,

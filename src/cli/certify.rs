@@ -17,7 +17,7 @@ use tern_harness::reference::ReferenceImpl;
 use tern_harness::sim::faults::FaultSet;
 use tern_reports::certify::{html, junit, terminal, write, Certified, Report};
 
-use super::sim::{parse_agents, parse_mutant};
+use super::sim::{parse_agents, parse_mutant, JobsArg};
 use super::{FormatArg, Status};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -40,6 +40,9 @@ pub struct CertifyArgs {
     /// Include the built-in reference (the default when nothing else is named).
     #[arg(long)]
     reference: bool,
+
+    #[command(flatten)]
+    jobs: JobsArg,
 
     /// The level to certify at: `core` (the seed's words) or `profile`
     /// (also the profile's readings).
@@ -181,6 +184,7 @@ pub fn run(args: CertifyArgs) -> Status {
     // the reports are still written, marked as interrupted.
     defer_interrupts();
     let stop = || interrupted().is_some();
+    let jobs = args.jobs.get();
     let style = ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}")
         .unwrap_or_else(|_| ProgressStyle::default_bar());
     let mut results = Vec::new();
@@ -213,11 +217,12 @@ pub fn run(args: CertifyArgs) -> Status {
         let sim = if stop() {
             let mut b = budget.clone();
             b.seeds = 0;
-            run_simulation(&b, imp.as_ref(), identity, |_, _| {}, stop)
+            run_simulation(&b, imp.as_ref(), jobs, identity, |_, _| {}, stop)
         } else {
             run_simulation(
                 &budget,
                 imp.as_ref(),
+                jobs,
                 identity,
                 |n, stats| {
                     bar.set_position(n);

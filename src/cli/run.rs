@@ -17,7 +17,7 @@ use tern_harness::sim::runner::Stats;
 use tern_harness::sim::trace;
 use tern_reports::run::{counterexample_text, summary, violation_json, violation_text};
 
-use super::sim::{implementation, parse_agents, parse_mutant, FaultArgs};
+use super::sim::{implementation, parse_agents, parse_mutant, FaultArgs, JobsArg};
 use super::{FormatArg, Status};
 
 #[derive(Debug, Args)]
@@ -28,6 +28,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     faults: FaultArgs,
+
+    #[command(flatten)]
+    jobs: JobsArg,
 
     /// How many runs (seeds), one after another.
     #[arg(long, default_value_t = 100)]
@@ -144,6 +147,7 @@ pub fn run(args: RunArgs) -> Status {
     let outcome = first_violation(
         &batch,
         imp.as_ref(),
+        args.jobs.get(),
         args.show_trace,
         |config, played, total| {
             if args.show_trace && human {

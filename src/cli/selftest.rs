@@ -1,6 +1,8 @@
 //! `tern-sim selftest`: proves the harness's power. Every mutant of the zoo
 //! must be killed, and the reference must pass a large seed budget.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::Args;
@@ -8,11 +10,11 @@ use indicatif::ProgressBar;
 use serde_json::json;
 use tern_harness::mutants::{Mutant, MutantImpl};
 use tern_harness::reference::ReferenceImpl;
-use tern_harness::sim::driver::{first_violation, shrink, Batch, ShrinkBudget};
+use tern_harness::sim::driver::{first_violation, shrink, Batch, Jobs, ShrinkBudget};
 use tern_harness::sim::faults::FaultSet;
 use tern_reports::run::{selftest_json, selftest_table, violation_text, MutantRow};
 
-use super::sim::parse_agents;
+use super::sim::{parse_agents, JobsArg};
 use super::{FormatArg, Status};
 
 #[derive(Debug, Args)]
@@ -33,6 +35,9 @@ pub struct SelftestArgs {
 
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
+
+    #[command(flatten)]
+    jobs: JobsArg,
 }
 
 /// `seeds` runs from seed 0, with every fault.
@@ -48,6 +53,37 @@ fn batch(seeds: u64, args: &SelftestArgs) -> Batch {
     }
 }
 
+/// One mutant against the simulator: the seeds it took and the invariant
+/// that caught it.
+fn try_mutant(m: Mutant, args: &SelftestArgs) -> MutantRow {
+    let imp = MutantImpl(m);
+    let started = Instant::now();
+    let mut row = MutantRow {
+        name: m.name().to_owned(),
+        target: m.target().to_owned(),
+        killed_by: None,
+        seeds_needed: args.seeds,
+        shrunk_len: None,
+        millis: 0,
+    };
+    let outcome = first_violation(
+        &batch(args.seeds, args),
+        &imp,
+        Jobs::ONE,
+        false,
+        |_, _, _| {},
+        || false,
+    );
+    if let Some((c, g, v)) = outcome.failure {
+        let ce = shrink(&c, g, v, &imp, ShrinkBudget::default(), |_| {});
+        row.killed_by = Some(ce.violation.invariant.name.to_owned());
+        row.seeds_needed = outcome.runs;
+        row.shrunk_len = Some(ce.steps.len());
+    }
+    row.millis = started.elapsed().as_millis();
+    row
+}
+
 pub fn run(args: SelftestArgs) -> Status {
     let human = matches!(args.format, FormatArg::Human);
     let bar = if human {
@@ -55,41 +91,34 @@ pub fn run(args: SelftestArgs) -> Status {
     } else {
         ProgressBar::hidden()
     };
-    let mut rows = Vec::new();
-    for &m in Mutant::ALL {
-        bar.set_message(m.name());
-        let imp = MutantImpl(m);
-        let started = Instant::now();
-        let mut row = MutantRow {
-            name: m.name().to_owned(),
-            target: m.target().to_owned(),
-            killed_by: None,
-            seeds_needed: args.seeds,
-            shrunk_len: None,
-            millis: 0,
-        };
-        let outcome = first_violation(
-            &batch(args.seeds, &args),
-            &imp,
-            false,
-            |_, _, _| {},
-            || false,
-        );
-        if let Some((c, g, v)) = outcome.failure {
-            let ce = shrink(&c, g, v, &imp, ShrinkBudget::default(), |_| {});
-            row.killed_by = Some(ce.violation.invariant.name.to_owned());
-            row.seeds_needed = outcome.runs;
-            row.shrunk_len = Some(ce.steps.len());
+    // Mutants are independent: the jobs take them one at a time, and the
+    // rows come back in the zoo's order.
+    let jobs = args.jobs.get();
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<MutantRow>>> = Mutex::new(vec![None; Mutant::ALL.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.0.get().min(Mutant::ALL.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(&m) = Mutant::ALL.get(i) else { break };
+                let row = try_mutant(m, &args);
+                bar.inc(1);
+                done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(row);
+            });
         }
-        row.millis = started.elapsed().as_millis();
-        rows.push(row);
-        bar.inc(1);
-    }
+    });
+    let rows: Vec<MutantRow> = done
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .flatten()
+        .collect();
     bar.set_message("reference");
     let started = Instant::now();
     let reference_failure = first_violation(
         &batch(args.reference_seeds, &args),
         &ReferenceImpl,
+        jobs,
         false,
         |_, _, _| {},
         || false,
@@ -133,7 +162,6 @@ pub fn run(args: SelftestArgs) -> Status {
                     "seeds": args.reference_seeds,
                     "clean": reference_failure.is_none(),
                     "failing_seed": reference_failure.as_ref().map(|(s, _)| s),
-                    "millis": reference_ms,
                 },
             })
         );

@@ -6,6 +6,7 @@ use tern_harness::adapter::{Limits, SubprocessImpl};
 use tern_harness::mutants::{Mutant, MutantImpl};
 use tern_harness::plugin::Implementation;
 use tern_harness::reference::ReferenceImpl;
+use tern_harness::sim::driver::Jobs;
 use tern_harness::sim::faults::{Fault, FaultSet};
 use tern_harness::sim::scenario::MAX_AGENTS;
 
@@ -102,4 +103,26 @@ pub fn implementation(
         (Some(m), None) => Box::new(MutantImpl(m)),
         (None, None) => Box::new(ReferenceImpl),
     })
+}
+
+/// `--jobs N`: how many runs play at once. The output is the same whatever
+/// N is; only the time changes.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct JobsArg {
+    /// Runs played at once, on as many threads (default: one per core).
+    /// Results are merged in seed order, so the output does not depend on it.
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    jobs: Option<Jobs>,
+}
+
+impl JobsArg {
+    pub fn get(self) -> Jobs {
+        self.jobs.unwrap_or_default()
+    }
+}
+
+fn parse_jobs(s: &str) -> Result<Jobs, String> {
+    s.parse::<std::num::NonZeroUsize>()
+        .map(Jobs)
+        .map_err(|_| format!("`{s}` is not a number of jobs (1 or more)"))
 }

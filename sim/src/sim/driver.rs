@@ -106,43 +106,119 @@ pub struct BatchOutcome {
     pub complete: bool,
 }
 
+/// How many runs a batch plays at once: one per core unless told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Jobs(pub std::num::NonZeroUsize);
+
+impl Jobs {
+    pub const ONE: Jobs = Jobs(std::num::NonZeroUsize::MIN);
+
+    /// One job per core this process may use.
+    pub fn per_core() -> Jobs {
+        Jobs(std::thread::available_parallelism().unwrap_or(std::num::NonZeroUsize::MIN))
+    }
+}
+
+impl Default for Jobs {
+    fn default() -> Jobs {
+        Jobs::per_core()
+    }
+}
+
 /// Plays a batch until its first violation. `each` sees every run played,
-/// with the totals so far; `stop` is polled before and after each run, and
-/// a run it interrupted is not counted (an interrupt kills subprocesses,
-/// which would otherwise read as the implementation's failure).
+/// in seed order, with the totals so far; `stop` is polled before and after
+/// each run, and a run it interrupted is not counted (an interrupt kills
+/// subprocesses, which would otherwise read as the implementation's failure).
+///
+/// With several jobs, runs are played on worker threads and their results
+/// merged in seed order: the outcome, the totals and every call of `each`
+/// are exactly those of one job. The first violation is the lowest failing
+/// seed; runs past it that were already under way are discarded.
 pub fn first_violation(
     batch: &Batch,
     implementation: &dyn Implementation,
+    jobs: Jobs,
     record: bool,
     mut each: impl FnMut(&RunConfig, &Played, &Stats),
-    stop: impl Fn() -> bool,
+    stop: impl Fn() -> bool + Sync,
 ) -> BatchOutcome {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::mpsc;
+
     let mut out = BatchOutcome {
         runs: 0,
         stats: Stats::default(),
         failure: None,
         complete: true,
     };
-    for seed in batch.first_seed..batch.first_seed.saturating_add(batch.seeds) {
-        if stop() {
-            out.complete = false;
-            break;
-        }
-        let config = batch.config(seed);
-        let generated = generate(&config);
-        let played = play(&config, &generated.steps, implementation, record);
-        if stop() {
-            out.complete = false;
-            break;
-        }
-        out.stats.add(&played.stats);
-        out.runs += 1;
-        each(&config, &played, &out.stats);
-        if let Some(v) = played.violation {
-            out.failure = Some((config, generated, v));
-            break;
-        }
+    let first = batch.first_seed;
+    let end = first.saturating_add(batch.seeds);
+    if first >= end {
+        return out;
     }
+    // Seeds are handed out in order; none past `limit` is started, and a
+    // failure lowers `limit` to its seed.
+    let next = AtomicU64::new(first);
+    let limit = AtomicU64::new(end);
+    let workers = jobs
+        .0
+        .get()
+        .min((end - first).min(usize::MAX as u64) as usize);
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel::<(u64, Option<Played>)>();
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, limit, stop) = (&next, &limit, &stop);
+            scope.spawn(move || loop {
+                let seed = next.fetch_add(1, Ordering::SeqCst);
+                if seed >= limit.load(Ordering::SeqCst) {
+                    break;
+                }
+                // `None`: interrupted, before or during the run.
+                let played = if stop() {
+                    None
+                } else {
+                    let config = batch.config(seed);
+                    let generated = generate(&config);
+                    let played = play(&config, &generated.steps, implementation, record);
+                    (!stop()).then_some(played)
+                };
+                let last = played.as_ref().is_none_or(|p| p.violation.is_some());
+                if last {
+                    limit.fetch_min(seed + 1, Ordering::SeqCst);
+                }
+                if tx.send((seed, played)).is_err() || last {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        // Results in seed order, whatever order the workers finish in.
+        let mut waiting: BTreeMap<u64, Option<Played>> = BTreeMap::new();
+        let mut due = first;
+        for (seed, played) in rx {
+            waiting.insert(seed, played);
+            while let Some(played) = waiting.remove(&due) {
+                let Some(played) = played else {
+                    out.complete = false;
+                    return;
+                };
+                let config = batch.config(due);
+                out.stats.add(&played.stats);
+                out.runs += 1;
+                each(&config, &played, &out.stats);
+                if let Some(v) = played.violation {
+                    // The steps again, with their value trees, for shrinking.
+                    let generated = generate(&config);
+                    out.failure = Some((config, generated, v));
+                    limit.fetch_min(due, Ordering::SeqCst);
+                    return;
+                }
+                due += 1;
+            }
+        }
+    });
     out
 }
 

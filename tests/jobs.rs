@@ -1,0 +1,122 @@
+//! `--jobs N` changes the time a command takes, never its output: results
+//! are merged in seed order (and mutants in the zoo's order), and the first
+//! violation is the lowest failing seed.
+
+mod common;
+
+use std::path::Path;
+
+use common::run_in;
+
+/// Runs the same command with `--jobs 1` and `--jobs 2` and returns both
+/// outputs, which must have the same status.
+fn both(args: &[&str]) -> (std::process::Output, std::process::Output) {
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let out: Vec<_> = ["1", "2"]
+        .iter()
+        .zip(&dirs)
+        .map(|(jobs, dir)| {
+            let mut a = args.to_vec();
+            a.extend(["--jobs", jobs]);
+            run_in(dir.path(), &a)
+        })
+        .collect();
+    let mut out = out.into_iter();
+    let (one, two) = (out.next().unwrap(), out.next().unwrap());
+    assert_eq!(one.status.code(), two.status.code());
+    (one, two)
+}
+
+#[test]
+fn run_prints_the_same_bytes_whatever_the_jobs() {
+    let (one, two) = both(&[
+        "run", "--seed", "3", "--seeds", "12", "--agents", "4", "--faults", "--format", "json",
+    ]);
+    assert_eq!(one.status.code(), Some(0));
+    assert_eq!(one.stdout, two.stdout);
+}
+
+#[test]
+fn the_first_violation_is_the_lowest_failing_seed_whatever_the_jobs() {
+    // The human output names the seed, the shrunk run and the trace.
+    let (one, two) = both(&[
+        "run",
+        "--mutant",
+        "memory-dedup",
+        "--faults",
+        "--seed",
+        "1",
+        "--seeds",
+        "40",
+        "--agents",
+        "3",
+    ]);
+    assert_eq!(one.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&one.stdout),
+        String::from_utf8_lossy(&two.stdout)
+    );
+}
+
+#[test]
+fn selftest_json_is_the_same_whatever_the_jobs() {
+    let (one, two) = both(&[
+        "selftest",
+        "--seeds",
+        "8",
+        "--steps",
+        "80",
+        "--reference-seeds",
+        "4",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(one.stdout, two.stdout);
+    assert!(!one.stdout.is_empty());
+}
+
+fn report_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn certify_writes_the_same_reports_whatever_the_jobs() {
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let mut reports = Vec::new();
+    for (jobs, dir) in ["1", "2"].iter().zip(&dirs) {
+        // A mutant that fails in the simulation too, so that the reports
+        // carry a shrunk counterexample.
+        let out = run_in(
+            dir.path(),
+            &[
+                "certify",
+                "--mutant",
+                "memory-dedup",
+                "--seeds",
+                "30",
+                "--report-dir",
+                "out",
+                "--jobs",
+                jobs,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(1));
+        reports.push(report_files(&dir.path().join("out")));
+    }
+    assert_eq!(reports[0].len(), 4, "the four reports");
+    for ((name, a), (_, b)) in reports[0].iter().zip(&reports[1]) {
+        assert!(a == b, "{name} differs between --jobs 1 and --jobs 2");
+    }
+}
