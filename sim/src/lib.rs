@@ -14,6 +14,7 @@ pub mod mutants;
 pub mod plugin;
 pub mod protocol;
 pub mod reference;
+pub mod replies;
 pub mod sim;
 pub mod stateful;
 pub mod storage;

@@ -61,6 +61,7 @@ zoo! {
     MemoryDedup = "memory-dedup", "at-most-once-effects", "keeps executed effects in memory only, so a restart executes again";
     EffectBeforeIntent = "effect-before-intent", "at-most-once-effects", "performs an effect before its record is durable";
     AcksAcks = "acks-acks", "no-ack-of-ack", "acknowledges every ACK it accepts";
+    AcksAcksLater = "acks-acks-later", "no-ack-of-ack", "acknowledges each ACK it accepts one delivery later, in a batch with its next answer";
     RepliesToInvalid = "replies-to-invalid", "no-reply-to-invalid", "answers rejected frames with a message";
     ReopensTerminal = "reopens-terminal", "terminal-stays-terminal", "lets a report after a terminal one make the commitment active";
     BlockedIsDone = "blocked-is-done", "blocked-not-completion", "shows blocked commitments as fulfilled";
@@ -130,6 +131,7 @@ where
         init: init.clone(),
         world,
         seen: BTreeMap::new(),
+        owed_ack: None,
     }))
 }
 
@@ -140,6 +142,18 @@ struct MutantReceiver<S, W> {
     world: W,
     /// ID → first frame, for `first-content-wins`.
     seen: BTreeMap<String, Vec<u8>>,
+    /// An accepted ACK not yet acknowledged, for `acks-acks-later`.
+    owed_ack: Option<tern_model::Message>,
+}
+
+/// The ACK `me` sends of message `m`.
+fn ack_of(me: &str, m: &tern_model::Message) -> Vec<u8> {
+    serde_json::to_vec(
+        &json!({"tern": "0.1", "id": format!("{me}:ack-{}", m.id), "from": me,
+        "to": [m.from.as_str()], "thread": m.thread.as_str(), "reply": m.id.as_str(),
+        "act": "ACK", "body": {"target": m.id.as_str()}}),
+    )
+    .unwrap_or_default()
 }
 
 fn accepted_instead(mut d: Delivered, class: RejectClass) -> Delivered {
@@ -357,13 +371,24 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
                     d.events.first().map(|e| &e.outcome),
                 ) {
                     if m.act() == tern_model::Act::Ack {
-                        let me = self.init.participant.as_str();
-                        d.outgoing.push(
-                            serde_json::to_vec(&json!({"tern": "0.1", "id": format!("{me}:ack-{}", m.id), "from": me,
-                                "to": [m.from.as_str()], "thread": m.thread.as_str(), "reply": m.id.as_str(),
-                                "act": "ACK", "body": {"target": m.id.as_str()}}))
-                            .unwrap_or_default(),
-                        );
+                        d.outgoing.push(ack_of(self.init.participant.as_str(), &m));
+                    }
+                }
+                d
+            }
+            Mutant::AcksAcksLater => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                if matches!(
+                    d.events.first().map(|e| &e.outcome),
+                    Some(Outcome::Accepted)
+                ) {
+                    if let Some(owed) = self.owed_ack.take() {
+                        d.outgoing
+                            .push(ack_of(self.init.participant.as_str(), &owed));
+                    }
+                    match tern_model::parse_frame(frame) {
+                        Ok(m) if m.act() == tern_model::Act::Ack => self.owed_ack = Some(m),
+                        _ => {}
                     }
                 }
                 d

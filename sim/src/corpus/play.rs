@@ -15,6 +15,7 @@ use crate::compare::Names;
 use crate::plugin::{
     Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver,
 };
+use crate::replies::KnownAcks;
 use crate::sim::shorthand;
 use crate::storage::{CrashPoint, Storage};
 use crate::world::World;
@@ -169,18 +170,6 @@ fn sender_of(frame: &[u8], principal: &Principal, config: &LedgerConfig) -> Stri
 }
 
 /// Whether an outgoing frame is an ACK of the ACK just delivered.
-fn acks_an_ack(delivered: &[u8], outgoing: &[u8]) -> bool {
-    let parse = |b: &[u8]| serde_json::from_slice::<Value>(b).ok();
-    match (parse(delivered), parse(outgoing)) {
-        (Some(d), Some(o)) => {
-            d["act"] == "ACK"
-                && o["act"] == "ACK"
-                && (o["body"]["target"] == d["id"] || o["reply"] == d["id"])
-        }
-        _ => false,
-    }
-}
-
 struct Player<'a> {
     case: &'a Case,
     implementation: &'a dyn Implementation,
@@ -189,6 +178,8 @@ struct Player<'a> {
     world: World,
     receiver: Option<Box<dyn Receiver>>,
     transcript: Vec<Exchange>,
+    /// The ACKs delivered or sent so far, for the ACK-of-ACK rule.
+    acks: KnownAcks,
 }
 
 type Checked = Result<(), (Status, Failure)>;
@@ -416,14 +407,21 @@ impl Player<'_> {
                 format!("{} frame(s) sent", d.outgoing.len()),
             ));
         }
-        if d.outgoing.iter().any(|o| acks_an_ack(frame, o)) {
-            self.mark_last_failed();
-            return Err(self.fail(
-                i,
-                "no-ack-of-ack",
-                "no ACK of an ACK".into(),
-                "an ACK sent in answer to the ACK just delivered".into(),
-            ));
+        self.acks.note_frame(frame);
+        for frame in &d.outgoing {
+            let Ok(out) = tern_model::parse_frame(frame) else {
+                continue;
+            };
+            if self.acks.is_ack_of_ack(&out) {
+                self.mark_last_failed();
+                return Err(self.fail(
+                    i,
+                    "no-ack-of-ack",
+                    "no ACK of an ACK".into(),
+                    shorthand::line(frame, None),
+                ));
+            }
+            self.acks.note(&out);
         }
         Ok(())
     }
@@ -710,6 +708,7 @@ pub fn play(case: &Case, implementation: &dyn Implementation, identity: &Identit
         world: World::new(),
         receiver: None,
         transcript: Vec::new(),
+        acks: KnownAcks::default(),
     };
     let mut result = player.start(0);
     if result.is_ok() {

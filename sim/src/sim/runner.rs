@@ -22,6 +22,7 @@ use super::scenario::{Scenario, THREADS};
 use super::shorthand;
 use super::workload::{Mix, Step};
 use crate::plugin::{ImplError, Implementation, Receiver};
+use crate::replies::KnownAcks;
 use crate::storage::{CrashPoint, Storage};
 use crate::world::World;
 
@@ -196,6 +197,8 @@ pub struct Run<'a> {
     seq: u64,
     queue: BTreeMap<(u64, u64), Copy>,
     sent: Vec<Outgoing>,
+    /// The ACKs among `sent`, for the ACK-of-ACK rule.
+    acks: KnownAcks,
     cuts: Vec<(usize, usize, u64)>,
     stats: Stats,
     record: bool,
@@ -228,6 +231,7 @@ impl<'a> Run<'a> {
             seq: 0,
             queue: BTreeMap::new(),
             sent: Vec::new(),
+            acks: KnownAcks::default(),
             cuts: Vec::new(),
             stats: Stats::default(),
             record,
@@ -420,6 +424,7 @@ impl<'a> Run<'a> {
         self.note(|| format!("{}{line}", if spoofed { "☠ " } else { "" }));
         let actor = out.actor;
         let recipients = out.recipients.clone();
+        self.acks.note_frame(&out.frame);
         self.sent.push(out);
         if let Some(a) = actor {
             self.enqueue(self.now, a, index, false);
@@ -681,19 +686,7 @@ impl<'a> Run<'a> {
                         format!("an outgoing frame claims to come from {}", m.from),
                     ))
                 }
-                Ok(_) => {}
-            }
-            let Ok(m) = serde_json::from_slice::<Value>(frame) else {
-                continue;
-            };
-            if m["act"] == "ACK" {
-                let target = m["body"]["target"].as_str().unwrap_or("");
-                let acked_ack = self
-                    .sent
-                    .iter()
-                    .filter_map(|s| serde_json::from_slice::<Value>(&s.frame).ok())
-                    .any(|s| s["id"] == target && s["act"] == "ACK");
-                if acked_ack {
+                Ok(m) if self.acks.is_ack_of_ack(&m) => {
                     return Err(self.violation(
                         inv::NO_ACK_OF_ACK,
                         Some(a),
@@ -701,6 +694,7 @@ impl<'a> Run<'a> {
                         shorthand::line(frame, None),
                     ));
                 }
+                Ok(m) => self.acks.note(&m),
             }
         }
         Ok(())
