@@ -15,11 +15,12 @@ use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use crate::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver};
 use crate::reference::{Recording, ReferenceReceiver};
+use crate::sim::invariants::{self as inv, Invariant};
 use crate::storage::{Durable, Storage};
 use crate::world::{AgentWorld, Effects};
 
 macro_rules! zoo {
-    ($($id:ident = $name:literal, $invariant:literal, $what:literal;)*) => {
+    ($($id:ident = $name:literal, $invariant:ident, $what:literal;)*) => {
         /// Every mutant of the zoo.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
         pub enum Mutant { $($id),* }
@@ -32,8 +33,8 @@ macro_rules! zoo {
             }
 
             /// The invariant meant to catch it.
-            pub fn target(self) -> &'static str {
-                match self { $(Mutant::$id => $invariant),* }
+            pub fn target(self) -> Invariant {
+                match self { $(Mutant::$id => inv::$invariant),* }
             }
 
             pub fn defect(self) -> &'static str {
@@ -48,45 +49,45 @@ macro_rules! zoo {
 }
 
 zoo! {
-    DuplicateKeys = "accepts-duplicate-keys", "strict-parsing", "reads frames with repeated keys, keeping the last value";
-    NonFinite = "accepts-non-finite-numbers", "strict-parsing", "reads numbers out of range as zero";
-    LossyUtf8 = "accepts-invalid-utf8", "strict-parsing", "repairs invalid UTF-8 instead of rejecting it";
-    AnyVersion = "accepts-any-version", "unsupported-version", "treats every `tern` version as 0.1";
-    TrustsFrom = "trusts-from", "identity-bound", "believes `from` without the transport's principal";
-    FirstWins = "first-content-wins", "id-conflict", "keeps the first content of a reused ID and calls the second a duplicate";
-    InfersPending = "infers-pending", "pending-not-inferred", "accepts messages whose references are still missing";
-    AnyoneReports = "anyone-reports", "only-author-reports", "accepts REPORTs from anyone";
-    RevisesOthers = "revises-others", "only-own-revisions", "accepts REVISEs of other senders' messages";
-    LastRevisionWins = "last-revision-wins", "no-silent-branch", "resolves competing revisions by taking the last one";
-    MemoryDedup = "memory-dedup", "at-most-once-effects", "keeps executed effects in memory only, so a restart executes again";
-    EffectBeforeIntent = "effect-before-intent", "at-most-once-effects", "performs an effect before its record is durable";
-    AcksAcks = "acks-acks", "no-ack-of-ack", "acknowledges every ACK it accepts";
-    AcksAcksLater = "acks-acks-later", "no-ack-of-ack", "acknowledges each ACK it accepts one delivery later, in a batch with its next answer";
-    RepliesToInvalid = "replies-to-invalid", "no-reply-to-invalid", "answers rejected frames with a message";
-    ReopensTerminal = "reopens-terminal", "terminal-stays-terminal", "lets a report after a terminal one make the commitment active";
-    BlockedIsDone = "blocked-is-done", "blocked-not-completion", "shows blocked commitments as fulfilled";
-    IgnoresExpiry = "ignores-expiry", "authority-before-effect", "never lets a grant expire";
-    ClaimsAuthorise = "claims-authorise", "authority-before-effect", "takes a thread's evidence-backed claims as authority";
-    ExecutesOthers = "executes-others", "commit-binds-sender", "executes other participants' commitments";
-    ReExecutes = "re-executes", "at-most-once-effects", "performs an effect again when asked again";
-    ErasesHistory = "erases-history", "history-preserved", "drops revised messages from its view";
-    ProposeCommits = "propose-commits", "no-commitment-from-talk", "records a PROPOSE as a commitment";
-    ExecutesWithdrawn = "executes-withdrawn", "lifecycle-respected", "executes withdrawn, superseded and disputed commitments";
-    IgnoresConflict = "ignores-revision-conflict", "conflict-blocks-execution", "executes while a revision conflict is known";
-    ExecutesPending = "executes-pending", "pending-not-inferred", "executes commitments whose references are missing";
-    AcceptsUnknownFields = "accepts-malformed-bodies", "schema", "accepts envelopes and bodies that break the schema";
-    AcceptsMisrouted = "accepts-misrouted", "addressing", "records messages addressed to someone else";
-    NoDedup = "no-dedup", "dedup", "treats a repeated delivery as new";
-    LooseReferences = "loose-references", "references-checked", "accepts references to the wrong act or thread";
-    LooseChains = "loose-revision-chains", "revision-chain", "accepts a `previous` outside the revision chain";
-    AnyReplacement = "any-replacement", "replacement-valid", "accepts replacements that are not a valid body of the target's act";
-    AnyoneRenews = "anyone-renews", "renewal-by-requester", "lets anyone ask to replace a commitment";
-    RejectsChallenges = "rejects-challenges", "valid-accepted", "rejects every CHALLENGE";
-    SilentReleases = "silent-releases", "outcomes-agree", "never reports the release of a pending message";
-    MisreportsExecution = "misreports-execution", "executions-agree", "performs an effect and then reports it as refused";
-    HidesPending = "hides-pending", "views-agree", "leaves pending messages out of its view";
-    CrashesOnChallenge = "crashes-on-challenge", "implementation-sound", "fails with an internal error on any CHALLENGE";
-    EffectInView = "effect-in-view", "authority-before-effect", "performs an effect while answering a view (a status probe with a side effect)";
+    DuplicateKeys = "accepts-duplicate-keys", STRICT_PARSING, "reads frames with repeated keys, keeping the last value";
+    NonFinite = "accepts-non-finite-numbers", STRICT_PARSING, "reads numbers out of range as zero";
+    LossyUtf8 = "accepts-invalid-utf8", STRICT_PARSING, "repairs invalid UTF-8 instead of rejecting it";
+    AnyVersion = "accepts-any-version", VERSION, "treats every `tern` version as 0.1";
+    TrustsFrom = "trusts-from", IDENTITY, "believes `from` without the transport's principal";
+    FirstWins = "first-content-wins", ID_CONFLICT, "keeps the first content of a reused ID and calls the second a duplicate";
+    InfersPending = "infers-pending", PENDING, "accepts messages whose references are still missing";
+    AnyoneReports = "anyone-reports", ONLY_AUTHOR, "accepts REPORTs from anyone";
+    RevisesOthers = "revises-others", OWN_REVISIONS, "accepts REVISEs of other senders' messages";
+    LastRevisionWins = "last-revision-wins", NO_SILENT_BRANCH, "resolves competing revisions by taking the last one";
+    MemoryDedup = "memory-dedup", AT_MOST_ONCE, "keeps executed effects in memory only, so a restart executes again";
+    EffectBeforeIntent = "effect-before-intent", AT_MOST_ONCE, "performs an effect before its record is durable";
+    AcksAcks = "acks-acks", NO_ACK_OF_ACK, "acknowledges every ACK it accepts";
+    AcksAcksLater = "acks-acks-later", NO_ACK_OF_ACK, "acknowledges each ACK it accepts one delivery later, in a batch with its next answer";
+    RepliesToInvalid = "replies-to-invalid", NO_REPLY_TO_INVALID, "answers rejected frames with a message";
+    ReopensTerminal = "reopens-terminal", TERMINAL, "lets a report after a terminal one make the commitment active";
+    BlockedIsDone = "blocked-is-done", BLOCKED, "shows blocked commitments as fulfilled";
+    IgnoresExpiry = "ignores-expiry", AUTHORITY, "never lets a grant expire";
+    ClaimsAuthorise = "claims-authorise", AUTHORITY, "takes a thread's evidence-backed claims as authority";
+    ExecutesOthers = "executes-others", BINDS_SENDER, "executes other participants' commitments";
+    ReExecutes = "re-executes", AT_MOST_ONCE, "performs an effect again when asked again";
+    ErasesHistory = "erases-history", HISTORY, "drops revised messages from its view";
+    ProposeCommits = "propose-commits", NO_COMMITMENT_FROM_TALK, "records a PROPOSE as a commitment";
+    ExecutesWithdrawn = "executes-withdrawn", LIFECYCLE, "executes withdrawn, superseded and disputed commitments";
+    IgnoresConflict = "ignores-revision-conflict", CONFLICT_BLOCKS, "executes while a revision conflict is known";
+    ExecutesPending = "executes-pending", PENDING, "executes commitments whose references are missing";
+    AcceptsUnknownFields = "accepts-malformed-bodies", SCHEMA, "accepts envelopes and bodies that break the schema";
+    AcceptsMisrouted = "accepts-misrouted", ADDRESSING, "records messages addressed to someone else";
+    NoDedup = "no-dedup", DEDUP, "treats a repeated delivery as new";
+    LooseReferences = "loose-references", REFERENCES, "accepts references to the wrong act or thread";
+    LooseChains = "loose-revision-chains", REVISION_CHAIN, "accepts a `previous` outside the revision chain";
+    AnyReplacement = "any-replacement", REPLACEMENT, "accepts replacements that are not a valid body of the target's act";
+    AnyoneRenews = "anyone-renews", RENEWAL, "lets anyone ask to replace a commitment";
+    RejectsChallenges = "rejects-challenges", VALID_ACCEPTED, "rejects every CHALLENGE";
+    SilentReleases = "silent-releases", OUTCOMES, "never reports the release of a pending message";
+    MisreportsExecution = "misreports-execution", EXECUTIONS, "performs an effect and then reports it as refused";
+    HidesPending = "hides-pending", VIEWS, "leaves pending messages out of its view";
+    CrashesOnChallenge = "crashes-on-challenge", ALIVE, "fails with an internal error on any CHALLENGE";
+    EffectInView = "effect-in-view", AUTHORITY, "performs an effect while answering a view (a status probe with a side effect)";
 }
 
 /// A mutant as an implementation.

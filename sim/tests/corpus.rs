@@ -104,8 +104,8 @@ fn the_reference_passes_every_case() {
 /// A mutant's failures must name its clause: a failing case cites one of
 /// the clauses of the mutant's invariant, or exercises that invariant.
 fn names_its_clause(m: Mutant, case: &Case) -> bool {
-    let clauses = invariants::clauses(m.target());
-    case.invariants.iter().any(|i| i == m.target())
+    let clauses = invariants::clauses(m.target().name);
+    case.invariants.iter().any(|i| i == m.target().name)
         || case
             .clauses
             .iter()
@@ -141,7 +141,7 @@ fn every_mutant_is_refused_certification_with_its_clause() {
         // its `error` outcome; the others by a clause of their invariant.
         let named = failing.iter().any(|(case, status)| {
             names_its_clause(m, case)
-                || (m.target() == invariants::ALIVE.name && *status == Status::Error)
+                || (m.target() == invariants::ALIVE && *status == Status::Error)
         });
         let sim = if named {
             run_simulation(
@@ -168,9 +168,7 @@ fn every_mutant_is_refused_certification_with_its_clause() {
                 || false,
             );
             match &s.counterexample {
-                Some(ce) if ce.violation.invariant.name == m.target() => {
-                    by_simulation.push(m.name())
-                }
+                Some(ce) if ce.violation.invariant == m.target() => by_simulation.push(m.name()),
                 other => problems.push(format!(
                     "{}: corpus failures {:?}, simulation {:?}",
                     m.name(),

@@ -40,7 +40,7 @@ pub fn run(args: CoverageArgs) -> Status {
             .collect();
         let mutants: Vec<&str> = Mutant::ALL
             .iter()
-            .filter(|m| invariants.contains(m.target()))
+            .filter(|m| invariants.contains(m.target().name))
             .map(|m| m.name())
             .collect();
         rows.push((clause, cases, invariants, mutants));

@@ -60,7 +60,7 @@ fn try_mutant(m: Mutant, args: &SelftestArgs) -> MutantRow {
     let started = Instant::now();
     let mut row = MutantRow {
         name: m.name().to_owned(),
-        target: m.target().to_owned(),
+        target: m.target().name.to_owned(),
         killed_by: None,
         seeds_needed: args.seeds,
         shrunk_len: None,

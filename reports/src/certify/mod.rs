@@ -18,7 +18,6 @@ use tern_harness::certify::{Conformance, CorpusRun, SimulationRun};
 use tern_harness::corpus::play::{CaseRun, Exchange, Status};
 use tern_harness::corpus::{Case, Corpus, Level};
 use tern_harness::sim::happening::Happening;
-use tern_harness::sim::invariants;
 
 pub const SCHEMA: &str = "tern-sim/report/1";
 
@@ -368,7 +367,10 @@ fn simulation_report(sim: &SimulationRun, corpus: &Corpus) -> SimulationReport {
         violation: sim.counterexample.as_ref().map(|ce| ViolationReport {
             invariant: ce.violation.invariant.name.to_owned(),
             section: ce.violation.invariant.section.to_owned(),
-            clauses: invariants::clauses(ce.violation.invariant.name)
+            clauses: ce
+                .violation
+                .invariant
+                .clauses
                 .iter()
                 .filter_map(|id| corpus.clauses.get(id))
                 .map(|c| ClauseText {

@@ -5,97 +5,69 @@
 use serde_json::Value;
 use tern_model::ledger::{Execution, Outcome, Refusal, RejectClass};
 
-/// One invariant: a stable name, the seed section(s) it rests on, and what
-/// it says.
+/// One invariant: a stable name, the seed section(s) it rests on, what it
+/// says, and the seed clauses (`scenarios/clauses.json`) it checks, so that
+/// a violation found by simulation names the sentence it breaks, like a
+/// failed corpus case does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Invariant {
     pub name: &'static str,
     pub section: &'static str,
     pub says: &'static str,
+    /// Empty for `implementation-sound`, which rests on the contract, not
+    /// on the seed.
+    pub clauses: &'static [&'static str],
 }
 
 macro_rules! invariants {
-    ($($id:ident = $name:literal, $section:literal, $says:literal;)*) => {
-        $(pub const $id: Invariant = Invariant { name: $name, section: $section, says: $says };)*
+    ($($id:ident = $name:literal, $section:literal, $says:literal, [$($clause:literal),*];)*) => {
+        $(pub const $id: Invariant = Invariant { name: $name, section: $section, says: $says, clauses: &[$($clause),*] };)*
         /// Every invariant, in a fixed order.
         pub const ALL: &[Invariant] = &[$($id),*];
     };
 }
 
 invariants! {
-    STRICT_PARSING = "strict-parsing", "1, 8", "Frames that are not strict JSON (duplicate keys, invalid UTF-8, non-finite numbers, truncation) are rejected as parse errors.";
-    VERSION = "unsupported-version", "1, 8", "Unsupported versions are rejected without executing their contents.";
-    SCHEMA = "schema", "1, 2, 8", "Malformed envelopes and bodies are rejected.";
-    IDENTITY = "identity-bound", "1, 5, 8", "A sender is the principal the transport authenticated, bound to `from` in the thread's context; spoofed senders are rejected.";
-    ADDRESSING = "addressing", "1", "A participant's receiver records what it sent and what was addressed to it.";
-    DEDUP = "dedup", "1, 8", "Repeated delivery of the same ID and content is a duplicate with no new effect.";
-    ID_CONFLICT = "id-conflict", "1, 8", "Reusing an ID with other content is a protocol error; no content wins by arrival order.";
-    PENDING = "pending-not-inferred", "1, 8", "Unresolved references are pending, not inferred; missing references block dependent execution.";
-    REFERENCES = "references-checked", "1, 4", "References resolve to a message of the right act in the same thread.";
-    ONLY_AUTHOR = "only-author-reports", "2", "Only the commitment's author may report its state.";
-    OWN_REVISIONS = "only-own-revisions", "4, 8", "A REVISE may target only the sender's own TELL, PROPOSE, REQUEST, COMMIT or REPORT.";
-    REVISION_CHAIN = "revision-chain", "4", "A revision chain advances by unique valid successors; `previous` is the original or the preceding REVISE.";
-    REPLACEMENT = "replacement-valid", "4", "A replacement is a complete valid body of the target's act about the same subject.";
-    RENEWAL = "renewal-by-requester", "4", "Only the original requester may ask to replace a commitment.";
-    VALID_ACCEPTED = "valid-accepted", "1-5", "A message valid under the profile is accepted (a conformance harness must not fail a correct implementation, and neither may a receiver refuse valid work).";
-    OUTCOMES = "outcomes-agree", "1-5", "Every outcome and release equals the reference model's.";
-    NO_COMMITMENT_FROM_TALK = "no-commitment-from-talk", "2, 8", "ASK, ACK and PROPOSE create no commitments; only a COMMIT binds, and only its sender.";
-    TERMINAL = "terminal-stays-terminal", "4", "A reported terminal state never silently becomes active again.";
-    BLOCKED = "blocked-not-completion", "4, 8", "Blocked reports do not imply completion.";
-    NO_SILENT_BRANCH = "no-silent-branch", "4", "Competing revisions are an unresolved conflict; no branch is chosen silently.";
-    HISTORY = "history-preserved", "4, 8", "Revisions never erase messages: what a receiver once recorded stays in its view.";
-    LIFECYCLE = "lifecycle-respected", "4", "Withdrawn, superseded and disputed commitments are not executed.";
-    CONFLICT_BLOCKS = "conflict-blocks-execution", "4", "Dependent actions are blocked while a revision conflict is known.";
-    AUTHORITY = "authority-before-effect", "5, 8", "Identity, grant, scope, expiry and approval are checked before every effect; claims and null grants create no authority.";
-    BINDS_SENDER = "commit-binds-sender", "2", "A COMMIT cannot bind another participant: a receiver executes only its own commitments.";
-    AT_MOST_ONCE = "at-most-once-effects", "1, 8", "Deduplication is durable before side effects: no effect is ever performed twice, across crashes too.";
-    EXECUTIONS = "executions-agree", "5", "Every execution decision equals the reference model's.";
-    VIEWS = "views-agree", "1-5", "Every derived view equals the reference model's.";
-    NO_REPLY_TO_INVALID = "no-reply-to-invalid", "1", "Invalid messages produce a transport-level error, not an automatic reply.";
-    NO_ACK_OF_ACK = "no-ack-of-ack", "2", "No automatic ACK-of-ACK behaviour.";
-    ORDER_INDEPENDENCE = "order-independence", "4", "Honest receivers that stored the same messages, in whatever order, derive the same view.";
-    ALIVE = "implementation-sound", "-", "The implementation answers every request (no crash of its own, no garbage).";
+    STRICT_PARSING = "strict-parsing", "1, 8", "Frames that are not strict JSON (duplicate keys, invalid UTF-8, non-finite numbers, truncation) are rejected as parse errors.", ["S1.5", "S8.2", "S1.1"];
+    VERSION = "unsupported-version", "1, 8", "Unsupported versions are rejected without executing their contents.", ["S1.16", "S8.4"];
+    SCHEMA = "schema", "1, 2, 8", "Malformed envelopes and bodies are rejected.", ["S8.5", "S1.14", "S2.2"];
+    IDENTITY = "identity-bound", "1, 5, 8", "A sender is the principal the transport authenticated, bound to `from` in the thread's context; spoofed senders are rejected.", ["S8.1", "S1.22", "S5.2"];
+    ADDRESSING = "addressing", "1", "A participant's receiver records what it sent and what was addressed to it.", ["S1.11", "S1.35"];
+    DEDUP = "dedup", "1, 8", "Repeated delivery of the same ID and content is a duplicate with no new effect.", ["S1.27", "S8.8"];
+    ID_CONFLICT = "id-conflict", "1, 8", "Reusing an ID with other content is a protocol error; no content wins by arrival order.", ["S1.28", "S8.3"];
+    PENDING = "pending-not-inferred", "1, 8", "Unresolved references are pending, not inferred; missing references block dependent execution.", ["S1.32", "S8.7"];
+    REFERENCES = "references-checked", "1, 4", "References resolve to a message of the right act in the same thread.", ["S4.2", "S1.12"];
+    ONLY_AUTHOR = "only-author-reports", "2", "Only the commitment's author may report its state.", ["S2.7"];
+    OWN_REVISIONS = "only-own-revisions", "4, 8", "A REVISE may target only the sender's own TELL, PROPOSE, REQUEST, COMMIT or REPORT.", ["S4.12", "S8.6"];
+    REVISION_CHAIN = "revision-chain", "4", "A revision chain advances by unique valid successors; `previous` is the original or the preceding REVISE.", ["S4.17", "S4.16"];
+    REPLACEMENT = "replacement-valid", "4", "A replacement is a complete valid body of the target's act about the same subject.", ["S4.14"];
+    RENEWAL = "renewal-by-requester", "4", "Only the original requester may ask to replace a commitment.", ["S4.27", "S4.26"];
+    VALID_ACCEPTED = "valid-accepted", "1-5", "A message valid under the profile is accepted (a conformance harness must not fail a correct implementation, and neither may a receiver refuse valid work).", ["S4.22"];
+    OUTCOMES = "outcomes-agree", "1-5", "Every outcome and release equals the reference model's.", ["S1.32", "S4.22"];
+    NO_COMMITMENT_FROM_TALK = "no-commitment-from-talk", "2, 8", "ASK, ACK and PROPOSE create no commitments; only a COMMIT binds, and only its sender.", ["S8.9", "S2.8", "S2.10"];
+    TERMINAL = "terminal-stays-terminal", "4", "A reported terminal state never silently becomes active again.", ["S4.11"];
+    BLOCKED = "blocked-not-completion", "4, 8", "Blocked reports do not imply completion.", ["S8.11"];
+    NO_SILENT_BRANCH = "no-silent-branch", "4", "Competing revisions are an unresolved conflict; no branch is chosen silently.", ["S4.18", "S4.21"];
+    HISTORY = "history-preserved", "4, 8", "Revisions never erase messages: what a receiver once recorded stays in its view.", ["S4.15", "S8.12"];
+    LIFECYCLE = "lifecycle-respected", "4", "Withdrawn, superseded and disputed commitments are not executed.", ["S4.30", "S4.31"];
+    CONFLICT_BLOCKS = "conflict-blocks-execution", "4", "Dependent actions are blocked while a revision conflict is known.", ["S4.19"];
+    AUTHORITY = "authority-before-effect", "5, 8", "Identity, grant, scope, expiry and approval are checked before every effect; claims and null grants create no authority.", ["S5.6", "S5.4", "S8.10"];
+    BINDS_SENDER = "commit-binds-sender", "2", "A COMMIT cannot bind another participant: a receiver executes only its own commitments.", ["S2.11"];
+    AT_MOST_ONCE = "at-most-once-effects", "1, 8", "Deduplication is durable before side effects: no effect is ever performed twice, across crashes too.", ["S1.30", "S8.8"];
+    EXECUTIONS = "executions-agree", "5", "Every execution decision equals the reference model's.", ["S5.6", "S8.7"];
+    VIEWS = "views-agree", "1-5", "Every derived view equals the reference model's.", ["S4.18", "S1.29"];
+    NO_REPLY_TO_INVALID = "no-reply-to-invalid", "1", "Invalid messages produce a transport-level error, not an automatic reply.", ["S1.34"];
+    NO_ACK_OF_ACK = "no-ack-of-ack", "2", "No automatic ACK-of-ACK behaviour.", ["S2.14"];
+    ORDER_INDEPENDENCE = "order-independence", "4", "Honest receivers that stored the same messages, in whatever order, derive the same view.", ["S4.18", "S4.23"];
+    ALIVE = "implementation-sound", "-", "The implementation answers every request (no crash of its own, no garbage).", [];
 }
 
-/// The seed clauses (`scenarios/clauses.json`) an invariant checks, so that
-/// a violation found by simulation names the sentence it breaks, like a
-/// failed corpus case does. `implementation-sound` rests on the contract,
-/// not on the seed, and names none.
+/// The seed clauses an invariant checks, by its name (none for an unknown
+/// name).
 pub fn clauses(name: &str) -> &'static [&'static str] {
-    match name {
-        "strict-parsing" => &["S1.5", "S8.2", "S1.1"],
-        "unsupported-version" => &["S1.16", "S8.4"],
-        "schema" => &["S8.5", "S1.14", "S2.2"],
-        "identity-bound" => &["S8.1", "S1.22", "S5.2"],
-        "addressing" => &["S1.11", "S1.35"],
-        "dedup" => &["S1.27", "S8.8"],
-        "id-conflict" => &["S1.28", "S8.3"],
-        "pending-not-inferred" => &["S1.32", "S8.7"],
-        "references-checked" => &["S4.2", "S1.12"],
-        "only-author-reports" => &["S2.7"],
-        "only-own-revisions" => &["S4.12", "S8.6"],
-        "revision-chain" => &["S4.17", "S4.16"],
-        "replacement-valid" => &["S4.14"],
-        "renewal-by-requester" => &["S4.27", "S4.26"],
-        "valid-accepted" => &["S4.22"],
-        "outcomes-agree" => &["S1.32", "S4.22"],
-        "no-commitment-from-talk" => &["S8.9", "S2.8", "S2.10"],
-        "terminal-stays-terminal" => &["S4.11"],
-        "blocked-not-completion" => &["S8.11"],
-        "no-silent-branch" => &["S4.18", "S4.21"],
-        "history-preserved" => &["S4.15", "S8.12"],
-        "lifecycle-respected" => &["S4.30", "S4.31"],
-        "conflict-blocks-execution" => &["S4.19"],
-        "authority-before-effect" => &["S5.6", "S5.4", "S8.10"],
-        "commit-binds-sender" => &["S2.11"],
-        "at-most-once-effects" => &["S1.30", "S8.8"],
-        "executions-agree" => &["S5.6", "S8.7"],
-        "views-agree" => &["S4.18", "S1.29"],
-        "no-reply-to-invalid" => &["S1.34"],
-        "no-ack-of-ack" => &["S2.14"],
-        "order-independence" => &["S4.18", "S4.23"],
-        _ => &[],
-    }
+    ALL.iter()
+        .find(|i| i.name == name)
+        .map_or(&[], |i| i.clauses)
 }
 
 /// The invariant behind a rejection class the model gave.
