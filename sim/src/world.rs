@@ -44,6 +44,12 @@ impl World {
         self.0.borrow().log.clone()
     }
 
+    /// The performances from position `from` of the log on: what one call
+    /// did, at the cost of what it did rather than of the whole history.
+    pub fn log_since(&self, from: usize) -> Vec<(String, EffectKey)> {
+        self.0.borrow().log.get(from..).unwrap_or_default().to_vec()
+    }
+
     pub fn len(&self) -> usize {
         self.0.borrow().log.len()
     }

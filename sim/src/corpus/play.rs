@@ -441,9 +441,11 @@ impl Player<'_> {
         }
         let result = self.receiver().execute(thread, commitment, at);
         let fired = self.storage.fired();
-        let performed: Vec<EffectKey> = self.world.log()[before..]
-            .iter()
-            .map(|(_, k)| k.clone())
+        let performed: Vec<EffectKey> = self
+            .world
+            .log_since(before)
+            .into_iter()
+            .map(|(_, k)| k)
             .collect();
         let mut x = Exchange {
             step: i,

@@ -828,7 +828,7 @@ impl<'a> Run<'a> {
             }
         }
         let new_effects: Vec<(String, tern_model::ledger::EffectKey)> =
-            self.world.log()[before..].to_vec();
+            self.world.log_since(before);
         self.stats.effects += new_effects.len() as u64;
         self.stats.checks += 1;
         let expected_decision = self.agents[a].oracle.would_execute(&thread, &id, local);
