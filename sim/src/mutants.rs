@@ -61,6 +61,7 @@ zoo! {
     LastRevisionWins = "last-revision-wins", NO_SILENT_BRANCH, "resolves competing revisions by taking the last one";
     MemoryDedup = "memory-dedup", AT_MOST_ONCE, "keeps executed effects in memory only, so a restart executes again";
     EffectBeforeIntent = "effect-before-intent", AT_MOST_ONCE, "performs an effect before its record is durable";
+    IntentAsDone = "intent-as-done", EXECUTIONS, "after a restart, counts a durable intent as executed without asking the world whether its effect happened";
     AcksAcks = "acks-acks", NO_ACK_OF_ACK, "acknowledges every ACK it accepts";
     AcksAcksLater = "acks-acks-later", NO_ACK_OF_ACK, "acknowledges each ACK it accepts one delivery later, in a batch with its next answer";
     RepliesToInvalid = "replies-to-invalid", NO_REPLY_TO_INVALID, "answers rejected frames with a message";
@@ -124,6 +125,7 @@ where
     let recording = match mutant {
         Mutant::MemoryDedup => Recording::DeliveriesOnly,
         Mutant::EffectBeforeIntent => Recording::EffectFirst,
+        Mutant::IntentAsDone => Recording::IntentsAsDone,
         _ => Recording::Full,
     };
     Ok(Box::new(MutantReceiver {

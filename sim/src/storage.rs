@@ -15,6 +15,10 @@ pub enum CrashPoint {
     AfterSync,
     /// Right after the next effect is performed, before it can be reported.
     AfterEffect,
+    /// At the next effect, before it happens: whatever the receiver made
+    /// durable first (its intent) survives, and the world never sees the
+    /// effect. On restart a receiver must reconcile, not assume it was done.
+    BeforeEffect,
 }
 
 #[derive(Debug, Default)]

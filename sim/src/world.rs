@@ -70,9 +70,14 @@ pub struct AgentWorld {
 impl AgentWorld {
     /// Performs the effect `key`. The world records it even if a crash is
     /// scheduled right after, which is exactly the case receivers must
-    /// reconcile.
+    /// reconcile; a crash scheduled before the effect fires instead, and
+    /// the effect never happens.
     pub fn perform(&self, key: &EffectKey) -> Result<(), ImplError> {
         if self.storage.fired() {
+            return Err(ImplError::Crashed);
+        }
+        if self.storage.armed() == Some(CrashPoint::BeforeEffect) {
+            self.storage.fire();
             return Err(ImplError::Crashed);
         }
         {

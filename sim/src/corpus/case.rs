@@ -14,6 +14,7 @@ use tern_model::message::{MessageRef, Participant, Principal, ThreadId, Timestam
 use super::CorpusError;
 pub use crate::compare::{EventKindKey, ExpectedEvent, Verdict};
 use crate::plugin::Capability;
+use crate::storage::CrashPoint;
 
 /// Whether a case's verdict follows from the seed's words (`Core`) or rests
 /// on the profile's reading (`Profile`).
@@ -56,6 +57,25 @@ pub struct ExpectDeliver {
     pub no_outgoing: bool,
 }
 
+/// Where a crash scheduled inside an execution hits: around its effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecuteCrash {
+    /// At the effect, before it happens: the intent the receiver made
+    /// durable survives, the world never sees the effect.
+    BeforeEffect,
+    /// Right after the effect, before the execution is reported.
+    AfterEffect,
+}
+
+impl ExecuteCrash {
+    pub fn point(self) -> CrashPoint {
+        match self {
+            ExecuteCrash::BeforeEffect => CrashPoint::BeforeEffect,
+            ExecuteCrash::AfterEffect => CrashPoint::AfterEffect,
+        }
+    }
+}
+
 /// Where a crash scheduled inside a delivery hits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeliverCrash {
@@ -77,9 +97,9 @@ pub enum Step {
         thread: ThreadId,
         commitment: MessageRef,
         at: LocalTime,
+        /// `None` only when `crash` is set.
         expect: Option<Execution>,
-        /// Crash right after the effect is performed.
-        crash_after_effect: bool,
+        crash: Option<ExecuteCrash>,
     },
     View {
         thread: ThreadId,
@@ -546,27 +566,28 @@ impl Case {
                     expect,
                     crash,
                 } => {
-                    let crash_after_effect = match crash.as_deref() {
-                        None => false,
-                        Some("after_effect") => true,
+                    let crash = match crash.as_deref() {
+                        None => None,
+                        Some("before_effect") => Some(ExecuteCrash::BeforeEffect),
+                        Some("after_effect") => Some(ExecuteCrash::AfterEffect),
                         Some(_) => {
                             return Err(at.err(
                                 format!("{p}/crash"),
-                                "an execution crashes \"after_effect\"",
+                                "an execution crashes \"before_effect\" or \"after_effect\"",
                             ))
                         }
                     };
-                    let expect = match (expect, crash_after_effect) {
-                        (Some(_), true) => {
+                    let expect = match (expect, crash) {
+                        (Some(_), Some(_)) => {
                             return Err(
                                 at.err(format!("{p}/expect"), "a crashing step has no `expect`")
                             )
                         }
-                        (None, false) => {
+                        (None, None) => {
                             return Err(at.err(p, "an execution needs `expect` (or `crash`)"))
                         }
-                        (Some(e), false) => Some(expect_execute(&at, &format!("{p}/expect"), &e)?),
-                        (None, true) => None,
+                        (Some(e), None) => Some(expect_execute(&at, &format!("{p}/expect"), &e)?),
+                        (None, Some(_)) => None,
                     };
                     Step::Execute {
                         thread: name(&at, &format!("{p}/thread"), &thread, |s| ThreadId::new(s))?,
@@ -575,7 +596,7 @@ impl Case {
                         })?,
                         at: local_time(&at, &format!("{p}/at"), when.as_deref())?,
                         expect,
-                        crash_after_effect,
+                        crash,
                     }
                 }
                 RawStep::View { thread, expect } => Step::View {
@@ -611,10 +632,7 @@ impl Case {
                 &step,
                 Step::Crash
                     | Step::Deliver { crash: Some(_), .. }
-                    | Step::Execute {
-                        crash_after_effect: true,
-                        ..
-                    }
+                    | Step::Execute { crash: Some(_), .. }
             );
             if crashes {
                 up = false;

@@ -9,7 +9,9 @@ use serde_json::Value;
 use tern_model::ledger::{Contexts, EffectKey, Execution, LedgerConfig, LocalTime};
 use tern_model::message::{Participant, Principal, ThreadId};
 
-use super::case::{Case, DeliverCrash, EventKindKey, ExpectDeliver, ExpectedEvent, Step, Verdict};
+use super::case::{
+    Case, DeliverCrash, EventKindKey, ExecuteCrash, ExpectDeliver, ExpectedEvent, Step, Verdict,
+};
 use super::pattern::mismatch;
 use crate::compare::Names;
 use crate::plugin::{
@@ -433,11 +435,11 @@ impl Player<'_> {
         commitment: &tern_model::message::MessageRef,
         at: LocalTime,
         expect: Option<&Execution>,
-        crash_after_effect: bool,
+        crash: Option<ExecuteCrash>,
     ) -> Checked {
         let before = self.world.len();
-        if crash_after_effect {
-            self.storage.arm(CrashPoint::AfterEffect);
+        if let Some(crash) = crash {
+            self.storage.arm(crash.point());
         }
         let result = self.receiver().execute(thread, commitment, at);
         let fired = self.storage.fired();
@@ -467,8 +469,18 @@ impl Player<'_> {
                     .join(", ")
             ));
         }
-        if crash_after_effect {
-            x.fault = Some("crash right after the effect, before it is reported".to_owned());
+        if let Some(crash) = crash {
+            x.fault = Some(
+                match crash {
+                    ExecuteCrash::BeforeEffect => {
+                        "crash at the effect, before it happens (its intent durable)"
+                    }
+                    ExecuteCrash::AfterEffect => {
+                        "crash right after the effect, before it is reported"
+                    }
+                }
+                .to_owned(),
+            );
             x.answer = "(killed; no answer)".to_owned();
             self.record(x);
             self.crashed_as_scheduled(i, result.map(drop), fired, "execution", "an answer")?;
@@ -546,15 +558,8 @@ impl Player<'_> {
                 commitment,
                 at,
                 expect,
-                crash_after_effect,
-            } => self.execute(
-                i,
-                thread,
-                commitment,
-                *at,
-                expect.as_ref(),
-                *crash_after_effect,
-            ),
+                crash,
+            } => self.execute(i, thread, commitment, *at, expect.as_ref(), *crash),
             Step::View { thread, pattern } => {
                 let result = self.receiver().view(thread);
                 let mut x = Exchange {

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
-use tern_model::ledger::{Event, Execution, Ledger, LocalTime, Outcome, RejectClass};
+use tern_model::ledger::{EffectKey, Event, Execution, Ledger, LocalTime, Outcome, RejectClass};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use super::faults::{Fault, FaultSet};
@@ -782,6 +782,23 @@ impl<'a> Run<'a> {
         }
         let expected = self.agents[a].oracle.view(&t);
         if !self.config.names.same_view(&expected, &actual) {
+            // An effect the receiver counts as done that the world never
+            // saw: a crash came between its intent and its effect, and it
+            // did not reconcile (seed §1: "reconciliation after crashes").
+            let never = actual["effects"].as_array().and_then(|effects| {
+                effects
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .find(|e| self.world.count(&EffectKey((*e).to_owned())) == 0)
+            });
+            if let Some(never) = never {
+                return Err(self.violation(
+                    inv::EXECUTIONS,
+                    Some(a),
+                    "only effects the world saw counted as executed".into(),
+                    format!("{never} counted as executed, but it was never performed"),
+                ));
+            }
             return Err(self.violation(
                 inv::classify_view(&expected, &actual),
                 Some(a),
@@ -814,9 +831,13 @@ impl<'a> Run<'a> {
         self.stats.executions += 1;
         let local = self.local(a);
         let before = self.world.len();
-        let armed = self.agents[a].pending_crash == Some(CrashPoint::AfterEffect);
-        if armed {
-            self.agents[a].storage.arm(CrashPoint::AfterEffect);
+        // The crash points of an execution: around its effect.
+        let point = self.agents[a]
+            .pending_crash
+            .filter(|p| matches!(p, CrashPoint::AfterEffect | CrashPoint::BeforeEffect));
+        let armed = point.is_some();
+        if let Some(point) = point {
+            self.agents[a].storage.arm(point);
         }
         let receiver = self.agents[a].receiver.as_mut().expect("checked above");
         let result = receiver.execute(&thread, &id, local);
@@ -935,7 +956,7 @@ impl<'a> Run<'a> {
             Step::Crash { agent, point } => {
                 let a = *agent as usize % n;
                 if self.agents[a].receiver.is_some() {
-                    match point % 4 {
+                    match point % 5 {
                         0 => {
                             self.agents[a].pending_crash = None;
                             self.crash(a, "between operations");
@@ -945,6 +966,7 @@ impl<'a> Run<'a> {
                                 CrashPoint::BeforeSync,
                                 CrashPoint::AfterSync,
                                 CrashPoint::AfterEffect,
+                                CrashPoint::BeforeEffect,
                             ][(p - 1) as usize];
                             self.agents[a].pending_crash = Some(point);
                             let name = self.agents[a].name.clone();

@@ -109,7 +109,9 @@ pub enum Step {
         pick: u8,
     },
     /// Crash an agent: 0 now, 1 at its next sync before it is durable, 2 at
-    /// its next sync once durable, 3 right after its next effect.
+    /// its next sync once durable, 3 right after its next effect, 4 at its
+    /// next effect before it happens (its intent durable). Traces recorded
+    /// when only 0 to 3 existed keep their meaning.
     Crash {
         agent: u8,
         point: u8,
@@ -313,7 +315,7 @@ pub fn step_strategy(mix: Mix) -> BoxedStrategy<Step> {
     if mix.crashes {
         arms.push((
             1,
-            (u(), 0..4u8)
+            (u(), 0..5u8)
                 .prop_map(|(agent, point)| Step::Crash { agent, point })
                 .boxed(),
         ));
