@@ -21,7 +21,7 @@ pub fn run(args: AgentArgs) -> Status {
     match tern_harness::agent::serve(input, Box::new(io::stdout()), args.mutant) {
         Ok(()) => Status::Ok,
         Err(e) => {
-            eprintln!("tern-sim agent: {e}");
+            errln!("tern-sim agent: {e}");
             Status::Trouble
         }
     }

@@ -109,7 +109,7 @@ pub fn scenarios_dir(given: Option<&Path>) -> PathBuf {
 pub fn load_corpus(given: Option<&Path>, command: &str) -> Result<Corpus, Status> {
     let dir = scenarios_dir(given);
     Corpus::load(&dir).map_err(|e| {
-        eprintln!("tern-sim {command}: the corpus cannot be used: {e}");
+        errln!("tern-sim {command}: the corpus cannot be used: {e}");
         Status::Trouble
     })
 }
@@ -121,7 +121,7 @@ pub fn run(args: CertifyArgs) -> Status {
     };
     let cases = corpus.select(args.only.as_deref());
     if cases.is_empty() {
-        eprintln!(
+        errln!(
             "tern-sim certify: no case ID contains `{}`",
             args.only.as_deref().unwrap_or_default()
         );
@@ -143,7 +143,7 @@ pub fn run(args: CertifyArgs) -> Status {
         match SubprocessImpl::new(cmd.as_str(), limits) {
             Ok(s) => under_test.push((cmd.clone(), Box::new(s))),
             Err(e) => {
-                eprintln!("tern-sim certify: cannot prepare state directories: {e}");
+                errln!("tern-sim certify: cannot prepare state directories: {e}");
                 return Status::Trouble;
             }
         }
@@ -166,7 +166,7 @@ pub fn run(args: CertifyArgs) -> Status {
     };
     let human = matches!(args.format, FormatArg::Human);
     if human {
-        println!(
+        outln!(
             "tern-sim certify: {} case(s) of corpus {}, then {} simulation run(s) from seed {} ({} agents × {} steps, all faults), at `{}` level",
             cases.len(),
             &corpus.hash[..12],
@@ -228,7 +228,7 @@ pub fn run(args: CertifyArgs) -> Status {
         };
         bar.finish_and_clear();
         if human {
-            eprintln!(
+            errln!(
                 "{label}: corpus in {:.1} s, simulation in {:.1} s",
                 corpus_time.as_secs_f64(),
                 (started.elapsed() - corpus_time).as_secs_f64()
@@ -262,7 +262,7 @@ pub fn run(args: CertifyArgs) -> Status {
     let junit = match junit::render(&report) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("tern-sim certify: cannot render junit.xml: {e}");
+            errln!("tern-sim certify: cannot render junit.xml: {e}");
             return Status::Trouble;
         }
     };
@@ -277,23 +277,23 @@ pub fn run(args: CertifyArgs) -> Status {
         ],
     );
     if human {
-        print!("{summary}");
+        out!("{summary}");
     } else {
-        print!("{json}");
+        out!("{json}");
     }
     match written {
-        Ok(_) if human => println!(
+        Ok(_) if human => outln!(
             "reports: {}/{{report.json, junit.xml, report.html, summary.txt}}",
             args.report_dir.display()
         ),
         Ok(_) => {}
         Err(e) => {
-            eprintln!("tern-sim certify: {e}");
+            errln!("tern-sim certify: {e}");
             return Status::Trouble;
         }
     }
     if let Some(signal) = was_interrupted {
-        eprintln!("tern-sim certify: interrupted by signal {signal}; the reports cover what ran");
+        errln!("tern-sim certify: interrupted by signal {signal}; the reports cover what ran");
         std::process::exit(128 + signal);
     }
     if report.all_certified() {

@@ -60,7 +60,7 @@ pub fn run(args: CoverageArgs) -> Status {
                     "mutants": mutants,
                 })).collect::<Vec<_>>(),
             });
-            println!("{out}");
+            outln!("{out}");
         }
         FormatArg::Human => {
             let mut table = vec![vec![
@@ -85,8 +85,8 @@ pub fn run(args: CoverageArgs) -> Status {
                     mutants.join("\n"),
                 ]);
             }
-            println!("{}", tern_reports::run::table(table));
-            println!(
+            outln!("{}", tern_reports::run::table(table));
+            outln!(
                 "{} clauses, {} cases, {} clause(s) without a case{}",
                 corpus.clauses.all().len(),
                 corpus.cases.len(),

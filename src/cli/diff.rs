@@ -45,14 +45,14 @@ pub fn run(args: DiffArgs) -> Status {
     let (old, new) = match (read(&args.old), read(&args.new)) {
         (Ok(o), Ok(n)) => (o, n),
         (Err(e), _) | (_, Err(e)) => {
-            eprintln!("tern-sim diff: {e}");
+            errln!("tern-sim diff: {e}");
             return Status::Trouble;
         }
     };
     let d = diff(&old, &new);
     match args.format {
-        FormatArg::Human => print!("{}", text(&d)),
-        FormatArg::Json => println!(
+        FormatArg::Human => out!("{}", text(&d)),
+        FormatArg::Json => outln!(
             "{}",
             json!({
                 "regressions": d.regressions(),

@@ -7,6 +7,9 @@
 //! | 128+n | `certify` stopped by signal n (130 for Ctrl-C), after writing reports marked as interrupted |
 //! | 2 | usage error, or an input or output could not be read or written |
 
+#[macro_use]
+mod output;
+
 mod agent;
 mod certify;
 mod check;
@@ -87,7 +90,7 @@ pub fn main() -> ExitCode {
             });
         }
     };
-    match cli.command {
+    let status = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Selftest(args) => selftest::run(args),
@@ -96,6 +99,11 @@ pub fn main() -> ExitCode {
         Command::Certify(args) => certify::run(args),
         Command::Coverage(args) => coverage::run(args),
         Command::Diff(args) => diff::run(args),
+    };
+    output::flush();
+    if output::failed() {
+        Status::Trouble.into()
+    } else {
+        status.into()
     }
-    .into()
 }

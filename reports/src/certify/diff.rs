@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{is_failure, ImplReport, Report};
+use crate::escape::t;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
@@ -195,7 +196,7 @@ pub fn diff(old: &Report, new: &Report) -> Diff {
 pub fn text(d: &Diff) -> String {
     let mut out = String::new();
     for n in &d.notes {
-        out.push_str(&format!("note: {n}\n"));
+        out.push_str(&format!("note: {}\n", t(n)));
     }
     for c in &d.changes {
         out.push_str(&format!(
@@ -205,10 +206,10 @@ pub fn text(d: &Diff) -> String {
             } else {
                 "  change    "
             },
-            c.implementation,
-            c.what,
-            c.old,
-            c.new
+            t(&c.implementation),
+            t(&c.what),
+            t(&c.old),
+            t(&c.new)
         ));
     }
     out.push_str(&format!(
