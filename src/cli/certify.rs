@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tern_harness::adapter::{defer_interrupts, interrupted, Limits, SubprocessImpl};
-use tern_harness::certify::{run_corpus_with, run_simulation, Budget};
+use tern_harness::certify::{run_corpus_with, run_simulation, Budget, SimulationRun};
 use tern_harness::compare::Names;
 use tern_harness::corpus::{Corpus, Level};
 use tern_harness::mutants::{Mutant, MutantImpl};
@@ -16,6 +16,7 @@ use tern_harness::plugin::Implementation;
 use tern_harness::reference::ReferenceImpl;
 use tern_harness::sim::faults::FaultSet;
 use tern_reports::certify::{html, junit, terminal, write, Certified, Report};
+use tern_reports::escape;
 
 use super::sim::{parse_agents, parse_mutant};
 use super::{FormatArg, Status};
@@ -114,6 +115,18 @@ pub fn load_corpus(given: Option<&Path>, command: &str) -> Result<Corpus, Status
     })
 }
 
+/// The simulation of an implementation whose corpus run was interrupted.
+fn interrupted_before(budget: &Budget) -> SimulationRun {
+    SimulationRun {
+        budget: budget.clone(),
+        runs: 0,
+        stats: Default::default(),
+        counterexample: None,
+        skipped: None,
+        complete: false,
+    }
+}
+
 pub fn run(args: CertifyArgs) -> Status {
     let corpus = match load_corpus(args.scenarios.as_deref(), "certify") {
         Ok(c) => c,
@@ -124,6 +137,15 @@ pub fn run(args: CertifyArgs) -> Status {
         errln!(
             "tern-sim certify: no case ID contains `{}`",
             args.only.as_deref().unwrap_or_default()
+        );
+        return Status::Trouble;
+    }
+    // The report folder is checked before any work starts: a certification
+    // must not run for minutes only to find it cannot write its verdict.
+    if let Err(e) = write::prepare(&args.report_dir) {
+        errln!(
+            "tern-sim certify: --report-dir {}",
+            escape::terminal(&e.to_string())
         );
         return Status::Trouble;
     }
@@ -211,9 +233,10 @@ pub fn run(args: CertifyArgs) -> Status {
         bar.set_prefix(format!("{label}: simulation"));
         let identity = corpus_run.identity.as_ref().ok();
         let sim = if stop() {
-            let mut b = budget.clone();
-            b.seeds = 0;
-            run_simulation(&b, imp.as_ref(), identity, |_, _| {}, stop)
+            // Interrupted during the corpus: the simulation was due but
+            // never ran, which is `incomplete`, not `not_run` (that is for
+            // `--seeds 0` or a missing `execute` claim).
+            interrupted_before(&budget)
         } else {
             run_simulation(
                 &budget,

@@ -99,6 +99,9 @@ fn one(report: &Report, i: &ImplReport) -> String {
             }
         }
         (None, Some(why)) => out.push_str(&format!("simulation not run: {}\n", t(why))),
+        (None, None) if sim.verdict == "incomplete" && sim.runs == 0 => {
+            out.push_str("simulation incomplete: interrupted before its first run\n")
+        }
         (None, None) => out.push_str(&format!(
             "simulation: {} runs, {} deliveries, {} checks, no violation{}\n",
             sim.runs,
@@ -113,6 +116,9 @@ fn one(report: &Report, i: &ImplReport) -> String {
     }
     out.push_str(&verdict_line(i, &report.level_requested));
     out.push('\n');
+    if let (false, Some(why)) = (i.verdict.certified, report.not_certifiable()) {
+        out.push_str(&format!("    not certified because: {}\n", t(&why)));
+    }
     out
 }
 
@@ -194,6 +200,11 @@ pub fn summary(report: &Report) -> String {
     let mut out = String::new();
     if report.interrupted {
         out.push_str("interrupted: the results below cover only what ran before the signal\n");
+    } else if let Some(why) = report.not_certifiable() {
+        out.push_str(&format!(
+            "{}. The results below stand, but certify nothing.\n",
+            t(&why)
+        ));
     }
     if report.implementations.len() == 1 {
         out.push_str(&one(report, &report.implementations[0]));
