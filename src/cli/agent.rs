@@ -20,6 +20,8 @@ pub fn run(args: AgentArgs) -> Status {
     let input = BufReader::new(io::stdin().lock());
     match tern_harness::agent::serve(input, Box::new(io::stdout()), args.mutant) {
         Ok(()) => Status::Ok,
+        // The harness went away: nobody is left to serve or to tell.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Status::Ok,
         Err(e) => {
             errln!("tern-sim agent: {e}");
             Status::Trouble

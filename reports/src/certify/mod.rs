@@ -8,6 +8,7 @@ pub mod diff;
 pub mod html;
 pub mod junit;
 pub mod terminal;
+pub mod validate;
 pub mod write;
 
 use std::collections::BTreeMap;
