@@ -110,7 +110,10 @@ pub fn scenarios_dir(given: Option<&Path>) -> PathBuf {
 pub fn load_corpus(given: Option<&Path>, command: &str) -> Result<Corpus, Status> {
     let dir = scenarios_dir(given);
     Corpus::load(&dir).map_err(|e| {
-        errln!("tern-sim {command}: the corpus cannot be used: {e}");
+        errln!(
+            "tern-sim {command}: the corpus cannot be used: {}",
+            escape::terminal(&e.to_string())
+        );
         Status::Trouble
     })
 }
@@ -214,7 +217,7 @@ pub fn run(args: CertifyArgs) -> Status {
             ProgressBar::hidden()
         };
         bar.set_style(style.clone());
-        bar.set_prefix(format!("{label}: corpus"));
+        bar.set_prefix(format!("{}: corpus", escape::terminal(label)));
         let corpus_run = run_corpus_with(
             &cases,
             imp.as_ref(),
@@ -230,7 +233,7 @@ pub fn run(args: CertifyArgs) -> Status {
             ProgressBar::hidden()
         };
         bar.set_style(style.clone());
-        bar.set_prefix(format!("{label}: simulation"));
+        bar.set_prefix(format!("{}: simulation", escape::terminal(label)));
         let identity = corpus_run.identity.as_ref().ok();
         let sim = if stop() {
             // Interrupted during the corpus: the simulation was due but
@@ -252,7 +255,8 @@ pub fn run(args: CertifyArgs) -> Status {
         bar.finish_and_clear();
         if human {
             errln!(
-                "{label}: corpus in {:.1} s, simulation in {:.1} s",
+                "{}: corpus in {:.1} s, simulation in {:.1} s",
+                escape::terminal(label),
                 corpus_time.as_secs_f64(),
                 (started.elapsed() - corpus_time).as_secs_f64()
             );

@@ -15,6 +15,7 @@ use tern_reports::run::{violation_json, violation_text};
 
 use super::sim::{implementation, parse_mutant};
 use super::{FormatArg, Status};
+use tern_reports::escape::t as tty;
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
@@ -48,7 +49,11 @@ pub fn run(args: ReplayArgs) -> Status {
     let t = match trace::read(BufReader::new(file)) {
         Ok(t) => t,
         Err(e) => {
-            errln!("tern-sim replay: {}: {e}", args.trace.display());
+            errln!(
+                "tern-sim replay: {}: {}",
+                args.trace.display(),
+                tty(&e.to_string())
+            );
             return Status::Trouble;
         }
     };
@@ -60,14 +65,14 @@ pub fn run(args: ReplayArgs) -> Status {
     if !known && !args.reference && args.mutant.is_none() && args.implementation.is_none() {
         errln!(
             "tern-sim replay: the trace was recorded against `{}`, which this build cannot start by itself; pass --impl COMMAND, --reference or --mutant NAME",
-            t.implementation
+            tty(&t.implementation)
         );
         return Status::Trouble;
     }
     if t.version != env!("CARGO_PKG_VERSION") {
         errln!(
             "tern-sim replay: note: recorded with tern-sim {}, replayed with {}; only the same version reproduces a run exactly",
-            t.version,
+            tty(&t.version),
             env!("CARGO_PKG_VERSION")
         );
     }
@@ -100,13 +105,16 @@ pub fn run(args: ReplayArgs) -> Status {
             imp.name()
         );
         for n in &played.notes {
-            outln!("  {n}");
+            outln!("  {}", tty(n));
         }
         match &played.violation {
             Some(v) => {
                 outln!("{}", violation_text(v));
                 if let Some(recorded) = t.invariant.as_deref().filter(|i| *i != v.invariant.name) {
-                    outln!("note: the trace recorded a violation of {recorded} instead");
+                    outln!(
+                        "note: the trace recorded a violation of {} instead",
+                        tty(recorded)
+                    );
                 }
             }
             None => outln!("no violation: the run passes"),

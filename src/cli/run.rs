@@ -142,7 +142,7 @@ pub fn run(args: RunArgs) -> Status {
                 bar.suspend(|| {
                     outln!("run {}:", config.seed);
                     for n in &played.notes {
-                        outln!("  {n}");
+                        outln!("  {}", tern_reports::escape::terminal(n));
                     }
                 });
             }
@@ -185,7 +185,7 @@ pub fn run(args: RunArgs) -> Status {
     } else {
         shrink(&config, generated, violation, imp.as_ref(), |line| {
             if !quiet {
-                errln!("  {line}");
+                errln!("  {}", tern_reports::escape::terminal(line));
             }
         })
     };
