@@ -487,3 +487,127 @@ fn escapes_and_bidi_controls_from_the_input_are_shown_not_obeyed() {
     let html = std::fs::read_to_string(d.join("h/report.html")).unwrap();
     assert!(!html.contains('\u{1b}') && !html.contains('\u{202e}'));
 }
+
+#[test]
+fn every_command_lists_its_exit_statuses_in_its_help() {
+    let dir = tempfile::tempdir().unwrap();
+    for (command, statuses) in [
+        ("run", &["0", "1", "2", "128+n"][..]),
+        ("replay", &["0", "1", "2", "128+n"]),
+        ("selftest", &["0", "1", "2", "128+n"]),
+        ("check", &["0", "1", "2", "128+n"]),
+        ("certify", &["0", "1", "2", "128+n"]),
+        ("coverage", &["0", "1", "2"]),
+        ("diff", &["0", "1", "2"]),
+        ("agent", &["0", "2", "128+n"]),
+    ] {
+        let o = run_in(dir.path(), &[command, "--help"]);
+        assert_eq!(o.status.code(), Some(0));
+        let help = stdout(&o);
+        let listed = help
+            .split_once("Exit status:\n")
+            .unwrap_or_else(|| panic!("{command} --help: {help}"))
+            .1;
+        for s in statuses {
+            assert!(
+                listed
+                    .lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{s} "))),
+                "{command} --help lists status {s}: {listed}"
+            );
+        }
+    }
+}
+
+#[test]
+fn messages_name_invalid_utf8_and_an_unsupported_trace_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = common::run_with_stdin(&["check", "-"], b"{}\n\xff{\"tern\":\"0.1\"}\n");
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(
+        text.contains("<stdin>:2:1: error[parse] at the top level: invalid UTF-8 at byte offset 0"),
+        "{text}"
+    );
+
+    let traces = d.join("t");
+    let o = run_in(
+        d,
+        &[
+            "run",
+            "--agents",
+            "3",
+            "--seed",
+            "1",
+            "--seeds",
+            "20",
+            "--steps",
+            "120",
+            "--faults",
+            "--mutant",
+            "trusts-from",
+            "--trace-dir",
+            traces.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let trace = std::fs::read_dir(&traces)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let (header, rest) = text.split_once('\n').unwrap();
+    let mut header: Value = serde_json::from_str(header).unwrap();
+    header["tern_sim_trace"] = Value::from(2);
+    std::fs::write(d.join("v2.jsonl"), format!("{header}\n{rest}")).unwrap();
+    let o = run_in(d, &["replay", "v2.jsonl"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("trace format 2 is not supported"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The README promises the nesting limit the code enforces, and the
+/// profile states (P-JSON-6).
+#[test]
+fn the_readme_states_the_nesting_limit_the_code_enforces() {
+    use tern_sim::model::wire::MAX_DEPTH;
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let profile = std::fs::read_to_string(format!("{root}/docs/profile.md")).unwrap();
+    let promise = format!("nesting deeper than {MAX_DEPTH} levels");
+    assert!(readme.contains(&promise), "README: {promise}");
+    assert!(profile.contains(&promise), "profile: {promise}");
+    // The boundary itself, through the command line.
+    let nested = |depth: usize| {
+        format!(
+            "{{\"tern\":\"0.1\",\"extensions\":{{\"n\":{}0{}}}}}\n",
+            "[".repeat(depth - 2),
+            "]".repeat(depth - 2)
+        )
+    };
+    let o = common::run_with_stdin(
+        &["check", "--format", "json", "-"],
+        nested(MAX_DEPTH).as_bytes(),
+    );
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_ne!(
+        v["error"]["class"], "parse",
+        "{MAX_DEPTH} levels are within the limit: {v}"
+    );
+    let o = common::run_with_stdin(
+        &["check", "--format", "json", "-"],
+        nested(MAX_DEPTH + 1).as_bytes(),
+    );
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["error"]["class"], "parse", "{v}");
+    assert_eq!(
+        v["error"]["message"],
+        format!("nesting deeper than {MAX_DEPTH} levels")
+    );
+}
