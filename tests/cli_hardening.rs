@@ -311,7 +311,6 @@ fn report_files_get_the_umask_mode_and_a_bad_folder_is_refused_first() {
             .current_dir(dir.path())
             .output()
             .unwrap();
-        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         for f in ["report.json", "junit.xml", "report.html", "summary.txt"] {
             let m = std::fs::metadata(dir.path().join(format!("r{umask}/{f}"))).unwrap();
             assert_eq!(
@@ -320,6 +319,7 @@ fn report_files_get_the_umask_mode_and_a_bad_folder_is_refused_first() {
                 "{f} under umask {umask}"
             );
         }
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     }
     // A regular file as the folder: refused before the corpus runs, so
     // standard output has not even the header.
