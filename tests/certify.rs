@@ -354,7 +354,7 @@ fn an_unwritable_report_folder_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("cannot write") && err.contains("taken"),
+        err.contains("not a folder") && err.contains("taken"),
         "{err}"
     );
     assert_eq!(

@@ -56,6 +56,12 @@ impl<W: Write> CheckReport<W> {
         self.invalid
     }
 
+    /// Pushes what was recorded to the output now, for a reader that
+    /// follows a slow stream.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
     /// Prints the human summary (JSON output has none: every line is a record)
     /// and flushes.
     pub fn finish(mut self) -> io::Result<()> {
@@ -64,7 +70,7 @@ impl<W: Write> CheckReport<W> {
             writeln!(
                 self.out,
                 "{}: {total} message{} checked: {} valid, {} invalid",
-                self.source,
+                crate::escape::terminal(&self.source),
                 if total == 1 { "" } else { "s" },
                 self.valid,
                 self.invalid
@@ -85,10 +91,12 @@ pub fn human_line(source: &str, checked: &Checked) -> Option<String> {
     } else {
         err.pointer.to_string()
     };
-    Some(format!(
+    // The pointer and message quote the input: escaped for the terminal.
+    let line = format!(
         "{source}:{line}:{column}: error[{}] at {at}: {}",
         err.class, err.message
-    ))
+    );
+    Some(crate::escape::t(&line))
 }
 
 /// One JSON object for one message.

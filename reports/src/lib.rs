@@ -3,5 +3,6 @@
 
 pub mod certify;
 pub mod check;
+pub mod escape;
 pub mod run;
 pub mod stateful;

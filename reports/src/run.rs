@@ -7,6 +7,8 @@ use tabled::settings::Style;
 use tern_harness::sim::driver::{Counterexample, ShrinkEnd};
 use tern_harness::sim::invariants::ALL as INVARIANTS;
 use tern_harness::sim::runner::{Stats, Violation};
+
+use crate::escape::t;
 pub use tern_harness::sim::trace::violation_json;
 
 /// A rounded table for the terminal.
@@ -53,7 +55,7 @@ pub fn violation_text(v: &Violation) -> String {
         v.invariant.name,
         v.invariant.section,
         v.step,
-        v.agent.as_ref().map(|a| format!(", agent {a}")).unwrap_or_default(),
+        v.agent.as_ref().map(|a| format!(", agent {}", t(a))).unwrap_or_default(),
         v.invariant.says,
         clip(&v.expected),
         clip(&v.actual),
@@ -61,8 +63,12 @@ pub fn violation_text(v: &Violation) -> String {
 }
 
 /// Long JSON views are cut in the terminal; the trace keeps them whole.
+/// The text comes from the implementation, so it is escaped for the
+/// terminal first (see [`crate::escape`]).
 pub(crate) fn clip(s: &str) -> String {
     const MAX: usize = 600;
+    let bytes = s.len();
+    let s = &*t(s);
     if s.len() <= MAX {
         return s.to_owned();
     }
@@ -70,7 +76,7 @@ pub(crate) fn clip(s: &str) -> String {
     while !s.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}… ({} bytes, whole in the trace)", &s[..end], s.len())
+    format!("{}… ({bytes} bytes, whole in the trace)", &s[..end])
 }
 
 /// The counterexample in shorthand.
@@ -88,7 +94,7 @@ pub fn counterexample_text(c: &Counterexample) -> String {
     );
     for n in &c.notes {
         out.push_str("  ");
-        out.push_str(n);
+        out.push_str(&t(n));
         out.push('\n');
     }
     out

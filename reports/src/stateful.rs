@@ -79,11 +79,12 @@ pub fn human_event(source: &str, located: &Located) -> String {
             format!(": [{}]{at} {}", r.class, r.message)
         }
     };
-    format!(
+    // IDs, pointers and messages quote the input: escaped for the terminal.
+    crate::escape::t(&format!(
         "{source}:{}: {kind}{} {id}{detail}",
         located.line,
         outcome_name(&e.outcome)
-    )
+    ))
 }
 
 /// Streams events and counts what each message ended as.
@@ -121,24 +122,34 @@ impl<W: Write> StatefulReport<W> {
         self.rejected
     }
 
+    /// Pushes what was recorded to the output now, for a reader that
+    /// follows a slow stream.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
     /// Prints the final views (as JSON lines) when asked, then the human
     /// summary, and flushes. `pending` counts messages still waiting.
     pub fn finish(mut self, views: &[Value], pending: usize) -> io::Result<()> {
         for v in views {
             match self.format {
                 Format::Json => writeln!(self.out, "{}", json!({ "view": v }))?,
-                Format::Human => writeln!(
-                    self.out,
-                    "{}",
-                    serde_json::to_string_pretty(v).unwrap_or_default()
-                )?,
+                Format::Human => {
+                    let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
+                    for line in pretty.lines() {
+                        writeln!(self.out, "{}", crate::escape::terminal(line))?;
+                    }
+                }
             }
         }
         if self.format == Format::Human {
             writeln!(
                 self.out,
                 "{}: {} events: {} rejections, {} messages still pending",
-                self.source, self.events, self.rejected, pending
+                crate::escape::terminal(&self.source),
+                self.events,
+                self.rejected,
+                pending
             )?;
         }
         self.out.flush()

@@ -20,8 +20,10 @@ pub fn run(args: AgentArgs) -> Status {
     let input = BufReader::new(io::stdin().lock());
     match tern_harness::agent::serve(input, Box::new(io::stdout()), args.mutant) {
         Ok(()) => Status::Ok,
+        // The harness went away: nobody is left to serve or to tell.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Status::Ok,
         Err(e) => {
-            eprintln!("tern-sim agent: {e}");
+            errln!("tern-sim agent: {e}");
             Status::Trouble
         }
     }

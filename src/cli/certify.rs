@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use tern_harness::adapter::{defer_interrupts, interrupted, Limits, SubprocessImpl};
-use tern_harness::certify::{run_corpus_with, run_simulation, Budget};
+use tern_harness::certify::{run_corpus_with, run_simulation, Budget, SimulationRun};
 use tern_harness::compare::Names;
 use tern_harness::corpus::{Corpus, Level};
 use tern_harness::mutants::{Mutant, MutantImpl};
@@ -16,6 +16,7 @@ use tern_harness::plugin::Implementation;
 use tern_harness::reference::ReferenceImpl;
 use tern_harness::sim::faults::FaultSet;
 use tern_reports::certify::{html, junit, terminal, write, Certified, Report};
+use tern_reports::escape;
 
 use super::sim::{parse_agents, parse_mutant, JobsArg};
 use super::{FormatArg, Status};
@@ -112,9 +113,24 @@ pub fn scenarios_dir(given: Option<&Path>) -> PathBuf {
 pub fn load_corpus(given: Option<&Path>, command: &str) -> Result<Corpus, Status> {
     let dir = scenarios_dir(given);
     Corpus::load(&dir).map_err(|e| {
-        eprintln!("tern-sim {command}: the corpus cannot be used: {e}");
+        errln!(
+            "tern-sim {command}: the corpus cannot be used: {}",
+            escape::terminal(&e.to_string())
+        );
         Status::Trouble
     })
+}
+
+/// The simulation of an implementation whose corpus run was interrupted.
+fn interrupted_before(budget: &Budget) -> SimulationRun {
+    SimulationRun {
+        budget: budget.clone(),
+        runs: 0,
+        stats: Default::default(),
+        counterexample: None,
+        skipped: None,
+        complete: false,
+    }
 }
 
 pub fn run(args: CertifyArgs) -> Status {
@@ -124,9 +140,18 @@ pub fn run(args: CertifyArgs) -> Status {
     };
     let cases = corpus.select(args.only.as_deref());
     if cases.is_empty() {
-        eprintln!(
+        errln!(
             "tern-sim certify: no case ID contains `{}`",
             args.only.as_deref().unwrap_or_default()
+        );
+        return Status::Trouble;
+    }
+    // The report folder is checked before any work starts: a certification
+    // must not run for minutes only to find it cannot write its verdict.
+    if let Err(e) = write::prepare(&args.report_dir) {
+        errln!(
+            "tern-sim certify: --report-dir {}",
+            escape::terminal(&e.to_string())
         );
         return Status::Trouble;
     }
@@ -146,7 +171,7 @@ pub fn run(args: CertifyArgs) -> Status {
         match SubprocessImpl::new(cmd.as_str(), limits) {
             Ok(s) => under_test.push((cmd.clone(), Box::new(s))),
             Err(e) => {
-                eprintln!("tern-sim certify: cannot prepare state directories: {e}");
+                errln!("tern-sim certify: cannot prepare state directories: {e}");
                 return Status::Trouble;
             }
         }
@@ -169,7 +194,7 @@ pub fn run(args: CertifyArgs) -> Status {
     };
     let human = matches!(args.format, FormatArg::Human);
     if human {
-        println!(
+        outln!(
             "tern-sim certify: {} case(s) of corpus {}, then {} simulation run(s) from seed {} ({} agents × {} steps, all faults), at `{}` level",
             cases.len(),
             &corpus.hash[..12],
@@ -196,7 +221,7 @@ pub fn run(args: CertifyArgs) -> Status {
             ProgressBar::hidden()
         };
         bar.set_style(style.clone());
-        bar.set_prefix(format!("{label}: corpus"));
+        bar.set_prefix(format!("{}: corpus", escape::terminal(label)));
         let corpus_run = run_corpus_with(
             &cases,
             imp.as_ref(),
@@ -212,12 +237,13 @@ pub fn run(args: CertifyArgs) -> Status {
             ProgressBar::hidden()
         };
         bar.set_style(style.clone());
-        bar.set_prefix(format!("{label}: simulation"));
+        bar.set_prefix(format!("{}: simulation", escape::terminal(label)));
         let identity = corpus_run.identity.as_ref().ok();
         let sim = if stop() {
-            let mut b = budget.clone();
-            b.seeds = 0;
-            run_simulation(&b, imp.as_ref(), jobs, identity, |_, _| {}, stop)
+            // Interrupted during the corpus: the simulation was due but
+            // never ran, which is `incomplete`, not `not_run` (that is for
+            // `--seeds 0` or a missing `execute` claim).
+            interrupted_before(&budget)
         } else {
             run_simulation(
                 &budget,
@@ -233,8 +259,9 @@ pub fn run(args: CertifyArgs) -> Status {
         };
         bar.finish_and_clear();
         if human {
-            eprintln!(
-                "{label}: corpus in {:.1} s, simulation in {:.1} s",
+            errln!(
+                "{}: corpus in {:.1} s, simulation in {:.1} s",
+                escape::terminal(label),
                 corpus_time.as_secs_f64(),
                 (started.elapsed() - corpus_time).as_secs_f64()
             );
@@ -267,7 +294,7 @@ pub fn run(args: CertifyArgs) -> Status {
     let junit = match junit::render(&report) {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("tern-sim certify: cannot render junit.xml: {e}");
+            errln!("tern-sim certify: cannot render junit.xml: {e}");
             return Status::Trouble;
         }
     };
@@ -282,23 +309,23 @@ pub fn run(args: CertifyArgs) -> Status {
         ],
     );
     if human {
-        print!("{summary}");
+        out!("{summary}");
     } else {
-        print!("{json}");
+        out!("{json}");
     }
     match written {
-        Ok(_) if human => println!(
+        Ok(_) if human => outln!(
             "reports: {}/{{report.json, junit.xml, report.html, summary.txt}}",
             args.report_dir.display()
         ),
         Ok(_) => {}
         Err(e) => {
-            eprintln!("tern-sim certify: {e}");
+            errln!("tern-sim certify: {e}");
             return Status::Trouble;
         }
     }
     if let Some(signal) = was_interrupted {
-        eprintln!("tern-sim certify: interrupted by signal {signal}; the reports cover what ran");
+        errln!("tern-sim certify: interrupted by signal {signal}; the reports cover what ran");
         std::process::exit(128 + signal);
     }
     if report.all_certified() {

@@ -2,16 +2,18 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use tern_harness::check::{check_document, check_frame};
-use tern_harness::frames::{read_document, Frame, Frames};
+use tern_harness::check::{check_document, check_frame, Checked, Verdict};
+use tern_harness::frames::{Frame, Frames};
 use tern_harness::stateful::StatefulCheck;
 use tern_model::ledger::{LedgerConfig, Viewer};
 use tern_model::message::Participant;
-use tern_model::wire::MAX_FRAME_BYTES;
+use tern_model::wire::{ErrorClass, Pointer, WireError, MAX_FRAME_BYTES};
 use tern_reports::check::{CheckReport, Format};
+use tern_reports::escape;
 use tern_reports::stateful::StatefulReport;
 
 use super::Status;
@@ -89,11 +91,70 @@ enum CheckFailure {
 pub fn run(args: CheckArgs) -> Status {
     match check(&args) {
         Ok(status) => status,
-        Err(CheckFailure::Write(e)) if e.kind() == io::ErrorKind::BrokenPipe => Status::Trouble,
         Err(e) => {
-            eprintln!("tern-sim check: {e}");
+            errln!("tern-sim check: {}", escape::terminal(&e.to_string()));
             Status::Trouble
         }
+    }
+}
+
+/// Whether to flush after every verdict: when standard output is a pipe or
+/// a terminal (anything but a regular file), someone may be following the
+/// stream as it comes, so no verdict waits in a buffer.
+fn live_output() -> bool {
+    let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() else {
+        return true;
+    };
+    !File::from(fd).metadata().is_ok_and(|m| m.is_file())
+}
+
+/// What a failed write of a verdict means: a reader that went away ends
+/// the check quietly with the status of what was checked (see
+/// `output`); any other failure is an error.
+fn written(result: io::Result<()>) -> Result<bool, CheckFailure> {
+    match result {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+            super::output::note_error(&e);
+            Ok(false)
+        }
+        Err(e) => Err(CheckFailure::Write(e)),
+    }
+}
+
+/// Status 1 when anything was invalid (or rejected, or left pending).
+fn status(failures: usize) -> Status {
+    if failures == 0 {
+        Status::Ok
+    } else {
+        Status::Violation
+    }
+}
+
+/// Reads one document, but never more than one byte past `limit`: an
+/// endless or huge input is answered as soon as it is known to be too big,
+/// instead of being read to its end. `Err(read)` gives the bytes read.
+fn read_bounded(reader: impl Read, limit: usize) -> io::Result<Result<Vec<u8>, usize>> {
+    let mut bytes = Vec::new();
+    reader.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    Ok(if bytes.len() > limit {
+        Err(bytes.len())
+    } else {
+        Ok(bytes)
+    })
+}
+
+/// The verdict on a document over the limit, of which `read` bytes were read.
+fn oversized_document(read: usize) -> Checked {
+    Checked {
+        line: 1,
+        verdict: Verdict::Invalid(WireError::new(
+            ErrorClass::Parse,
+            Pointer::root(),
+            format!(
+                "document exceeds the limit of {MAX_FRAME_BYTES} bytes (reading stopped after {read} bytes)"
+            ),
+        )),
     }
 }
 
@@ -122,17 +183,22 @@ fn check(args: &CheckArgs) -> Result<Status, CheckFailure> {
     }
     let stdout = io::stdout().lock();
     let out = io::BufWriter::new(stdout);
+    let live = live_output();
     if let Some(path) = &args.document {
         let name = display_name(path);
         let document =
-            read_document(open(path)?, MAX_FRAME_BYTES).map_err(|source| CheckFailure::Read {
+            read_bounded(open(path)?, MAX_FRAME_BYTES).map_err(|source| CheckFailure::Read {
                 name: name.clone(),
                 source,
             })?;
+        let checked = match document {
+            Ok(bytes) => check_document(Ok(bytes)),
+            Err(read) => oversized_document(read),
+        };
         let mut report = CheckReport::new(out, args.format.into(), name);
-        report
-            .record(&check_document(document))
-            .map_err(CheckFailure::Write)?;
+        if !written(report.record(&checked))? {
+            return Ok(status(report.invalid()));
+        }
         return finish(report);
     }
     let path = args.input.as_deref().unwrap_or(Path::new("-"));
@@ -143,21 +209,22 @@ fn check(args: &CheckArgs) -> Result<Status, CheckFailure> {
             name: name.clone(),
             source,
         })?;
-        report
-            .record(&check_frame(&frame))
-            .map_err(CheckFailure::Write)?;
+        let checked = check_frame(&frame);
+        let mut result = report.record(&checked);
+        if live && result.is_ok() {
+            result = report.flush();
+        }
+        if !written(result)? {
+            return Ok(status(report.invalid()));
+        }
     }
     finish(report)
 }
 
 fn finish<W: Write>(report: CheckReport<W>) -> Result<Status, CheckFailure> {
     let invalid = report.invalid();
-    report.finish().map_err(CheckFailure::Write)?;
-    Ok(if invalid == 0 {
-        Status::Ok
-    } else {
-        Status::Violation
-    })
+    written(report.finish())?;
+    Ok(status(invalid))
 }
 
 /// The ledger configuration the flags ask for.
@@ -188,9 +255,10 @@ fn ledger_config(args: &CheckArgs) -> Result<LedgerConfig, CheckFailure> {
 fn check_stateful(args: &CheckArgs) -> Result<Status, CheckFailure> {
     let mut checker = StatefulCheck::new(ledger_config(args)?);
     let out = io::BufWriter::new(io::stdout().lock());
+    let live = live_output();
     let (path, frames): (&Path, Vec<Frame>) = if let Some(path) = &args.document {
         let name = display_name(path);
-        let document = read_document(open(path)?, MAX_FRAME_BYTES)
+        let document = read_bounded(open(path)?, MAX_FRAME_BYTES)
             .map_err(|source| CheckFailure::Read { name, source })?;
         let frame = match document {
             Ok(bytes) => Frame::Bytes { line: 1, bytes },
@@ -202,15 +270,19 @@ fn check_stateful(args: &CheckArgs) -> Result<Status, CheckFailure> {
     };
     let name = display_name(path);
     let mut report = StatefulReport::new(out, args.format.into(), name.clone());
-    let mut feed = |frame: &Frame, report: &mut StatefulReport<_>| -> Result<(), CheckFailure> {
+    // False once the reader has gone: the check ends there.
+    let mut feed = |frame: &Frame, report: &mut StatefulReport<_>| -> Result<bool, CheckFailure> {
         for located in checker.feed(frame) {
-            report.record(&located).map_err(CheckFailure::Write)?;
+            if !written(report.record(&located))? {
+                return Ok(false);
+            }
         }
-        Ok(())
+        written(if live { report.flush() } else { Ok(()) })
     };
+    let mut open_reader = true;
     if args.document.is_some() {
         for frame in &frames {
-            feed(frame, &mut report)?;
+            open_reader = open_reader && feed(frame, &mut report)?;
         }
     } else {
         for frame in Frames::new(BufReader::new(open(path)?)) {
@@ -218,7 +290,10 @@ fn check_stateful(args: &CheckArgs) -> Result<Status, CheckFailure> {
                 name: name.clone(),
                 source,
             })?;
-            feed(&frame, &mut report)?;
+            if !feed(&frame, &mut report)? {
+                open_reader = false;
+                break;
+            }
         }
     }
     let views: Vec<serde_json::Value> = checker.views().into_iter().map(|(_, v)| v).collect();
@@ -228,12 +303,8 @@ fn check_stateful(args: &CheckArgs) -> Result<Status, CheckFailure> {
         .sum();
     let rejected = report.rejected();
     let shown = if args.views { views } else { Vec::new() };
-    report
-        .finish(&shown, pending)
-        .map_err(CheckFailure::Write)?;
-    Ok(if rejected == 0 && pending == 0 {
-        Status::Ok
-    } else {
-        Status::Violation
-    })
+    if open_reader {
+        written(report.finish(&shown, pending))?;
+    }
+    Ok(status(rejected + pending))
 }

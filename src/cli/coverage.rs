@@ -10,6 +10,7 @@ use tern_harness::mutants::Mutant;
 
 use super::certify::load_corpus;
 use super::{FormatArg, Status};
+use tern_reports::escape;
 
 #[derive(Debug, Args)]
 pub struct CoverageArgs {
@@ -60,7 +61,7 @@ pub fn run(args: CoverageArgs) -> Status {
                     "mutants": mutants,
                 })).collect::<Vec<_>>(),
             });
-            println!("{out}");
+            outln!("{out}");
         }
         FormatArg::Human => {
             let mut table = vec![vec![
@@ -70,14 +71,16 @@ pub fn run(args: CoverageArgs) -> Status {
                 "mutants".to_owned(),
             ]];
             for (c, cases, inv, mutants) in &rows {
+                // IDs come from the corpus files, which --scenarios may
+                // point anywhere: escaped for the terminal.
                 table.push(vec![
-                    c.id.clone(),
+                    escape::t(&c.id),
                     if cases.is_empty() {
                         "✘ none".to_owned()
                     } else {
                         cases
                             .iter()
-                            .map(|k| k.id.as_str())
+                            .map(|k| escape::t(&k.id))
                             .collect::<Vec<_>>()
                             .join("\n")
                     },
@@ -85,8 +88,8 @@ pub fn run(args: CoverageArgs) -> Status {
                     mutants.join("\n"),
                 ]);
             }
-            println!("{}", tern_reports::run::table(table));
-            println!(
+            outln!("{}", tern_reports::run::table(table));
+            outln!(
                 "{} clauses, {} cases, {} clause(s) without a case{}",
                 corpus.clauses.all().len(),
                 corpus.cases.len(),
@@ -94,7 +97,7 @@ pub fn run(args: CoverageArgs) -> Status {
                 if uncovered.is_empty() {
                     String::new()
                 } else {
-                    format!(": {}", uncovered.join(", "))
+                    format!(": {}", escape::t(&uncovered.join(", ")))
                 }
             );
         }

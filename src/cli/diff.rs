@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::json;
 use tern_reports::certify::diff::{diff, text};
-use tern_reports::certify::{Report, SCHEMA};
+use tern_reports::certify::validate::{pointer_of, validate};
+use tern_reports::certify::Report;
+use tern_reports::escape;
 
 use super::{FormatArg, Status};
 
@@ -20,39 +22,52 @@ pub struct DiffArgs {
     format: FormatArg,
 }
 
+/// Reads and checks one report. The message names the file and the JSON
+/// pointer of what is wrong; it quotes the file, so it is escaped for the
+/// terminal.
 fn read(path: &Path) -> Result<Report, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let de = &mut serde_json::Deserializer::from_slice(&bytes);
     let report: Report = serde_path_to_error::deserialize(de).map_err(|e| {
         format!(
-            "{}: not a tern-sim report (at {}): {}",
+            "{}: not a tern-sim report: at {}: {}",
             path.display(),
-            e.path(),
+            display_pointer(&pointer_of(e.path())),
             e.inner()
         )
     })?;
-    if report.schema != SCHEMA {
-        return Err(format!(
-            "{}: schema `{}`, but this tern-sim reads `{SCHEMA}`",
+    validate(&report).map_err(|e| {
+        format!(
+            "{}: not a tern-sim report: at {}: {}",
             path.display(),
-            report.schema
-        ));
-    }
+            display_pointer(&e.pointer),
+            e.message
+        )
+    })?;
     Ok(report)
+}
+
+/// The root pointer is empty, which reads badly in a sentence.
+fn display_pointer(p: &str) -> String {
+    if p.is_empty() {
+        "the top level".to_owned()
+    } else {
+        p.to_owned()
+    }
 }
 
 pub fn run(args: DiffArgs) -> Status {
     let (old, new) = match (read(&args.old), read(&args.new)) {
         (Ok(o), Ok(n)) => (o, n),
         (Err(e), _) | (_, Err(e)) => {
-            eprintln!("tern-sim diff: {e}");
+            errln!("tern-sim diff: {}", escape::terminal(&e));
             return Status::Trouble;
         }
     };
     let d = diff(&old, &new);
     match args.format {
-        FormatArg::Human => print!("{}", text(&d)),
-        FormatArg::Json => println!(
+        FormatArg::Human => out!("{}", text(&d)),
+        FormatArg::Json => outln!(
             "{}",
             json!({
                 "regressions": d.regressions(),

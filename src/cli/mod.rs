@@ -6,6 +6,13 @@
 //! | 1 | a violation: an invalid message, a broken invariant, a surviving mutant, not certified, a clause without a case, a regression |
 //! | 128+n | `certify` stopped by signal n (130 for Ctrl-C), after writing reports marked as interrupted |
 //! | 2 | usage error, or an input or output could not be read or written |
+//!
+//! A reader that closes standard output early (`| head`) is not an error:
+//! the output ends quietly and the status is that of the work done (see
+//! [`output`]). Each command's `--help` lists its statuses.
+
+#[macro_use]
+mod output;
 
 mod agent;
 mod certify;
@@ -23,32 +30,125 @@ use clap::{Parser, Subcommand};
 
 /// Conformance harness and simulator for Tern 0.1.
 #[derive(Debug, Parser)]
-#[command(name = "tern-sim", version, about, long_about = None)]
+#[command(
+    name = "tern-sim",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit status: 0 success, 1 a violation (or not certified, or a regression), \
+                  2 a usage error or an input or output that cannot be used, 128+n stopped \
+                  by signal n. Each command's --help says what they mean for it."
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+/// The end of every command's exit-status list.
+macro_rules! pipe_note {
+    () => {
+        "\nA reader that closes standard output early (| head) ends the output \
+         quietly, without an error; the status is then that of the work done."
+    };
+}
+
+const RUN_HELP: &str = concat!(
+    "Exit status:\n",
+    "  0      no violation in the runs made\n",
+    "  1      a violation: printed, shrunk, and its trace saved\n",
+    "  2      usage error, or the trace could not be saved\n",
+    "  128+n  stopped by signal n (130 for Ctrl-C)\n",
+    pipe_note!()
+);
+const REPLAY_HELP: &str = concat!(
+    "Exit status:\n",
+    "  0      the run passes\n",
+    "  1      a violation\n",
+    "  2      usage error, or the trace cannot be read (not a trace, or a format \
+     this tern-sim does not support)\n",
+    "  128+n  stopped by signal n (130 for Ctrl-C)\n",
+    pipe_note!()
+);
+const SELFTEST_HELP: &str = concat!(
+    "Exit status:\n",
+    "  0      every mutant killed and the reference clean\n",
+    "  1      a mutant survived, or the reference failed\n",
+    "  2      usage error\n",
+    "  128+n  stopped by signal n (130 for Ctrl-C)\n",
+    pipe_note!()
+);
+const CHECK_HELP: &str = concat!(
+    "Exit status:\n",
+    "  0      every message valid (with --stateful: none rejected, none pending)\n",
+    "  1      at least one invalid (rejected, or still pending)\n",
+    "  2      usage error, or an input or the --context file cannot be read\n",
+    "  128+n  stopped by signal n (130 for Ctrl-C)\n",
+    "\nOn a pipe or a terminal each verdict is printed as soon as it is known. \
+     --document stops reading at the 1 MiB frame limit.\n",
+    pipe_note!()
+);
+const CERTIFY_HELP: &str = concat!(
+    "Exit status:\n",
+    "  0      every implementation named is certified at --level\n",
+    "  1      at least one is not; a partial run (--only) never certifies\n",
+    "  2      usage error, the corpus cannot be used, the report folder cannot \
+     be used (checked before any work), or a report cannot be written\n",
+    "  128+n  stopped by signal n (130 for Ctrl-C, 143 for SIGTERM), after \
+     writing the reports marked as interrupted\n",
+    pipe_note!()
+);
+const COVERAGE_HELP: &str = concat!(
+    "Exit status:\n",
+    "  0      every clause has a case\n",
+    "  1      a clause without a case\n",
+    "  2      usage error, or the corpus cannot be loaded\n",
+    pipe_note!()
+);
+const DIFF_HELP: &str = concat!(
+    "Exit status:\n",
+    "  0      no regression\n",
+    "  1      a regression: a case that got worse or that passed and is now \
+     absent, an implementation missing from NEW, an invariant broken, a \
+     simulation violation, a level or certification lost\n",
+    "  2      usage error, or a file is unreadable or not a valid report (the \
+     message gives the JSON pointer of what is wrong)\n",
+    pipe_note!()
+);
+const AGENT_HELP: &str = concat!(
+    "Exit status:\n",
+    "  0      served until shutdown, the end of input, or the harness went away\n",
+    "  2      usage error, or a request could not be read or answered\n",
+    "  128+n  stopped by signal n\n"
+);
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Simulate multi-agent Tern conversations with faults against an
     /// implementation, checking every invariant at every operation.
+    #[command(after_help = RUN_HELP)]
     Run(run::RunArgs),
     /// Re-run a saved counterexample exactly.
+    #[command(after_help = REPLAY_HELP)]
     Replay(replay::ReplayArgs),
     /// Show the harness catches every mutant of its zoo and passes the reference.
+    #[command(after_help = SELFTEST_HELP)]
     Selftest(selftest::SelftestArgs),
     /// Validate Tern messages (syntax and schema) from a JSON-lines stream or one document.
+    #[command(after_help = CHECK_HELP)]
     Check(check::CheckArgs),
     /// Certify an implementation: the whole conformance corpus, then a
     /// simulation budget with faults; a verdict per level and reports.
+    #[command(after_help = CERTIFY_HELP)]
     Certify(certify::CertifyArgs),
     /// The traceability matrix: each seed clause, its cases, invariants and mutants.
+    #[command(after_help = COVERAGE_HELP)]
     Coverage(coverage::CoverageArgs),
     /// Compare two certification reports; exit 1 on any regression.
+    #[command(after_help = DIFF_HELP)]
     Diff(diff::DiffArgs),
     /// Serve the reference implementation (or a mutant) over the subprocess
     /// protocol on standard input and output.
+    #[command(after_help = AGENT_HELP)]
     Agent(agent::AgentArgs),
 }
 
@@ -87,7 +187,7 @@ pub fn main() -> ExitCode {
             });
         }
     };
-    match cli.command {
+    let status = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Selftest(args) => selftest::run(args),
@@ -96,6 +196,11 @@ pub fn main() -> ExitCode {
         Command::Certify(args) => certify::run(args),
         Command::Coverage(args) => coverage::run(args),
         Command::Diff(args) => diff::run(args),
+    };
+    output::flush();
+    if output::failed() {
+        Status::Trouble.into()
+    } else {
+        status.into()
     }
-    .into()
 }

@@ -15,6 +15,7 @@ use tern_reports::run::{violation_json, violation_text};
 
 use super::sim::{implementation, parse_mutant};
 use super::{FormatArg, Status};
+use tern_reports::escape::t as tty;
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
@@ -41,14 +42,18 @@ pub fn run(args: ReplayArgs) -> Status {
     let file = match File::open(&args.trace) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("tern-sim replay: cannot read {}: {e}", args.trace.display());
+            errln!("tern-sim replay: cannot read {}: {e}", args.trace.display());
             return Status::Trouble;
         }
     };
     let t = match trace::read(BufReader::new(file)) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("tern-sim replay: {}: {e}", args.trace.display());
+            errln!(
+                "tern-sim replay: {}: {}",
+                args.trace.display(),
+                tty(&e.to_string())
+            );
             return Status::Trouble;
         }
     };
@@ -58,16 +63,16 @@ pub fn run(args: ReplayArgs) -> Status {
         .and_then(Mutant::by_name);
     let known = named.is_some() || t.implementation == ReferenceImpl.name();
     if !known && !args.reference && args.mutant.is_none() && args.implementation.is_none() {
-        eprintln!(
+        errln!(
             "tern-sim replay: the trace was recorded against `{}`, which this build cannot start by itself; pass --impl COMMAND, --reference or --mutant NAME",
-            t.implementation
+            tty(&t.implementation)
         );
         return Status::Trouble;
     }
     if t.version != env!("CARGO_PKG_VERSION") {
-        eprintln!(
+        errln!(
             "tern-sim replay: note: recorded with tern-sim {}, replayed with {}; only the same version reproduces a run exactly",
-            t.version,
+            tty(&t.version),
             env!("CARGO_PKG_VERSION")
         );
     }
@@ -83,14 +88,14 @@ pub fn run(args: ReplayArgs) -> Status {
     ) {
         Ok(imp) => imp,
         Err(e) => {
-            eprintln!("tern-sim replay: cannot prepare state directories: {e}");
+            errln!("tern-sim replay: cannot prepare state directories: {e}");
             return Status::Trouble;
         }
     };
     let played = play(&t.config, &t.steps, imp.as_ref(), true);
     let human = matches!(args.format, FormatArg::Human);
     if human {
-        println!(
+        outln!(
             "replaying {} ({} steps, seed {}, {} agents, faults: {}) against {}",
             args.trace.display(),
             t.steps.len(),
@@ -100,19 +105,22 @@ pub fn run(args: ReplayArgs) -> Status {
             imp.name()
         );
         for n in &played.notes {
-            println!("  {n}");
+            outln!("  {}", tty(n));
         }
         match &played.violation {
             Some(v) => {
-                println!("{}", violation_text(v));
+                outln!("{}", violation_text(v));
                 if let Some(recorded) = t.invariant.as_deref().filter(|i| *i != v.invariant.name) {
-                    println!("note: the trace recorded a violation of {recorded} instead");
+                    outln!(
+                        "note: the trace recorded a violation of {} instead",
+                        tty(recorded)
+                    );
                 }
             }
-            None => println!("no violation: the run passes"),
+            None => outln!("no violation: the run passes"),
         }
     } else {
-        println!(
+        outln!(
             "{}",
             json!({
                 "trace": args.trace.display().to_string(),

@@ -1,7 +1,6 @@
 //! `tern-sim run`: randomized multi-agent runs with faults, checked at every
 //! operation; a failure shrinks to a minimal counterexample saved for replay.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -98,7 +97,7 @@ fn fresh_seed() -> u64 {
 
 pub fn run(args: RunArgs) -> Status {
     if args.seeds == 0 {
-        eprintln!("tern-sim run: --seeds must be at least 1");
+        errln!("tern-sim run: --seeds must be at least 1");
         return Status::Trouble;
     }
     let first = args.seed.unwrap_or_else(fresh_seed);
@@ -111,13 +110,13 @@ pub fn run(args: RunArgs) -> Status {
     let imp = match implementation(args.mutant, args.implementation.as_deref(), limits) {
         Ok(imp) => imp,
         Err(e) => {
-            eprintln!("tern-sim run: cannot prepare state directories: {e}");
+            errln!("tern-sim run: cannot prepare state directories: {e}");
             return Status::Trouble;
         }
     };
     let human = matches!(args.format, FormatArg::Human);
     if human {
-        println!(
+        outln!(
             "tern-sim run: seed {first}{}, {} agents, {} steps per run, faults: {}, implementation: {}",
             if args.seeds > 1 { format!(" (first of {})", args.seeds) } else { String::new() },
             args.agents,
@@ -152,24 +151,25 @@ pub fn run(args: RunArgs) -> Status {
         |config, played, total| {
             if args.show_trace && human {
                 bar.suspend(|| {
-                    println!("run {}:", config.seed);
+                    outln!("run {}:", config.seed);
                     for n in &played.notes {
-                        println!("  {n}");
+                        outln!("  {}", tern_reports::escape::terminal(n));
                     }
                 });
             }
             bar.inc(1);
             bar.set_message(format!("{} deliveries", total.deliveries));
         },
-        || false,
+        // A reader that went away wants no more runs.
+        super::output::closed,
     );
     bar.finish_and_clear();
     let (runs, total, found) = (outcome.runs, outcome.stats, outcome.failure);
 
     let Some((config, generated, violation)) = found else {
         if human {
-            println!("{}", summary(runs, &total, 0));
-            println!(
+            outln!("{}", summary(runs, &total, 0));
+            outln!(
                 "no violation in {runs} run(s). Reproduce one with: tern-sim run --seed {first} --seeds 1 --agents {} --steps {}{}{}{}",
                 args.agents,
                 args.steps,
@@ -187,8 +187,8 @@ pub fn run(args: RunArgs) -> Status {
     };
 
     if human {
-        println!("seed {}: {}", config.seed, violation_text(&violation));
-        println!("shrinking...");
+        outln!("seed {}: {}", config.seed, violation_text(&violation));
+        outln!("shrinking...");
     }
     let quiet = !human;
     // From here on an interrupt keeps what was found: shrinking stops, the
@@ -211,7 +211,7 @@ pub fn run(args: RunArgs) -> Status {
             budget,
             |line| {
                 if !quiet {
-                    eprintln!("  {line}");
+                    errln!("  {}", tern_reports::escape::terminal(line));
                 }
             },
         )
@@ -222,19 +222,19 @@ pub fn run(args: RunArgs) -> Status {
     let saved = trace::save(&path, &ce, &imp.name());
     let early = ce.shrink_end.describe(&budget);
     if human {
-        println!("{}", summary(runs, &total, 1));
-        println!("{}", violation_text(&ce.violation));
+        outln!("{}", summary(runs, &total, 1));
+        outln!("{}", violation_text(&ce.violation));
         if let Some(early) = &early {
-            println!("{early}");
+            outln!("{early}");
         }
-        print!("{}", counterexample_text(&ce));
+        out!("{}", counterexample_text(&ce));
         match &saved {
-            Ok(()) => println!(
+            Ok(()) => outln!(
                 "trace saved: {}\nreplay: tern-sim replay {}",
                 path.display(),
                 path.display()
             ),
-            Err(e) => eprintln!(
+            Err(e) => errln!(
                 "tern-sim run: could not save the trace to {}: {e}",
                 path.display()
             ),
@@ -249,7 +249,7 @@ pub fn run(args: RunArgs) -> Status {
             saved.as_ref().ok().map(|_| path.display().to_string()),
         );
     }
-    let _ = std::io::stdout().flush();
+    super::output::flush();
     if let Some(signal) = interrupted().filter(|_| ce.shrink_end == ShrinkEnd::Interrupted) {
         std::process::exit(128 + signal);
     }
@@ -297,5 +297,5 @@ fn print_json(
         })),
         "trace": trace,
     });
-    println!("{out}");
+    outln!("{out}");
 }

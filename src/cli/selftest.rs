@@ -133,7 +133,7 @@ pub fn run(args: SelftestArgs) -> Status {
         .iter()
         .all(|r| r.killed_by.as_deref() == Some(r.target.as_str()));
     if human {
-        println!("{}", selftest_table(&rows));
+        outln!("{}", selftest_table(&rows));
         let killed = rows.iter().filter(|r| r.killed_by.is_some()).count();
         let intended = rows
             .iter()
@@ -141,20 +141,20 @@ pub fn run(args: SelftestArgs) -> Status {
             .count();
         let mut times: Vec<u128> = rows.iter().map(|r| r.millis).collect();
         times.sort();
-        println!(
+        outln!(
             "{killed} of {} mutants killed ({intended} by the invariant meant for them); median time to kill {} ms",
             rows.len(),
             times.get(times.len() / 2).copied().unwrap_or(0)
         );
         match &reference_failure {
-            None => println!(
+            None => outln!(
                 "reference: clean over {} seeds ({reference_ms} ms)",
                 args.reference_seeds
             ),
-            Some((seed, v)) => println!("reference FAILS at seed {seed}: {}", violation_text(v)),
+            Some((seed, v)) => outln!("reference FAILS at seed {seed}: {}", violation_text(v)),
         }
     } else {
-        println!(
+        outln!(
             "{}",
             json!({
                 "mutants": selftest_json(&rows),

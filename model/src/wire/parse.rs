@@ -141,6 +141,20 @@ fn diagnose(bytes: &[u8]) -> WireError {
         Ok(tree) => tree,
         Err(e) => {
             let position = position_of(&e);
+            // The JSON reader meets a byte that is not UTF-8 as "expected
+            // value" outside strings and "invalid unicode code point" inside;
+            // when that byte is where reading stopped (or before), say what
+            // it is and where (P-JSON-1).
+            if let Some(at) = invalid_utf8_at(bytes) {
+                if position.is_none_or(|p| at <= byte_offset(bytes, p)) {
+                    return WireError {
+                        class: ErrorClass::Parse,
+                        pointer: tracker.pointer(),
+                        message: format!("invalid UTF-8 at byte offset {at}"),
+                        position: Some(position_at(bytes, at)),
+                    };
+                }
+            }
             return WireError {
                 class: ErrorClass::Parse,
                 pointer: tracker.pointer(),
@@ -277,6 +291,36 @@ fn shift(frame: &[u8], offset: usize, inner: Position) -> Position {
             line: base_line + inner.line - 1,
             column: inner.column,
         }
+    }
+}
+
+/// The offset of the first byte that is not well-formed UTF-8, if any.
+fn invalid_utf8_at(bytes: &[u8]) -> Option<usize> {
+    std::str::from_utf8(bytes).err().map(|e| e.valid_up_to())
+}
+
+/// The 0-based byte offset of a 1-based line and byte column.
+fn byte_offset(bytes: &[u8], p: Position) -> usize {
+    let line_start = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(p.line.saturating_sub(2))
+        .map_or(0, |(i, _)| i + 1);
+    let line_start = if p.line <= 1 { 0 } else { line_start };
+    line_start + p.column.saturating_sub(1)
+}
+
+/// The 1-based line and byte column of a 0-based byte offset.
+fn position_at(bytes: &[u8], at: usize) -> Position {
+    let before = &bytes[..at.min(bytes.len())];
+    let line_start = before
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    Position {
+        line: 1 + before.iter().filter(|b| **b == b'\n').count(),
+        column: at - line_start + 1,
     }
 }
 

@@ -426,8 +426,10 @@ pub fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            // Control characters are not allowed in XML 1.0.
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => {
+            // Control characters are not allowed in XML 1.0, and bidi
+            // controls would reorder what the page shows: both are shown
+            // as visible escapes.
+            c if c != '\n' && c != '\t' && crate::escape::is_unsafe(c) => {
                 let _ = write!(out, "\\u{{{:x}}}", c as u32);
             }
             c => out.push(c),

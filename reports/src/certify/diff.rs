@@ -1,11 +1,13 @@
 //! Regression between two reports: which cases, invariants and verdicts
 //! changed outcome. A regression is anything that got worse: a case that
-//! passed (or did not apply) and now fails, a new case that fails, a
-//! simulation that was clean and is not, a level lost.
+//! passed (or did not apply) and now fails, a new case that fails, a case
+//! that passed and is now absent, an implementation that is missing from
+//! the new report, a simulation that was clean and is not, a level lost.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{is_failure, ImplReport, Report};
+use crate::escape::t;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
@@ -80,13 +82,15 @@ fn compare(label: &str, old: &ImplReport, new: &ImplReport, out: &mut Diff) {
             _ => {}
         }
     }
+    // A pass that is no longer there is a pass lost: a gate that let it
+    // through would accept a new report that simply ran fewer cases.
     for (id, o) in &old_cases {
         if !new_cases.contains_key(id) {
             push(
                 format!("case {id}"),
                 (*o).to_owned(),
                 "absent".into(),
-                false,
+                *o == "pass",
             );
         }
     }
@@ -174,18 +178,42 @@ pub fn diff(old: &Report, new: &Report) -> Diff {
         compare(&label, o, n, &mut out);
         return out;
     }
-    for n in &new.implementations {
-        match old.implementations.iter().find(|o| o.label == n.label) {
-            Some(o) => compare(&n.label, o, n, &mut out),
+    // The same label twice (the same command named twice) is matched
+    // occurrence by occurrence.
+    let keyed = |r: &'_ Report| -> Vec<((String, usize), usize)> {
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        r.implementations
+            .iter()
+            .enumerate()
+            .map(|(k, i)| {
+                let n = seen.entry(i.label.as_str()).or_default();
+                *n += 1;
+                ((i.label.clone(), *n), k)
+            })
+            .collect()
+    };
+    let (old_keys, new_keys) = (keyed(old), keyed(new));
+    for (key, k) in &new_keys {
+        let n = &new.implementations[*k];
+        match old_keys.iter().find(|(o, _)| o == key) {
+            Some((_, j)) => compare(&n.label, &old.implementations[*j], n, &mut out),
             None => out
                 .notes
                 .push(format!("`{}` is only in the new report", n.label)),
         }
     }
-    for o in &old.implementations {
-        if !new.implementations.iter().any(|n| n.label == o.label) {
-            out.notes
-                .push(format!("`{}` is only in the old report", o.label));
+    // An implementation that was certified, or even only reported, and is
+    // gone says nothing more about it: a regression, not a note.
+    for (key, j) in &old_keys {
+        if !new_keys.iter().any(|(n, _)| n == key) {
+            let o = &old.implementations[*j];
+            out.changes.push(Change {
+                implementation: o.label.clone(),
+                what: "implementation".into(),
+                old: "reported".into(),
+                new: "absent".into(),
+                regression: true,
+            });
         }
     }
     out
@@ -195,7 +223,7 @@ pub fn diff(old: &Report, new: &Report) -> Diff {
 pub fn text(d: &Diff) -> String {
     let mut out = String::new();
     for n in &d.notes {
-        out.push_str(&format!("note: {n}\n"));
+        out.push_str(&format!("note: {}\n", t(n)));
     }
     for c in &d.changes {
         out.push_str(&format!(
@@ -205,10 +233,10 @@ pub fn text(d: &Diff) -> String {
             } else {
                 "  change    "
             },
-            c.implementation,
-            c.what,
-            c.old,
-            c.new
+            t(&c.implementation),
+            t(&c.what),
+            t(&c.old),
+            t(&c.new)
         ));
     }
     out.push_str(&format!(

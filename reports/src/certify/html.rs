@@ -336,6 +336,12 @@ pub fn render(report: &Report) -> String {
     );
     if report.interrupted {
         out.push_str(r#"<div class="verdict no"><span class="big">Interrupted</span>The run was stopped before the end; this report covers only what ran and certifies nothing.</div>"#);
+    } else if let Some(why) = report.not_certifiable() {
+        let _ = write!(
+            out,
+            r#"<div class="verdict no"><span class="big">Partial run</span>{}. The results below stand, but certify nothing.</div>"#,
+            esc(&why)
+        );
     }
     for i in &report.implementations {
         verdict_block(&mut out, i, &report.level_requested);

@@ -8,6 +8,7 @@ pub mod diff;
 pub mod html;
 pub mod junit;
 pub mod terminal;
+pub mod validate;
 pub mod write;
 
 use std::collections::BTreeMap;
@@ -409,6 +410,11 @@ impl Report {
         results: &[Certified],
     ) -> Report {
         let by_id: BTreeMap<&str, &Case> = cases.iter().map(|c| (c.id.as_str(), *c)).collect();
+        // Core conformance needs every case of the corpus to have run: a
+        // selection, or an interrupted run, reports its results but
+        // certifies nothing (docs/certify.md section 2).
+        let partial = filter.is_some() || cases.len() < corpus.cases.len();
+        let cut_short = partial || interrupted;
         let implementations = results
             .iter()
             .map(|r| {
@@ -445,14 +451,14 @@ impl Report {
                     capabilities,
                     start_error,
                     verdict: Verdict {
-                        certified: conformance.certified(level) && !interrupted,
-                        level: if interrupted {
+                        certified: conformance.certified(level) && !cut_short,
+                        level: if cut_short {
                             None
                         } else {
                             conformance.level().map(|l| l.as_str().to_owned())
                         },
-                        core: conformance.core,
-                        profile: conformance.profile,
+                        core: conformance.core && !cut_short,
+                        profile: conformance.profile && !cut_short,
                         simulation: conformance.simulation.as_str().to_owned(),
                     },
                     tally,
@@ -496,6 +502,21 @@ impl Report {
                 })
                 .collect(),
             implementations,
+        }
+    }
+
+    /// Why this report certifies nothing whatever its results, when it
+    /// is cut short: a selection of cases (`--only`), or an interrupt.
+    pub fn not_certifiable(&self) -> Option<String> {
+        if self.interrupted {
+            Some("the run was interrupted: it covers only what ran before the signal".to_owned())
+        } else {
+            self.corpus.filter.as_ref().map(|f| {
+                format!(
+                    "partial run: only the {} case(s) whose ID contains `{f}` ran; certification needs every case of the corpus",
+                    self.corpus.cases
+                )
+            })
         }
     }
 

@@ -5,11 +5,12 @@
 use std::collections::BTreeMap;
 
 use super::{section_title, ImplReport, Report, SECTIONS};
+use crate::escape::t;
 use crate::run::{clip, table};
 
 /// The verdict line of one implementation.
 pub fn verdict_line(i: &ImplReport, level: &str) -> String {
-    let name = i.title();
+    let name = t(&i.title());
     let reached = match &i.verdict.level {
         Some(l) => format!("conformant at `{l}` level"),
         None => "not conformant at any level".to_owned(),
@@ -22,7 +23,7 @@ pub fn verdict_line(i: &ImplReport, level: &str) -> String {
         } else {
             "NOT CERTIFIED"
         },
-        i.verdict.simulation.replace('_', " "),
+        t(&i.verdict.simulation.replace('_', " ")),
     )
 }
 
@@ -45,31 +46,32 @@ fn one(report: &Report, i: &ImplReport) -> String {
     let mut out = table(rows);
     out.push('\n');
     if let Some(e) = &i.start_error {
-        out.push_str(&format!("the implementation did not start: {e}\n"));
+        out.push_str(&format!("the implementation did not start: {}\n", clip(e)));
     }
     for c in i.cases.iter().filter(|c| c.failure.is_some()) {
         let f = c.failure.as_ref().expect("filtered");
         let clause = c
             .clauses
             .first()
-            .map(|cl| format!("{} \"{}\"", cl.id, cl.sentence))
+            .map(|cl| format!("{} \"{}\"", t(&cl.id), t(&cl.sentence)))
             .unwrap_or_default();
         let level = if f.level == c.level {
-            c.level.clone()
+            t(&c.level)
         } else {
             format!(
                 "{} case, counts at {}: only a name differs",
-                c.level, f.level
+                t(&c.level),
+                t(&f.level)
             )
         };
         out.push_str(&format!(
             "✘ {} [{}, {}] step {} ({}), {}\n    breaks {clause}\n    expected: {}\n    actual:   {}\n",
-            c.id,
+            t(&c.id),
             level,
-            c.status.replace('_', " "),
+            t(&c.status.replace('_', " ")),
             f.step,
-            f.op,
-            f.check,
+            t(&f.op),
+            t(&f.check),
             clip(&f.expected),
             clip(&f.actual),
         ));
@@ -79,10 +81,13 @@ fn one(report: &Report, i: &ImplReport) -> String {
         (Some(v), _) => {
             out.push_str(&format!(
                 "✘ simulation: {} violated (seed {}, shrunk from {} to {} steps)\n",
-                v.invariant, v.seed, v.original_steps, v.shrunk_steps
+                t(&v.invariant),
+                v.seed,
+                v.original_steps,
+                v.shrunk_steps
             ));
             for c in &v.clauses {
-                out.push_str(&format!("    breaks {} \"{}\"\n", c.id, c.sentence));
+                out.push_str(&format!("    breaks {} \"{}\"\n", t(&c.id), t(&c.sentence)));
             }
             out.push_str(&format!(
                 "    expected: {}\n    actual:   {}\n",
@@ -90,10 +95,13 @@ fn one(report: &Report, i: &ImplReport) -> String {
                 clip(&v.actual)
             ));
             for line in &v.shorthand {
-                out.push_str(&format!("    {line}\n"));
+                out.push_str(&format!("    {}\n", t(line)));
             }
         }
-        (None, Some(why)) => out.push_str(&format!("simulation not run: {why}\n")),
+        (None, Some(why)) => out.push_str(&format!("simulation not run: {}\n", t(why))),
+        (None, None) if sim.verdict == "incomplete" && sim.runs == 0 => {
+            out.push_str("simulation incomplete: interrupted before its first run\n")
+        }
         (None, None) => out.push_str(&format!(
             "simulation: {} runs, {} deliveries, {} checks, no violation{}\n",
             sim.runs,
@@ -108,12 +116,15 @@ fn one(report: &Report, i: &ImplReport) -> String {
     }
     out.push_str(&verdict_line(i, &report.level_requested));
     out.push('\n');
+    if let (false, Some(why)) = (i.verdict.certified, report.not_certifiable()) {
+        out.push_str(&format!("    not certified because: {}\n", t(&why)));
+    }
     out
 }
 
 fn side_by_side(report: &Report) -> String {
     let mut header = vec!["seed section".to_owned()];
-    header.extend(report.implementations.iter().map(|i| i.label.clone()));
+    header.extend(report.implementations.iter().map(|i| t(&i.label)));
     let mut rows = vec![header];
     for s in SECTIONS {
         let mut row = vec![section_title(s).to_owned()];
@@ -132,15 +143,18 @@ fn side_by_side(report: &Report) -> String {
             .implementations
             .iter()
             .map(|i| match &i.simulation.violation {
-                Some(v) => format!("{} (seed {})", v.invariant, v.seed),
-                None => i.simulation.verdict.replace('_', " "),
+                Some(v) => format!("{} (seed {})", t(&v.invariant), v.seed),
+                None => t(&i.simulation.verdict.replace('_', " ")),
             }),
     );
     rows.push(sim);
     let mut verdict = vec!["verdict".to_owned()];
     verdict.extend(report.implementations.iter().map(|i| {
         if i.verdict.certified {
-            format!("certified ({})", i.verdict.level.as_deref().unwrap_or("-"))
+            format!(
+                "certified ({})",
+                t(i.verdict.level.as_deref().unwrap_or("-"))
+            )
         } else {
             "not certified".to_owned()
         }
@@ -164,11 +178,11 @@ fn side_by_side(report: &Report) -> String {
         .collect();
     if !differing.is_empty() {
         let mut header = vec!["case where they differ".to_owned()];
-        header.extend(report.implementations.iter().map(|i| i.label.clone()));
+        header.extend(report.implementations.iter().map(|i| t(&i.label)));
         let mut rows = vec![header];
         for (id, v) in differing {
-            let mut row = vec![id.to_owned()];
-            row.extend(v.iter().map(|s| s.replace('_', " ")));
+            let mut row = vec![t(id)];
+            row.extend(v.iter().map(|s| t(&s.replace('_', " "))));
             rows.push(row);
         }
         out.push_str(&table(rows));
@@ -186,12 +200,17 @@ pub fn summary(report: &Report) -> String {
     let mut out = String::new();
     if report.interrupted {
         out.push_str("interrupted: the results below cover only what ran before the signal\n");
+    } else if let Some(why) = report.not_certifiable() {
+        out.push_str(&format!(
+            "{}. The results below stand, but certify nothing.\n",
+            t(&why)
+        ));
     }
     if report.implementations.len() == 1 {
         out.push_str(&one(report, &report.implementations[0]));
     } else {
         for i in &report.implementations {
-            out.push_str(&format!("── {} ──\n", i.label));
+            out.push_str(&format!("── {} ──\n", t(&i.label)));
             out.push_str(&one(report, i));
         }
         out.push_str(&side_by_side(report));

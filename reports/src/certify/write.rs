@@ -1,6 +1,8 @@
 //! Writing report files so that none is ever seen half-written: each goes
 //! to a temporary file in the target folder, is synced, and is renamed
-//! over its final name only when complete.
+//! over its final name only when complete. The reports are meant to be
+//! published, so they get the mode an ordinary file gets (0666 less the
+//! umask), not a temporary file's private 0600.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,6 +12,56 @@ use std::path::{Path, PathBuf};
 pub struct WriteError {
     pub path: PathBuf,
     pub source: std::io::Error,
+}
+
+/// The mode asked of the system for a report file: `open(2)` takes the
+/// umask off, as for any file a program creates.
+#[cfg(unix)]
+fn published() -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::Permissions::from_mode(0o666)
+}
+
+/// Why a report folder cannot be used, said before any work starts.
+#[derive(Debug, thiserror::Error)]
+pub enum FolderError {
+    #[error("{}: not a folder (a file of that name exists)", path.display())]
+    NotAFolder { path: PathBuf },
+    #[error("{}: cannot create the folder: {source}", path.display())]
+    Create {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: cannot write in the folder: {source}", path.display())]
+    Unwritable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Makes sure reports can be written into `dir` (creating it), so that a
+/// certification does not run for minutes only to fail at the end. A
+/// probe file is created and removed again.
+pub fn prepare(dir: &Path) -> Result<(), FolderError> {
+    let path = dir.to_path_buf();
+    if dir.exists() && !dir.is_dir() {
+        return Err(FolderError::NotAFolder { path });
+    }
+    std::fs::create_dir_all(dir).map_err(|source| {
+        if dir.exists() && !dir.is_dir() {
+            FolderError::NotAFolder { path: path.clone() }
+        } else {
+            FolderError::Create {
+                path: path.clone(),
+                source,
+            }
+        }
+    })?;
+    tempfile::Builder::new()
+        .prefix(".tern-sim-probe.")
+        .tempfile_in(dir)
+        .map(drop)
+        .map_err(|source| FolderError::Unwritable { path, source })
 }
 
 /// Writes every `(file name, content)` into `dir`, creating it. All
@@ -24,11 +76,12 @@ pub fn write_all(dir: &Path, files: &[(&str, &[u8])]) -> Result<Vec<PathBuf>, Wr
     let mut staged = Vec::with_capacity(files.len());
     for (name, content) in files {
         let target = dir.join(name);
-        let mut tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(fail(&target))?;
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        #[cfg(unix)]
+        builder.permissions(published());
+        let mut tmp = builder.tempfile_in(dir).map_err(fail(&target))?;
         tmp.write_all(content).map_err(fail(&target))?;
         tmp.as_file().sync_all().map_err(fail(&target))?;
         staged.push((tmp, target));

@@ -109,10 +109,20 @@ pub fn read(input: impl BufRead) -> Result<Trace, TraceError> {
         let fail = |message: String| TraceError::Format { line: n, message };
         let v: Value = serde_json::from_str(&line).map_err(|e| fail(e.to_string()))?;
         if header.is_none() {
-            if v["tern_sim_trace"] != json!(FORMAT) {
-                return Err(fail(format!(
-                    "not a tern-sim trace of format {FORMAT} (no `tern_sim_trace` header)"
-                )));
+            match v.get("tern_sim_trace") {
+                Some(f) if *f == json!(FORMAT) => {}
+                // A header of another format is a trace this tern-sim
+                // cannot read, not a file that is no trace at all.
+                Some(f) => {
+                    return Err(fail(format!(
+                        "trace format {f} is not supported: this tern-sim reads format {FORMAT}"
+                    )))
+                }
+                None => {
+                    return Err(fail(format!(
+                        "not a tern-sim trace of format {FORMAT} (no `tern_sim_trace` header)"
+                    )))
+                }
             }
             header = Some(v);
             continue;
