@@ -309,8 +309,24 @@ fn a_process_that_leaves_its_group_dies_at_every_crash_and_at_the_end() {
             pids.display()
         );
         let mut args = vec![
-            "run", "--impl", &cmd, "--agents", "2", "--seed", "5", "--seeds", "1", "--steps",
-            "60", "--format", "json", "--timeout", "60000", "--startup-timeout", "60000",
+            "run",
+            "--impl",
+            &cmd,
+            "--agents",
+            "2",
+            "--seed",
+            "5",
+            "--seeds",
+            "1",
+            "--steps",
+            "60",
+            "--format",
+            "json",
+            "--timeout",
+            "60000",
+            "--startup-timeout",
+            "60000",
+            "--no-shrink",
         ];
         args.extend(faults);
         let o = tern_sim_in(dir.path(), &tmp, &args).output().unwrap();
@@ -372,9 +388,24 @@ fn protocol_breaches_are_named_as_such() {
         );
         let o = run(
             &[
-                "run", "--impl", &cmd, "--agents", "3", "--seed", "1", "--seeds", "3", "--steps",
-                "100", "--no-shrink", "--format", "json", "--timeout", "60000",
-                "--startup-timeout", "60000",
+                "run",
+                "--impl",
+                &cmd,
+                "--agents",
+                "3",
+                "--seed",
+                "1",
+                "--seeds",
+                "3",
+                "--steps",
+                "100",
+                "--no-shrink",
+                "--format",
+                "json",
+                "--timeout",
+                "60000",
+                "--startup-timeout",
+                "60000",
             ],
             dir.path(),
         );
@@ -402,12 +433,18 @@ fn no_state_directory_outlives_a_run_finished_or_interrupted() {
     let o = tern_sim_in(
         dir.path(),
         &tmp,
-        &["run", "--impl", &agent, "--agents", "2", "--seeds", "1", "--steps", "20"],
+        &[
+            "run", "--impl", &agent, "--agents", "2", "--seeds", "1", "--steps", "20",
+        ],
     )
     .output()
     .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    assert_eq!(state_roots(&tmp), Vec::<String>::new(), "after a normal end");
+    assert_eq!(
+        state_roots(&tmp),
+        Vec::<String>::new(),
+        "after a normal end"
+    );
 
     for (signal, status) in [("-INT", 130), ("-TERM", 143)] {
         let pids = dir.path().join(format!("pids{signal}"));
@@ -415,7 +452,19 @@ fn no_state_directory_outlives_a_run_finished_or_interrupted() {
         let mut child = tern_sim_in(
             dir.path(),
             &tmp,
-            &["run", "--impl", &cmd, "--agents", "2", "--seeds", "1", "--steps", "8", "--timeout", "60000"],
+            &[
+                "run",
+                "--impl",
+                &cmd,
+                "--agents",
+                "2",
+                "--seeds",
+                "1",
+                "--steps",
+                "8",
+                "--timeout",
+                "60000",
+            ],
         )
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -444,7 +493,15 @@ fn no_state_directory_outlives_a_run_finished_or_interrupted() {
     let mut child = tern_sim_in(
         dir.path(),
         &tmp,
-        &["certify", "--impl", &agent, "--seeds", "100000", "--report-dir", "out"],
+        &[
+            "certify",
+            "--impl",
+            &agent,
+            "--seeds",
+            "100000",
+            "--report-dir",
+            "out",
+        ],
     )
     .stdout(std::process::Stdio::null())
     .stderr(std::process::Stdio::null())
@@ -466,5 +523,9 @@ fn no_state_directory_outlives_a_run_finished_or_interrupted() {
     let exit = child.wait().unwrap();
     assert_eq!(exit.code(), Some(130), "certify: {exit:?}");
     assert!(dir.path().join("out/report.json").is_file());
-    assert_eq!(state_roots(&tmp), Vec::<String>::new(), "after certify's interrupt");
+    assert_eq!(
+        state_roots(&tmp),
+        Vec::<String>::new(),
+        "after certify's interrupt"
+    );
 }

@@ -305,7 +305,14 @@ impl ChildProcess {
     }
 
     /// Writes one request line by `deadline`.
-    fn send(&mut self, seq: u64, line: &[u8], op: &str, deadline: Instant, timeout: Duration) -> Result<(), ImplError> {
+    fn send(
+        &mut self,
+        seq: u64,
+        line: &[u8],
+        op: &str,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<(), ImplError> {
         self.sent.store(seq, Ordering::SeqCst);
         match child_io::write_all_by(self.stdin.as_raw_fd(), line, deadline) {
             Ok(()) => Ok(()),
