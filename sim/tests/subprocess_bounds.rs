@@ -52,7 +52,7 @@ fn a_request_the_child_does_not_read_fails_within_the_timeout() {
     });
     let result = rx
         .recv_timeout(Duration::from_secs(30))
-        .expect("deliver returned instead of hanging");
+        .expect("deliver hangs: no answer within 30 s");
     let error = result.expect_err("a child that does not read cannot answer");
     assert!(
         error.contains("did not read its input within 300 ms"),
