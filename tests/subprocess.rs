@@ -143,6 +143,48 @@ fn misbehave(mode: &str) -> (Output, Vec<u32>) {
     (o, pids)
 }
 
+fn fixture() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/misbehave.py")
+}
+
+/// Waits (bounded) until `pid` has died; a zombie counts as dead.
+fn dies(pid: u32) -> bool {
+    (0..300).any(|_| {
+        let dead = !alive(pid);
+        if !dead {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        dead
+    })
+}
+
+fn pids_in(file: &Path) -> Vec<u32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect()
+}
+
+/// tern-sim with its state roots under `tmp` (as `$TMPDIR`).
+fn tern_sim_in(dir: &Path, tmp: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .current_dir(dir)
+        .env("TMPDIR", tmp)
+        .env_remove("TERN_SIM_STATE_DIR");
+    cmd
+}
+
+/// The `tern-sim-state-*` entries left in `tmp`.
+fn state_roots(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("tern-sim-state-"))
+        .collect()
+}
+
 fn alive(pid: u32) -> bool {
     // A zombie has been killed; only a process still running counts.
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -162,6 +204,9 @@ fn every_misbehaviour_gets_a_precise_verdict_and_no_process_survives() {
         ("flood", "flooded its output"),
         ("huge-line", "printed a line of"),
         ("error", "answered `deliver` with an error"),
+        ("endless-line", "printed a line of at least"),
+        ("close-stdout", "closed its output while answering `deliver` (seq 2)"),
+        ("perform-in-deliver", "performed effect `main/nobody:1` during `deliver` (seq 2); effects are allowed only during `execute`"),
     ];
     for (mode, verdict) in cases {
         let (o, pids) = misbehave(mode);
@@ -244,4 +289,243 @@ fn an_interrupted_run_leaves_no_process_behind() {
         });
         assert!(gone, "process {pid} survived the interrupt");
     }
+}
+
+/// A process that leaves its group (setsid, then a second fork) and keeps
+/// writing into its state directory dies at every crash of its
+/// implementation, and at the end of the run: each restart checks that no
+/// such process of its predecessor still runs (and answers `init` with an
+/// error if one does), and afterwards none is alive and none writes.
+#[test]
+fn a_process_that_leaves_its_group_dies_at_every_crash_and_at_the_end() {
+    for faults in [&["--crash"][..], &[][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let pids = dir.path().join("pids");
+        let cmd = format!(
+            "python3 {} double-fork {} {BIN} agent",
+            fixture().display(),
+            pids.display()
+        );
+        let mut args = vec![
+            "run",
+            "--impl",
+            &cmd,
+            "--agents",
+            "2",
+            "--seed",
+            "5",
+            "--seeds",
+            "1",
+            "--steps",
+            "60",
+            "--format",
+            "json",
+            "--timeout",
+            "60000",
+            "--startup-timeout",
+            "60000",
+            "--no-shrink",
+        ];
+        args.extend(faults);
+        let o = tern_sim_in(dir.path(), &tmp, &args).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{faults:?}: {}", stdout(&o));
+        let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        if !faults.is_empty() {
+            assert!(
+                v["stats"]["faults"]["crash"].as_u64().unwrap_or(0) > 0,
+                "the run has crashes: {v}"
+            );
+        }
+        let escapees = std::fs::read_to_string(format!("{}.escapees", pids.display())).unwrap();
+        let escaped: Vec<(u32, String)> = escapees
+            .lines()
+            .filter_map(|l| {
+                let (pid, dir) = l.split_once(' ')?;
+                Some((pid.parse().ok()?, dir.to_owned()))
+            })
+            .collect();
+        assert!(!escaped.is_empty(), "{faults:?}: no process escaped");
+        for pid in pids_in(&pids) {
+            assert!(dies(pid), "{faults:?}: process {pid} survived");
+        }
+        // Nothing writes any more: a survivor would recreate its directory.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        for (pid, state_dir) in &escaped {
+            assert!(
+                !Path::new(state_dir).exists(),
+                "{faults:?}: {state_dir} of process {pid} exists after the run"
+            );
+        }
+        assert_eq!(state_roots(&tmp), Vec::<String>::new(), "{faults:?}");
+    }
+}
+
+/// Protocol breaches are named `implementation-sound`, with what happened:
+/// an effect outside `execute`, a second effect in one `execute`, and a line
+/// that came before its request.
+#[test]
+fn protocol_breaches_are_named_as_such() {
+    let cases = [
+        (
+            "perform-in-view",
+            "performed effect `main/nobody:1` during `view`",
+        ),
+        (
+            "extra-perform",
+            "performed a second effect `main/unrequested:1` during `execute`",
+        ),
+        ("unsolicited", "printed a line that no request asked for"),
+    ];
+    for (mode, verdict) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        let cmd = format!(
+            "python3 {} {mode} {} {BIN} agent",
+            fixture().display(),
+            pids.display()
+        );
+        let o = run(
+            &[
+                "run",
+                "--impl",
+                &cmd,
+                "--agents",
+                "3",
+                "--seed",
+                "1",
+                "--seeds",
+                "3",
+                "--steps",
+                "100",
+                "--no-shrink",
+                "--format",
+                "json",
+                "--timeout",
+                "60000",
+                "--startup-timeout",
+                "60000",
+            ],
+            dir.path(),
+        );
+        assert_eq!(o.status.code(), Some(1), "{mode}: {}", stdout(&o));
+        let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        assert_eq!(
+            v["violation"]["invariant"], "implementation-sound",
+            "{mode}: {v}"
+        );
+        let actual = v["violation"]["actual"].as_str().unwrap_or("");
+        assert!(actual.contains(verdict), "{mode}: {actual}");
+        for pid in pids_in(&pids) {
+            assert!(dies(pid), "{mode}: process {pid} survived");
+        }
+    }
+}
+
+/// The state root is removed on a normal end and on an interrupt alike.
+#[test]
+fn no_state_directory_outlives_a_run_finished_or_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let agent = format!("{BIN} agent");
+    let o = tern_sim_in(
+        dir.path(),
+        &tmp,
+        &[
+            "run", "--impl", &agent, "--agents", "2", "--seeds", "1", "--steps", "20",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(
+        state_roots(&tmp),
+        Vec::<String>::new(),
+        "after a normal end"
+    );
+
+    for (signal, status) in [("-INT", 130), ("-TERM", 143)] {
+        let pids = dir.path().join(format!("pids{signal}"));
+        let cmd = format!("python3 {} hang {}", fixture().display(), pids.display());
+        let mut child = tern_sim_in(
+            dir.path(),
+            &tmp,
+            &[
+                "run",
+                "--impl",
+                &cmd,
+                "--agents",
+                "2",
+                "--seeds",
+                "1",
+                "--steps",
+                "8",
+                "--timeout",
+                "60000",
+            ],
+        )
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+        for _ in 0..500 {
+            if std::fs::read_to_string(&pids).is_ok_and(|s| s.lines().count() >= 2) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(state_roots(&tmp).len(), 1, "the run has its state root");
+        let sent = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let exit = child.wait().unwrap();
+        assert_eq!(exit.code(), Some(status), "{signal}: {exit:?}");
+        assert_eq!(state_roots(&tmp), Vec::<String>::new(), "after {signal}");
+        for pid in pids_in(&pids) {
+            assert!(dies(pid), "{signal}: process {pid} survived");
+        }
+    }
+
+    // certify defers the interrupt to write its reports, then exits 130.
+    let mut child = tern_sim_in(
+        dir.path(),
+        &tmp,
+        &[
+            "certify",
+            "--impl",
+            &agent,
+            "--seeds",
+            "100000",
+            "--report-dir",
+            "out",
+        ],
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    for _ in 0..500 {
+        if !state_roots(&tmp).is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    assert_eq!(state_roots(&tmp).len(), 1, "certify has its state root");
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let exit = child.wait().unwrap();
+    assert_eq!(exit.code(), Some(130), "certify: {exit:?}");
+    assert!(dir.path().join("out/report.json").is_file());
+    assert_eq!(
+        state_roots(&tmp),
+        Vec::<String>::new(),
+        "after certify's interrupt"
+    );
 }

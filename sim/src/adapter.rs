@@ -1,18 +1,22 @@
 //! The plug-in contract over a child process speaking `tern-sim/1`.
 //!
-//! A crash is a SIGKILL of the child at the chosen point; a restart runs the
-//! command again on the same state directory. Every request has a timeout,
-//! every line a size limit, and every answer is checked for form, so an
-//! implementation that hangs, exits, floods or prints garbage gets a verdict
-//! naming what it did, with the tail of its stderr, and never a hang.
+//! A crash is a SIGKILL of the child and of every process it started
+//! (including those that left its process group: see [`crate::reaper`]) at
+//! the chosen point; a restart runs the command again, the same way, on the
+//! same state directory. Every request, its writing as well as its answer,
+//! has a deadline, every line a size limit, and every answer is checked for
+//! form, so an implementation that hangs, stops reading, exits, floods or
+//! prints garbage gets a verdict naming what it did, with the tail of its
+//! stderr, and never a hang.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::io::{BufReader, Read, Write};
+use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::mpsc::{self, Receiver as Channel, RecvTimeoutError};
+use std::path::{Path, PathBuf};
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver as Channel, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,89 +24,21 @@ use serde_json::{json, Value};
 use tern_model::ledger::{EffectKey, Execution, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
-use crate::frames::{Frame, Frames};
+use crate::child_io::{self, Seen, WriteFailure};
+pub use crate::exit_guard::{defer_interrupts, interrupted};
+use crate::exit_guard::{forget_root, register_root};
 use crate::plugin::{
     Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver,
 };
 use crate::protocol::{
     config_json, decode_bytes, encode_bytes, event_from_json, execution_from_json, PROTOCOL,
 };
+use crate::reaper::{self, Marked};
 use crate::storage::{CrashPoint, Storage};
 use crate::world::AgentWorld;
 
-/// Process groups of the children alive now, in slots a signal handler can
-/// read without locking: on Ctrl-C or SIGTERM every one is killed before the
-/// harness exits, so no child outlives it.
-const SLOTS: usize = 256;
-static CHILD_GROUPS: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
-
-fn register(pgid: i32) {
-    for slot in &CHILD_GROUPS {
-        if slot
-            .compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-        {
-            return;
-        }
-    }
-}
-
-fn unregister(pgid: i32) {
-    for slot in &CHILD_GROUPS {
-        let _ = slot.compare_exchange(pgid, 0, Ordering::SeqCst, Ordering::SeqCst);
-    }
-}
-
-/// Set by [`defer_interrupts`]: a signal then kills the children and is
-/// remembered in `INTERRUPTED` instead of ending the process, so that the
-/// caller can finish writing what it owes (a report) before exiting.
-static DEFER: AtomicBool = AtomicBool::new(false);
-static INTERRUPTED: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_terminate(signal: libc::c_int) {
-    for slot in &CHILD_GROUPS {
-        let pgid = slot.load(Ordering::SeqCst);
-        if pgid > 0 {
-            // SAFETY: killpg and _exit are async-signal-safe.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
-            }
-        }
-    }
-    // A second signal while deferring means the user wants out now.
-    if DEFER.load(Ordering::SeqCst) && INTERRUPTED.swap(signal, Ordering::SeqCst) == 0 {
-        return;
-    }
-    unsafe { libc::_exit(128 + signal) }
-}
-
-/// From now on, Ctrl-C, SIGTERM and SIGHUP kill every child and are
-/// reported by [`interrupted`] rather than ending the process at once.
-pub fn defer_interrupts() {
-    DEFER.store(true, Ordering::SeqCst);
-    install_handler();
-}
-
-/// The signal received since [`defer_interrupts`], if any.
-pub fn interrupted() -> Option<i32> {
-    match INTERRUPTED.load(Ordering::SeqCst) {
-        0 => None,
-        s => Some(s),
-    }
-}
-
-/// Installs the handler once; called before the first child starts.
-fn install_handler() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // SAFETY: the handler only touches atomics and async-signal-safe calls.
-            unsafe {
-                libc::signal(signal, on_terminate as *const () as libc::sighandler_t);
-            }
-        }
-    });
-}
+/// Overrides where state roots are made.
+pub const STATE_DIR_VAR: &str = "TERN_SIM_STATE_DIR";
 
 /// Limits for a child.
 #[derive(Debug, Clone, Copy)]
@@ -126,38 +62,103 @@ impl Default for Limits {
     }
 }
 
-/// An implementation run as `sh -c 'exec COMMAND'`.
+/// An implementation: COMMAND run by `sh` (see [`launcher`]), one process
+/// per agent and start, each agent with a state directory under one root
+/// that is removed when this is dropped or tern-sim exits.
 pub struct SubprocessImpl {
     command: String,
     limits: Limits,
-    root: tempfile::TempDir,
+    /// `None` only while dropping.
+    root: Option<tempfile::TempDir>,
     dirs: Mutex<BTreeMap<u64, PathBuf>>,
+    /// A cap on the wait for one answer, set while shrinking a timeout
+    /// (see [`Implementation::cap_request_wait`]).
+    cap: Mutex<Option<Duration>>,
+}
+
+/// Where state roots are made: `$TERN_SIM_STATE_DIR` or `$TMPDIR` when set
+/// (in that order), else `/dev/shm` when a directory can be made there (it
+/// is memory-backed, so an implementation's syncs cost little), else the
+/// system's temporary directory.
+fn make_root() -> std::io::Result<tempfile::TempDir> {
+    let builder = || {
+        let mut b = tempfile::Builder::new();
+        b.prefix("tern-sim-state-");
+        b
+    };
+    for var in [STATE_DIR_VAR, "TMPDIR"] {
+        if let Some(dir) = std::env::var_os(var).filter(|d| !d.is_empty()) {
+            return builder().tempdir_in(dir);
+        }
+    }
+    builder()
+        .tempdir_in("/dev/shm")
+        .or_else(|_| builder().tempdir())
 }
 
 impl SubprocessImpl {
     pub fn new(command: impl Into<String>, limits: Limits) -> std::io::Result<SubprocessImpl> {
+        crate::exit_guard::install();
+        let root = make_root()?;
+        register_root(root.path());
         Ok(SubprocessImpl {
             command: command.into(),
             limits,
-            root: tempfile::Builder::new()
-                .prefix("tern-sim-state-")
-                .tempdir()?,
+            root: Some(root),
             dirs: Mutex::new(BTreeMap::new()),
+            cap: Mutex::new(None),
         })
+    }
+
+    /// The limits a child started now gets: the configured ones, each wait
+    /// no longer than the cap while one is set.
+    fn limits_now(&self) -> Limits {
+        let cap = *self.cap.lock().unwrap_or_else(|e| e.into_inner());
+        match cap {
+            None => self.limits,
+            Some(cap) => Limits {
+                startup: self.limits.startup.min(cap),
+                request: self.limits.request.min(cap),
+                ..self.limits
+            },
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.root
+            .as_ref()
+            .map_or(Path::new("/nonexistent"), |r| r.path())
     }
 
     /// One state directory per agent per run, kept across its restarts.
     fn state_dir(&self, storage: &Storage) -> PathBuf {
         let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
         dirs.entry(storage.id())
-            .or_insert_with(|| self.root.path().join(format!("agent-{}", storage.id())))
+            .or_insert_with(|| self.root().join(format!("agent-{}", storage.id())))
             .clone()
+    }
+}
+
+impl Drop for SubprocessImpl {
+    fn drop(&mut self) {
+        // Every child was killed with its receiver; remove the tree now, and
+        // leave it to the exit hook if that fails.
+        if let Some(root) = self.root.take() {
+            let path = root.path().to_owned();
+            if root.close().is_ok() {
+                forget_root(&path);
+            }
+        }
     }
 }
 
 impl Implementation for SubprocessImpl {
     fn name(&self) -> String {
         format!("subprocess `{}`", self.command)
+    }
+
+    fn cap_request_wait(&self, cap: Option<Duration>) {
+        *self.cap.lock().unwrap_or_else(|e| e.into_inner()) = cap;
     }
 
     fn start(
@@ -167,7 +168,8 @@ impl Implementation for SubprocessImpl {
         world: AgentWorld,
     ) -> Result<Box<dyn Receiver>, ImplError> {
         let dir = self.state_dir(&storage);
-        let mut child = ChildProcess::spawn(&self.command, self.limits)?;
+        let limits = self.limits_now();
+        let mut child = ChildProcess::spawn(&self.command, limits)?;
         let request = json!({
             "op": "init",
             "protocol": PROTOCOL,
@@ -177,7 +179,7 @@ impl Implementation for SubprocessImpl {
             "state_dir": dir.display().to_string(),
             "effects": world.performed_by_me(),
         });
-        let answer = child.request(request, self.limits.startup, &world)?;
+        let answer = child.request(request, limits.startup, &world)?;
         let identity = identity_of(&answer).map_err(|why| child.fail(why))?;
         Ok(Box::new(SubprocessReceiver {
             child,
@@ -188,59 +190,74 @@ impl Implementation for SubprocessImpl {
     }
 }
 
+/// The `sh` script that runs COMMAND, the same at every start.
+///
+/// The command runs in a background group whose standard input and output
+/// are the protocol pipes, and the shell closes its own copies before it
+/// waits: so the implementation is the only holder of its stdout, and its
+/// closing it reaches tern-sim as the end of output (a shell that merely ran
+/// `sh -c 'COMMAND'` would hold the pipe open for as long as it waits). The
+/// shell passes on the command's exit status, a death by signal N as
+/// 128 + N. A background group starts with SIGINT and SIGQUIT ignored;
+/// tern-sim only ever sends SIGKILL.
+pub fn launcher(command: &str) -> String {
+    format!(
+        "exec 3<&0 4>&1 0</dev/null 1>/dev/null\n{{\n{command}\n}} 0<&3 1>&4 3<&- 4>&- &\nexec 3<&- 4>&-\nwait $!\n"
+    )
+}
+
 /// The running child and the threads that read it.
 struct ChildProcess {
     command: String,
-    process: Child,
+    process: Marked,
+    /// Nonblocking: every write is bounded by the request's deadline.
     stdin: ChildStdin,
-    lines: Channel<std::io::Result<Frame>>,
+    lines: Channel<Seen>,
+    /// The seq of the request being written or last written: the reader
+    /// tags each line with it, so a line that came before its request was
+    /// written is known to be unsolicited.
+    sent: Arc<AtomicU64>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     seq: u64,
     limits: Limits,
     /// Killed already: no polite shutdown on drop.
     dead: bool,
+    /// Killed and waited for: its pid may belong to someone else now.
+    reaped: bool,
 }
 
 const STDERR_TAIL: usize = 2048;
 
 impl ChildProcess {
     fn spawn(command: &str, limits: Limits) -> Result<ChildProcess, ImplError> {
-        install_handler();
+        crate::exit_guard::install();
         // A process group of its own, so that a crash kills the command and
-        // everything it started (a wrapper script, a pipeline), not just the shell.
-        let mut process = Command::new("sh")
-            .arg("-c")
-            .arg(command)
+        // everything it started at once; the reaper finds whatever left it.
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(launcher(command))
             .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+            .stderr(Stdio::piped());
+        let mut process = reaper::spawn(&mut cmd)
             .map_err(|e| ImplError::Misbehaved(format!("cannot start `{command}`: {e}")))?;
-        if let Ok(pgid) = i32::try_from(process.id()) {
-            register(pgid);
-        }
-        let (stdin, stdout, stderr) = match (
-            process.stdin.take(),
-            process.stdout.take(),
-            process.stderr.take(),
-        ) {
-            (Some(i), Some(o), Some(e)) => (i, o, e),
+        let pipes = (
+            process.child.stdin.take(),
+            process.child.stdout.take(),
+            process.child.stderr.take(),
+        );
+        let (stdin, stdout, stderr) = match pipes {
+            (Some(i), Some(o), Some(e)) if child_io::set_nonblocking(&i).is_ok() => (i, o, e),
             _ => {
+                reaper::kill_tree(&mut process);
                 return Err(ImplError::Misbehaved(
                     "cannot open the child's pipes".into(),
-                ))
+                ));
             }
         };
-        let (tx, lines) = mpsc::channel();
-        let line_limit = limits.line_bytes;
-        std::thread::spawn(move || {
-            for frame in Frames::with_limit(BufReader::new(stdout), line_limit) {
-                if tx.send(frame).is_err() {
-                    break;
-                }
-            }
-        });
+        let sent = Arc::new(AtomicU64::new(0));
+        let lines = child_io::spawn_reader(stdout, limits.line_bytes, sent.clone());
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let sink = tail.clone();
         std::thread::spawn(move || {
@@ -263,10 +280,12 @@ impl ChildProcess {
             process,
             stdin,
             lines,
+            sent,
             stderr: tail,
             seq: 0,
             limits,
             dead: false,
+            reaped: false,
         })
     }
 
@@ -284,31 +303,67 @@ impl ChildProcess {
         }
     }
 
+    /// Kills the child and every process it started, wherever they went.
     fn kill(&mut self) {
         self.dead = true;
-        if let Ok(pid) = i32::try_from(self.process.id()) {
-            // SAFETY: killpg only sends a signal; the group is the child's own.
-            unsafe {
-                libc::killpg(pid, libc::SIGKILL);
-            }
-        }
-        let _ = self.process.kill();
-        let _ = self.process.wait();
-        if let Ok(pid) = i32::try_from(self.process.id()) {
-            unregister(pid);
+        if !self.reaped {
+            reaper::kill_tree(&mut self.process);
+            self.reaped = true;
         }
     }
 
     /// Kills the child and describes what it did.
     fn fail(&mut self, what: String) -> ImplError {
+        ImplError::Misbehaved(self.last_words(what))
+    }
+
+    /// Kills the child that let a deadline pass, and describes it.
+    fn fail_timeout(&mut self, what: String) -> ImplError {
+        ImplError::TimedOut(self.last_words(what))
+    }
+
+    fn last_words(&mut self, what: String) -> String {
         // Give the stderr reader a moment to collect the last words.
         std::thread::sleep(Duration::from_millis(20));
         self.kill();
-        ImplError::Misbehaved(format!("`{}` {what}; {}", self.command, self.stderr_tail()))
+        format!("`{}` {what}; {}", self.command, self.stderr_tail())
+    }
+
+    /// How the child ended, if it did.
+    fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        self.process.child.try_wait().ok().flatten()
+    }
+
+    /// Writes one request line by `deadline`.
+    fn send(
+        &mut self,
+        seq: u64,
+        line: &[u8],
+        op: &str,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<(), ImplError> {
+        self.sent.store(seq, Ordering::SeqCst);
+        match child_io::write_all_by(self.stdin.as_raw_fd(), line, deadline) {
+            Ok(()) => Ok(()),
+            Err(WriteFailure::TimedOut { written }) => Err(self.fail_timeout(format!(
+                "did not read its input within {} ms: it took {written} of the {} bytes of `{op}` (seq {seq})",
+                timeout.as_millis(),
+                line.len()
+            ))),
+            Err(WriteFailure::Closed(e)) => {
+                std::thread::sleep(Duration::from_millis(20));
+                Err(match self.exit_status() {
+                    Some(s) => self.fail(format!("exited ({s}) before `{op}` (seq {seq}) could be sent")),
+                    None => self.fail(format!("stopped reading its input ({e})")),
+                })
+            }
+        }
     }
 
     /// Sends one request and waits for its answer, counting effects on the
-    /// way. `Err(Crashed)` when a crash scheduled right after an effect fired.
+    /// way. `Err(Crashed)` when a crash scheduled right after an effect
+    /// fired. Writing and reading together take at most `timeout`.
     fn request(
         &mut self,
         mut body: Value,
@@ -319,33 +374,48 @@ impl ChildProcess {
         let seq = self.seq;
         body["seq"] = json!(seq);
         let op = body["op"].as_str().unwrap_or("?").to_owned();
-        if let Err(e) = writeln!(self.stdin, "{body}").and_then(|()| self.stdin.flush()) {
-            let status = self.process.try_wait().ok().flatten();
-            return Err(self.fail(match status {
-                Some(s) => format!("exited ({s}) before `{op}` could be sent"),
-                None => format!("stopped reading its input ({e})"),
-            }));
-        }
         let deadline = Instant::now() + timeout;
+        let mut line = body.to_string().into_bytes();
+        line.push(b'\n');
+        self.send(seq, &line, &op, deadline, timeout)?;
         let mut lines = 0usize;
+        let mut performed: Option<String> = None;
+        let when = |tag: u64| {
+            if tag < seq {
+                format!("before `{op}` (seq {seq}) was sent")
+            } else {
+                format!("while answering `{op}` (seq {seq})")
+            }
+        };
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let frame = match self.lines.recv_timeout(left) {
-                Ok(Ok(frame)) => frame,
-                Ok(Err(e)) => return Err(self.fail(format!("could not be read ({e})"))),
-                Err(RecvTimeoutError::Timeout) => {
+            let (bytes, tag) = match self.lines.recv_timeout(left) {
+                Ok(Seen::Line { bytes, tag }) => (bytes, tag),
+                Ok(Seen::TooLong { len, .. }) => {
                     return Err(self.fail(format!(
+                        "printed a line of at least {len} bytes (the limit is {})",
+                        self.limits.line_bytes
+                    )))
+                }
+                Ok(Seen::Failed { error, .. }) => {
+                    return Err(self.fail(format!("could not be read ({error})")))
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(self.fail_timeout(format!(
                         "did not answer `{op}` (seq {seq}) within {} ms",
                         timeout.as_millis()
                     )))
                 }
-                Err(RecvTimeoutError::Disconnected) => {
+                Ok(Seen::Closed { tag }) => {
                     std::thread::sleep(Duration::from_millis(20));
-                    let status = self.process.try_wait().ok().flatten();
-                    return Err(self.fail(match status {
-                        Some(s) => format!("exited ({s}) while answering `{op}` (seq {seq})"),
-                        None => format!("closed its output while answering `{op}` (seq {seq})"),
-                    }));
+                    return Err(match self.exit_status() {
+                        Some(s) => self.fail(format!("exited ({s}) {}", when(tag))),
+                        None => self.fail(format!("closed its output {}", when(tag))),
+                    });
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    // The reader ends only after saying why; be safe anyway.
+                    return Err(self.fail(format!("closed its output {}", when(seq))));
                 }
             };
             lines += 1;
@@ -355,21 +425,19 @@ impl ChildProcess {
                     self.limits.lines_per_answer
                 )));
             }
-            let bytes = match frame {
-                Frame::Oversized { len, .. } => {
-                    return Err(self.fail(format!(
-                        "printed a line of {len} bytes (the limit is {})",
-                        self.limits.line_bytes
-                    )))
-                }
-                Frame::Bytes { bytes, .. } => bytes,
-            };
+            let shown = || String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).into_owned();
+            if tag < seq {
+                return Err(self.fail(format!(
+                    "printed a line that no request asked for, before `{op}` (seq {seq}) was sent: {:?}",
+                    shown()
+                )));
+            }
             let v: Value = match serde_json::from_slice(&bytes) {
                 Ok(v) => v,
                 Err(_) => {
-                    let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).into_owned();
                     return Err(self.fail(format!(
-                        "printed something that is not a JSON line: {shown:?}"
+                        "printed something that is not a JSON line: {:?}",
+                        shown()
                     )));
                 }
             };
@@ -387,6 +455,21 @@ impl ChildProcess {
                 return Err(self.fail(format!("answered `{op}` with an error: {e}")));
             }
             if let Some(key) = v["perform"].as_str() {
+                // Protocol breaches, told before the world records anything:
+                // an effect outside `execute`, or a second, other effect in
+                // one `execute`. (The same effect twice is recorded twice:
+                // that is the world's at-most-once to judge.)
+                if op != "execute" {
+                    return Err(self.fail(format!(
+                        "performed effect `{key}` during `{op}` (seq {seq}); effects are allowed only during `execute`"
+                    )));
+                }
+                if let Some(first) = performed.as_deref().filter(|first| *first != key) {
+                    return Err(self.fail(format!(
+                        "performed a second effect `{key}` during `execute` (seq {seq}), after `{first}`; one `execute` performs at most one effect"
+                    )));
+                }
+                performed = Some(key.to_owned());
                 if let Err(e) = world.perform(&EffectKey(key.to_owned())) {
                     self.kill();
                     return Err(e);
@@ -407,15 +490,17 @@ impl ChildProcess {
 impl Drop for ChildProcess {
     fn drop(&mut self) {
         // A polite `shutdown` first (unless it was killed), then never leave
-        // a child behind.
+        // a process behind.
         if !self.dead {
             self.seq += 1;
-            let bye = json!({"seq": self.seq, "op": "shutdown"});
-            if writeln!(self.stdin, "{bye}")
-                .and_then(|()| self.stdin.flush())
-                .is_ok()
-            {
-                let _ = self.lines.recv_timeout(Duration::from_millis(200));
+            let seq = self.seq;
+            let bye = format!("{}\n", json!({"seq": seq, "op": "shutdown"}));
+            let deadline = Instant::now() + Duration::from_millis(200);
+            self.sent.store(seq, Ordering::SeqCst);
+            if child_io::write_all_by(self.stdin.as_raw_fd(), bye.as_bytes(), deadline).is_ok() {
+                let _ = self
+                    .lines
+                    .recv_timeout(deadline.saturating_duration_since(Instant::now()));
             }
         }
         self.kill();

@@ -1,0 +1,347 @@
+//! Keeping every process an implementation starts under tern-sim's control.
+//!
+//! Killing a child's process group is not enough: a program that calls
+//! `setsid()` and forks twice leaves the group, and its grandchild would
+//! outlive crashes and the harness itself. So tern-sim makes itself a child
+//! subreaper (Linux `PR_SET_CHILD_SUBREAPER`), which re-parents such orphans
+//! to it instead of to init, and marks each child it spawns with a token in
+//! its environment ([`TOKEN_VAR`]), inherited by everything the child
+//! starts. Killing a child then means, until a scan of `/proc` finds nothing
+//! left: SIGKILL its group, and SIGKILL every process descending from it or
+//! from an orphan of ours that carries no token of a child still running.
+//!
+//! Every spawn and every kill holds one lock, so a scan never mistakes a
+//! child being spawned for an orphan. A fork racing a scan is caught by the
+//! next round: a process that has been sent SIGKILL can no longer fork, so
+//! the rounds end once a scan finds no live process of the tree. Signals go
+//! through pidfds where the kernel has them, so a recycled pid is never hit.
+//! Zombies re-parented to tern-sim are reaped by their pid, never with
+//! `waitpid(-1)`, which would steal the statuses `std::process::Child` owns.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// The environment variable that marks a child's whole tree.
+pub const TOKEN_VAR: &str = "TERN_SIM_CHILD";
+
+/// Scans before giving up on a tree that keeps forking (each round kills
+/// what it finds, and a killed process cannot fork, so two or three rounds
+/// are the rule).
+const ROUNDS: usize = 200;
+
+/// The children spawned and not yet killed: their pids and tokens.
+struct Live {
+    pid: i32,
+    token: String,
+}
+
+static LIVE: Mutex<Vec<Live>> = Mutex::new(Vec::new());
+
+/// Held across every spawn (with its registration) and every kill.
+static SPAWN: Mutex<()> = Mutex::new(());
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Makes tern-sim the reaper of its descendants' orphans (once).
+pub fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only sets a flag on
+        // this process.
+        unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        }
+    });
+}
+
+/// A spawned child with the token its tree carries.
+#[derive(Debug)]
+pub struct Marked {
+    pub child: Child,
+    pub token: String,
+}
+
+/// Spawns `command` with a fresh token and registers it as live.
+pub fn spawn(command: &mut Command) -> io::Result<Marked> {
+    become_subreaper();
+    let token = format!(
+        "{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst)
+    );
+    command.env(TOKEN_VAR, &token);
+    let _spawning = lock(&SPAWN);
+    // `spawn` returns once the child has exec'd (std waits for that), so
+    // from here on its environment shows the token.
+    let child = command.spawn()?;
+    if let Ok(pid) = i32::try_from(child.id()) {
+        lock(&LIVE).push(Live {
+            pid,
+            token: token.clone(),
+        });
+    }
+    Ok(Marked { child, token })
+}
+
+/// Kills `marked` and every process of its tree, waits for the child and
+/// reaps the orphans it left. Returns when a scan finds none alive.
+pub fn kill_tree(marked: &mut Marked) {
+    let _killing = lock(&SPAWN);
+    let pid = i32::try_from(marked.child.id()).ok();
+    lock(&LIVE).retain(|l| l.token != marked.token);
+    if let Some(pid) = pid {
+        // SAFETY: killpg only sends a signal; the group is the child's own
+        // (it was spawned with process_group(0)) and it is not yet reaped,
+        // so the id cannot have been reused.
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    }
+    let _ = marked.child.kill();
+    let _ = marked.child.wait();
+    // The child is reaped: its children are ours now, and carry its token.
+    sweep(false, |p| !live_token(&p.token));
+}
+
+/// Kills every descendant of tern-sim, for the exit and for signals.
+/// Children still registered are killed but not reaped (their
+/// `std::process::Child` will be), and new spawns wait until it returns.
+pub fn kill_all() {
+    let _killing = lock(&SPAWN);
+    sweep(true, |_| true);
+}
+
+/// Like [`kill_all`], but keeps the spawn lock for ever: for a process about
+/// to exit, so that no other thread starts a child after the sweep.
+pub fn kill_all_and_stop_spawning() {
+    let guard = lock(&SPAWN);
+    sweep(true, |_| true);
+    std::mem::forget(guard);
+}
+
+fn live_token(token: &Option<String>) -> bool {
+    let Some(t) = token else { return false };
+    lock(&LIVE).iter().any(|l| &l.token == t)
+}
+
+fn registered(pid: i32) -> bool {
+    lock(&LIVE).iter().any(|l| l.pid == pid)
+}
+
+/// Rounds of scan, kill and reap. `claim` says whether a child of ours is
+/// to die (a registered child only if `registered_too`); all its
+/// descendants die with it.
+fn sweep(registered_too: bool, claim: impl Fn(&Proc) -> bool) {
+    let me = std::process::id() as i32;
+    for round in 0..ROUNDS {
+        let procs = scan();
+        let mut children: BTreeMap<i32, Vec<i32>> = BTreeMap::new();
+        for p in procs.values() {
+            children.entry(p.ppid).or_default().push(p.pid);
+        }
+        let mut doomed: BTreeSet<i32> = BTreeSet::new();
+        let mut todo: Vec<i32> = procs
+            .values()
+            .filter(|p| p.ppid == me && (registered_too || !registered(p.pid)) && claim(p))
+            .map(|p| p.pid)
+            .collect();
+        while let Some(pid) = todo.pop() {
+            if doomed.insert(pid) {
+                todo.extend(children.get(&pid).into_iter().flatten().copied());
+            }
+        }
+        let mut alive = 0;
+        for pid in &doomed {
+            let p = &procs[pid];
+            if !p.zombie {
+                alive += 1;
+                signal_exactly(p);
+            }
+        }
+        // Orphans of ours, dead now or soon: reap them by pid. A registered
+        // child is never reaped here.
+        let mut unreaped = 0;
+        for pid in &doomed {
+            if procs[pid].ppid == me && !registered(*pid) {
+                let mut status = 0;
+                // SAFETY: waitpid on a specific pid that is our child.
+                let r = unsafe { libc::waitpid(*pid, &mut status, libc::WNOHANG) };
+                if r == 0 {
+                    unreaped += 1;
+                }
+            }
+        }
+        if alive == 0 && unreaped == 0 {
+            return;
+        }
+        if round > 2 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+/// One process as `/proc` shows it.
+#[derive(Debug, Clone)]
+struct Proc {
+    pid: i32,
+    ppid: i32,
+    zombie: bool,
+    /// Start time in clock ticks since boot: with the pid, an identity.
+    start: u64,
+    /// Its [`TOKEN_VAR`], if its environment is readable and has one.
+    token: Option<String>,
+}
+
+/// Reads `/proc/PID/stat`: (ppid, state, start time).
+fn stat(pid: i32) -> Option<(i32, char, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold anything: read after
+    // the last `)`.
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let state = fields.first()?.chars().next()?;
+    let ppid = fields.get(1)?.parse().ok()?;
+    // Field 22 of stat is the start time; `fields` starts at field 3.
+    let start = fields.get(19)?.parse().ok()?;
+    Some((ppid, state, start))
+}
+
+fn token_of(pid: i32) -> Option<String> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let prefix = format!("{TOKEN_VAR}=");
+    environ
+        .split(|&b| b == 0)
+        .find_map(|entry| entry.strip_prefix(prefix.as_bytes()))
+        .map(|t| String::from_utf8_lossy(t).into_owned())
+}
+
+fn scan() -> BTreeMap<i32, Proc> {
+    let mut out = BTreeMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let Some((ppid, state, start)) = stat(pid) else {
+            continue;
+        };
+        out.insert(
+            pid,
+            Proc {
+                pid,
+                ppid,
+                zombie: matches!(state, 'Z' | 'X'),
+                start,
+                token: token_of(pid),
+            },
+        );
+    }
+    out
+}
+
+/// SIGKILLs `p` and only `p`: through a pidfd, checked to be the process the
+/// scan saw, where the kernel offers pidfds; by pid otherwise.
+fn signal_exactly(p: &Proc) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, p.pid, 0) };
+        if fd >= 0 {
+            let fd = fd as libc::c_int;
+            // With the pidfd held the pid cannot be reused: if it still
+            // names the process the scan saw, it is the one.
+            if stat(p.pid).is_some_and(|(_, _, start)| start == p.start) {
+                // SAFETY: pidfd_send_signal on a pidfd we own.
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_pidfd_send_signal,
+                        fd,
+                        libc::SIGKILL,
+                        std::ptr::null::<libc::siginfo_t>(),
+                        0,
+                    );
+                }
+            }
+            // SAFETY: closing the pidfd we opened.
+            unsafe {
+                libc::close(fd);
+            }
+            return;
+        }
+        if io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS) {
+            // Gone already.
+            return;
+        }
+    }
+    // SAFETY: kill only sends a signal.
+    unsafe {
+        libc::kill(p.pid, libc::SIGKILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_reads_past_a_command_name_with_spaces_and_parentheses() {
+        let me = std::process::id() as i32;
+        let (ppid, state, start) = stat(me).expect("our own stat");
+        assert!(ppid > 0);
+        assert!(state.is_ascii_alphabetic());
+        assert!(start > 0);
+    }
+
+    #[test]
+    fn a_double_forked_grandchild_dies_with_its_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        // The shell's child leaves the group with setsid and its parent exits
+        // at once: the sleeper is an orphan (ours, as subreaper) in a session
+        // of its own.
+        let script = format!(
+            "setsid sh -c 'sleep 60 & echo $! > {}' ; sleep 60",
+            pidfile.display()
+        );
+        let mut cmd = Command::new("sh");
+        std::os::unix::process::CommandExt::process_group(cmd.arg("-c").arg(script), 0);
+        let mut marked = spawn(&mut cmd).unwrap();
+        let grandchild: i32 = (0..500)
+            .find_map(|_| {
+                let pid = std::fs::read_to_string(&pidfile)
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok());
+                if pid.is_none() {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                pid
+            })
+            .expect("the grandchild started");
+        // Wait until it is re-parented to us.
+        let me = std::process::id() as i32;
+        assert!((0..500).any(|_| {
+            let ours = stat(grandchild).is_some_and(|(ppid, _, _)| ppid == me);
+            if !ours {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            ours
+        }));
+        kill_tree(&mut marked);
+        let state = stat(grandchild).map(|(_, s, _)| s);
+        assert!(
+            state.is_none() || state == Some('Z'),
+            "the grandchild {grandchild} survived: {state:?}"
+        );
+    }
+}
