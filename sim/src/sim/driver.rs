@@ -348,6 +348,13 @@ pub fn shrink(
     mut progress: impl FnMut(&str),
 ) -> Counterexample {
     let original_len = generated.steps.len();
+    // Kept to fall back on when a timeout shrunk with shorter waits does
+    // not reproduce with the full ones.
+    let original = if violation.timed_out {
+        generated.steps.clone()
+    } else {
+        Vec::new()
+    };
     let mut steps = generated.steps;
     let mut trees: Vec<Option<Box<dyn ValueTree<Value = Step>>>> =
         generated.trees.into_iter().map(Some).collect();
@@ -391,6 +398,20 @@ pub fn shrink(
         steps.clear();
         trees.clear();
         current = v;
+    }
+    // Steps after the failing one were never played: a run is a function of
+    // its prefix, so the prefix alone fails the same way.
+    let prefix = current.step + 1;
+    if prefix < steps.len() {
+        if let Some(v) = fails(&steps[..prefix], &mut runs) {
+            steps.truncate(prefix);
+            trees.truncate(prefix);
+            current = v;
+            progress(&format!(
+                "shrink: {} steps (the prefix that fails)",
+                steps.len()
+            ));
+        }
     }
     let mut chunk = steps.len().div_ceil(2).max(1);
     loop {
@@ -466,7 +487,19 @@ pub fn shrink(
         };
     }
     // The record, with the full timeout: what the trace and report show.
-    let replay = play(config, &steps, implementation, true);
+    let mut replay = play(config, &steps, implementation, true);
+    let reproduced = |p: &Played| {
+        p.violation
+            .as_ref()
+            .is_some_and(|v| v.invariant.name == target && v.timed_out == timed_out)
+    };
+    if timed_out && !reproduced(&replay) {
+        // The shorter waits made a slow answer look like a hang: the
+        // smallest run that fails with the full timeout is the original.
+        progress("shrink: the shrunk run does not time out with the full timeout; keeping the original run");
+        steps = original;
+        replay = play(config, &steps, implementation, true);
+    }
     Counterexample {
         config: config.clone(),
         violation: replay.violation.unwrap_or(current),
