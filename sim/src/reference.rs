@@ -218,9 +218,13 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
                     else {
                         continue;
                     };
-                    let happened = recording == Recording::IntentsAsDone
-                        || done.contains(effect.0.as_str())
-                        || world.performed(&effect);
+                    // The world is the truth, not our own confirmation:
+                    // a crash at the effect leaves a confirmation written
+                    // after a perform the world never took (over the
+                    // protocol, the `perform` line is sent, then the
+                    // process is killed before the world counts it).
+                    let happened =
+                        recording == Recording::IntentsAsDone || world.performed(&effect);
                     if happened {
                         ledger.execute(&thread, &commitment, LocalTime(*now));
                         if !done.contains(effect.0.as_str()) {
