@@ -147,7 +147,7 @@ fn selftest_kills_every_mutant_by_its_invariant() {
         &[
             "selftest",
             "--seeds",
-            "60",
+            "120",
             "--reference-seeds",
             "20",
             "--format",
