@@ -122,3 +122,47 @@ impl StatefulCheck {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(line: usize, text: &str) -> Frame {
+        Frame::Bytes {
+            line,
+            bytes: text.as_bytes().to_vec(),
+        }
+    }
+
+    /// Issue "memory on endless streams": rejected frames and duplicates
+    /// leave nothing in the checker or its ledger, and events still name
+    /// the line of the message they concern.
+    #[test]
+    fn rejected_frames_and_duplicates_are_not_remembered() {
+        let mut check = StatefulCheck::new(LedgerConfig::open_auditor());
+        let ask = r#"{"tern":"0.1","id":"a:1","from":"a","to":["b"],"thread":"t","reply":null,"act":"ASK","body":{"question":"Why?"}}"#;
+        let ack = r#"{"tern":"0.1","id":"b:1","from":"b","to":["a"],"thread":"t","reply":"a:1","act":"ACK","body":{"target":"a:1"}}"#;
+        // The ACK waits for the ASK, which arrives after a flood.
+        assert!(matches!(
+            check.feed(&bytes(1, ack))[0].event.outcome,
+            Outcome::Pending { .. }
+        ));
+        let (remembered, footprint) = (check.remembered(), check.ledger().footprint());
+        for n in 0..10_000 {
+            let frame = if n % 2 == 0 {
+                bytes(n + 2, "{}")
+            } else {
+                bytes(n + 2, ack)
+            };
+            let events = check.feed(&frame);
+            assert_eq!(events.len(), 1);
+            assert_eq!(events[0].line, n + 2);
+        }
+        assert_eq!(check.remembered(), remembered);
+        assert_eq!(check.ledger().footprint(), footprint);
+        let events = check.feed(&bytes(20_000, ask));
+        let lines: Vec<usize> = events.iter().map(|e| e.line).collect();
+        assert_eq!(lines, [20_000, 1], "the release names the ACK's line");
+        assert_eq!(events[1].event.kind, EventKind::Released);
+    }
+}
