@@ -69,34 +69,88 @@ fn exchange(thread: &str, out: &mut Vec<Value>) {
         "action": "Review the ACK rule in the supplied draft.",
         "done_when": "Identify whether ACK implies agreement and explain why.",
         "constraints": ["Review only; do not edit files.", "Quote the text you rely on."], "authority_ref": null})));
-    out.push(message("b:1", thread, Some("a:1"), "COMMIT", json!({
+    out.push(message(
+        "b:1",
+        thread,
+        Some("a:1"),
+        "COMMIT",
+        json!({
         "request": "a:1", "action": "Review the supplied ACK rule.",
         "deliverable": "A finding and textual support.",
         "done_when": "Explain whether ACK implies agreement with supporting text.",
         "due": "2026-12-24T17:00:00Z", "conditions": ["The draft is accessible."],
-        "authority_ref": null})));
-    out.push(with_evidence(message("b:2", thread, Some("b:1"), "REPORT", json!({
-        "commitment": "b:1", "state": "active", "claims": [claim("Started on the review.")]}))));
-    out.push(message("a:2", thread, Some("b:2"), "ACK", json!({"target": "b:2"})));
-    out.push(message("a:3", thread, None, "ASK", json!({
-        "question": "Which ambiguity should we remove first, and why that one?"})));
-    out.push(with_evidence(message("b:3", thread, Some("a:3"), "TELL", json!({
-        "claims": [claim("The ACK rule is the most ambiguous part of the draft.")]}))));
-    out.push(with_evidence(message("b:4", thread, Some("b:2"), "REPORT", json!({
+        "authority_ref": null}),
+    ));
+    out.push(with_evidence(message(
+        "b:2",
+        thread,
+        Some("b:1"),
+        "REPORT",
+        json!({
+        "commitment": "b:1", "state": "active", "claims": [claim("Started on the review.")]}),
+    )));
+    out.push(message(
+        "a:2",
+        thread,
+        Some("b:2"),
+        "ACK",
+        json!({"target": "b:2"}),
+    ));
+    out.push(message(
+        "a:3",
+        thread,
+        None,
+        "ASK",
+        json!({
+        "question": "Which ambiguity should we remove first, and why that one?"}),
+    ));
+    out.push(with_evidence(message(
+        "b:3",
+        thread,
+        Some("a:3"),
+        "TELL",
+        json!({
+        "claims": [claim("The ACK rule is the most ambiguous part of the draft.")]}),
+    )));
+    out.push(with_evidence(message(
+        "b:4",
+        thread,
+        Some("b:2"),
+        "REPORT",
+        json!({
         "commitment": "b:1", "state": "blocked",
         "claims": [claim("The draft is not available to me.")],
-        "next": "Please provide the draft text."}))));
+        "next": "Please provide the draft text."}),
+    )));
     out.push(with_evidence(message("b:5", thread, None, "REVISE", json!({
         "target": "b:3", "previous": "b:3", "mode": "replace",
         "replacement": {"claims": [claim("The ACK rule and the REVISE rule are equally ambiguous.")]},
         "impact": []}))));
-    out.push(message("a:4", thread, Some("b:5"), "CHALLENGE", json!({
+    out.push(message(
+        "a:4",
+        thread,
+        Some("b:5"),
+        "CHALLENGE",
+        json!({
         "target": "b:5", "kind": "inference",
-        "reason": "The REVISE rule was clarified last week.", "claims": []})));
-    out.push(with_evidence(message("b:6", thread, Some("b:4"), "REPORT", json!({
+        "reason": "The REVISE rule was clarified last week.", "claims": []}),
+    ));
+    out.push(with_evidence(message(
+        "b:6",
+        thread,
+        Some("b:4"),
+        "REPORT",
+        json!({
         "commitment": "b:1", "state": "fulfilled",
-        "claims": [claim("ACK does not imply agreement: section 2 says so.")]}))));
-    out.push(message("a:5", thread, Some("b:6"), "ACK", json!({"target": "b:6"})));
+        "claims": [claim("ACK does not imply agreement: section 2 says so.")]}),
+    )));
+    out.push(message(
+        "a:5",
+        thread,
+        Some("b:6"),
+        "ACK",
+        json!({"target": "b:6"}),
+    ));
 }
 
 fn stream(shape: &str, n: usize) -> Option<Vec<Value>> {
@@ -106,7 +160,12 @@ fn stream(shape: &str, n: usize) -> Option<Vec<Value>> {
         "chain" | "chain-reversed" => {
             out.push(tell("a:0", "The original."));
             for k in 1..n {
-                out.push(revise(&format!("a:{k}"), "a:0", &format!("a:{}", k - 1), &format!("Version {k}.")));
+                out.push(revise(
+                    &format!("a:{k}"),
+                    "a:0",
+                    &format!("a:{}", k - 1),
+                    &format!("Version {k}."),
+                ));
             }
             if shape == "chain-reversed" {
                 out.reverse();
@@ -115,7 +174,12 @@ fn stream(shape: &str, n: usize) -> Option<Vec<Value>> {
         "competing" => {
             out.push(tell("a:0", "The original."));
             for k in 1..n {
-                out.push(revise(&format!("a:{k}"), "a:0", "a:0", &format!("Version {k}.")));
+                out.push(revise(
+                    &format!("a:{k}"),
+                    "a:0",
+                    "a:0",
+                    &format!("Version {k}."),
+                ));
             }
         }
         "conflicts" => {
@@ -132,19 +196,43 @@ fn stream(shape: &str, n: usize) -> Option<Vec<Value>> {
             }
         }
         "cascade" => {
-            out.push(message("a:0", "t", None, "ASK", json!({"question": "Where does it start?"})));
+            out.push(message(
+                "a:0",
+                "t",
+                None,
+                "ASK",
+                json!({"question": "Where does it start?"}),
+            ));
             for k in 1..n {
                 let (id, reply) = (format!("a:{k}"), format!("a:{}", k - 1));
-                out.push(message(&id, "t", Some(&reply), "TELL", json!({"claims": [claim("Next.")]})));
+                out.push(message(
+                    &id,
+                    "t",
+                    Some(&reply),
+                    "TELL",
+                    json!({"claims": [claim("Next.")]}),
+                ));
             }
             out.reverse();
         }
         "fan-in" => {
             for k in 1..n {
                 let id = format!("b:{k}");
-                out.push(message(&id, "t", Some("a:0"), "ACK", json!({"target": "a:0"})));
+                out.push(message(
+                    &id,
+                    "t",
+                    Some("a:0"),
+                    "ACK",
+                    json!({"target": "a:0"}),
+                ));
             }
-            out.push(message("a:0", "t", None, "ASK", json!({"question": "Who answers?"})));
+            out.push(message(
+                "a:0",
+                "t",
+                None,
+                "ASK",
+                json!({"question": "Who answers?"}),
+            ));
         }
         "realistic" => {
             for k in 0..n.div_ceil(11) {

@@ -10,7 +10,8 @@ use tern_model::wire::{parse_frame, ErrorClass};
 /// The corpus is vendored in the repository (`tests/data/JSONTestSuite`, MIT,
 /// with its source and commit in `SOURCE.md`), so a lone clone runs this test.
 fn corpus_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/JSONTestSuite/test_parsing");
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/JSONTestSuite/test_parsing");
     assert!(
         dir.is_dir(),
         "JSONTestSuite corpus not found at {}",

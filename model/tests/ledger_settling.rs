@@ -130,7 +130,10 @@ fn generated_conversations_reach_conflicts_that_change_standing() {
             }
         }
     }
-    assert!(invalidated > 0, "no conflict ever changed a settled message");
+    assert!(
+        invalidated > 0,
+        "no conflict ever changed a settled message"
+    );
     assert!(
         released_after_conflict > 0,
         "no message was ever released after a conflict"
@@ -186,7 +189,10 @@ fn rejected_frames_and_duplicates_leave_no_lasting_state() {
                 duplicates += 1;
             }
         }
-        assert!(duplicates > 1000, "too few duplicates to mean anything: {duplicates}");
+        assert!(
+            duplicates > 1000,
+            "too few duplicates to mean anything: {duplicates}"
+        );
         assert_eq!(ledger.stored_messages(), stored, "viewer {viewer:?}");
         assert_eq!(ledger.footprint(), footprint, "viewer {viewer:?}");
     }
@@ -210,7 +216,9 @@ fn frames_refused_in_new_threads_create_no_context() {
             &Principal::new("a").unwrap(),
             LocalTime(0),
         );
-        assert!(matches!(&events[0].outcome, Outcome::Rejected(r) if r.class.as_str() == "not_addressed"));
+        assert!(
+            matches!(&events[0].outcome, Outcome::Rejected(r) if r.class.as_str() == "not_addressed")
+        );
     }
     assert_eq!(ledger.footprint(), footprint);
     assert_eq!(ledger.stored_messages(), 0);
@@ -247,5 +255,8 @@ fn many_contents_under_one_id_are_each_recognised() {
     }
     assert_eq!(ledger.stored_messages(), 200);
     let view = ledger.view(&thread("t"));
-    assert_eq!(view["messages"][0]["variants"].as_array().map(Vec::len), Some(200));
+    assert_eq!(
+        view["messages"][0]["variants"].as_array().map(Vec::len),
+        Some(200)
+    );
 }

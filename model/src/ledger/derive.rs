@@ -102,8 +102,8 @@ impl Ledger {
     }
 
     /// The chain of revisions of an accepted original.
-    pub(crate) fn chain(&self, ctx: CtxId, target: EntryId) -> (ChainHead, Option<EntryId>) {
-        let revisions = self.sorted(self.contexts[ctx].index.revisions.get(&target));
+    pub(crate) fn chain(&self, target: EntryId) -> (ChainHead, Option<EntryId>) {
+        let revisions = self.sorted(self.index.revisions.get(&target));
         if revisions.is_empty() {
             return (ChainHead::Original, None);
         }
@@ -170,7 +170,7 @@ impl Ledger {
 
     /// Everything derived about the accepted COMMIT `eid`.
     pub(crate) fn commitment(&self, ctx: CtxId, eid: EntryId) -> CommitmentState {
-        let index = &self.contexts[ctx].index;
+        let index = &self.index;
         let commit_msg = self.entries[eid].message();
         let Body::Commit(commit) = &commit_msg.body else {
             unreachable!("commitment() is called on COMMITs only")
@@ -179,7 +179,7 @@ impl Ledger {
         let mut disputes = BTreeSet::new();
 
         // Lifecycle from the COMMIT's own revisions.
-        let (chain, _) = self.chain(ctx, eid);
+        let (chain, _) = self.chain(eid);
         match &chain {
             ChainHead::Original => {}
             ChainHead::Replaced(_) => {
@@ -208,7 +208,7 @@ impl Ledger {
                     }
                 }
             }
-            if matches!(self.chain(ctx, req_eid).0, ChainHead::Conflict { .. }) {
+            if matches!(self.chain(req_eid).0, ChainHead::Conflict { .. }) {
                 annotations.insert("request_revision_conflict");
             }
         }
@@ -284,9 +284,9 @@ impl Ledger {
             };
             let mut versions: Vec<(ProgressState, bool)> =
                 vec![(body.state, verified(original, body))];
-            let (head, head_eid) = self.chain(ctx, r);
+            let (head, head_eid) = self.chain(r);
             // Every replacement along the chain is a version of the assessment.
-            for rev in self.sorted(self.contexts[ctx].index.revisions.get(&r)) {
+            for rev in self.sorted(self.index.revisions.get(&r)) {
                 if let Some(b) = replacement_report(self.entries[rev].message()) {
                     versions.push((b.state, verified(self.entries[rev].message(), &b)));
                 }

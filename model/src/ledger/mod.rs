@@ -26,7 +26,6 @@ mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-
 pub use config::{
     ConfigError, Contexts, Grant, IdentityContext, LedgerConfig, LocalTime, Policy, Viewer,
 };
@@ -49,6 +48,8 @@ pub struct Ledger {
     /// thread → its context, once looked up (bindings never change).
     thread_contexts: BTreeMap<ThreadId, CtxId>,
     entries: Vec<Entry>,
+    /// Who depends on whom among accepted messages, for derived state.
+    index: store::Index,
     /// thread → the entries with a variant in it, for views.
     threads: BTreeMap<ThreadId, BTreeSet<EntryId>>,
     /// How many contents are stored, over all IDs.
@@ -70,6 +71,7 @@ impl Ledger {
             context_ids: BTreeMap::new(),
             thread_contexts: BTreeMap::new(),
             entries: Vec::new(),
+            index: store::Index::default(),
             threads: BTreeMap::new(),
             stored: 0,
             from_scratch: false,
@@ -126,16 +128,17 @@ impl Ledger {
                 1 + c.ids.len()
                     + c.waiting.values().map(Vec::len).sum::<usize>()
                     + c.dependents.values().map(Vec::len).sum::<usize>()
-                    + lists(&c.index.revisions)
-                    + lists(&c.index.reports)
-                    + lists(&c.index.commits)
-                    + lists(&c.index.replacing)
-                    + lists(&c.index.challenges)
             })
             .sum();
+        let index = lists(&self.index.revisions)
+            + lists(&self.index.reports)
+            + lists(&self.index.commits)
+            + lists(&self.index.replacing)
+            + lists(&self.index.challenges);
         self.stored
             + self.entries.len()
             + contexts
+            + index
             + self.context_ids.len()
             + self.thread_contexts.len()
             + self.threads.values().map(BTreeSet::len).sum::<usize>()
@@ -307,12 +310,12 @@ impl Ledger {
     fn note_dependencies(&mut self, ctx: CtxId, eid: EntryId, message: &Message) {
         let deps = settle::dependencies(message);
         for (i, (r, _)) in deps.iter().enumerate() {
-            if deps[..i].iter().any(|(earlier, _)| earlier == r) {
+            if deps.iter().take(i).any(|(earlier, _)| earlier == r) {
                 continue;
             }
             self.contexts[ctx]
                 .dependents
-                .entry((*r).clone())
+                .entry(r.clone())
                 .or_default()
                 .push(eid);
         }
@@ -383,7 +386,9 @@ impl Ledger {
 
     /// Whether some content stored under `eid` is in `thread`.
     pub(crate) fn in_thread(&self, thread: &ThreadId, eid: EntryId) -> bool {
-        self.threads.get(thread).is_some_and(|set| set.contains(&eid))
+        self.threads
+            .get(thread)
+            .is_some_and(|set| set.contains(&eid))
     }
 
     fn outcome_of(&self, eid: EntryId) -> Outcome {

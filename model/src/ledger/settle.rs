@@ -44,10 +44,31 @@ fn reject(class: RejectClass, pointer: Pointer, message: impl Into<String>) -> D
 /// Static, so that listing references allocates nothing on the common path.
 pub(crate) type Place = &'static [&'static str];
 
+/// At most three references (the reply, and two body members for a
+/// REVISE), held without an allocation: they are listed on every evaluation.
+#[derive(Default)]
+pub(crate) struct Deps<'a> {
+    items: [Option<(&'a MessageRef, Place)>; 3],
+    len: usize,
+}
+
+impl<'a> Deps<'a> {
+    fn push(&mut self, item: (&'a MessageRef, Place)) {
+        if let Some(slot) = self.items.get_mut(self.len) {
+            *slot = Some(item);
+            self.len += 1;
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'a MessageRef, Place)> + '_ {
+        self.items.iter().flatten().copied()
+    }
+}
+
 /// The references a message cannot be accepted without, with where they sit.
 /// Impact references are informational (profile rule L-REF-4) and not listed.
-pub(crate) fn dependencies(m: &Message) -> Vec<(&MessageRef, Place)> {
-    let mut deps: Vec<(&MessageRef, Place)> = Vec::with_capacity(3);
+pub(crate) fn dependencies(m: &Message) -> Deps<'_> {
+    let mut deps = Deps::default();
     if let Some(r) = &m.reply {
         deps.push((r, &["reply"]));
     }
@@ -256,7 +277,8 @@ impl Ledger {
             .map(|&e| self.entries[e].status.clone())
             .collect();
         self.contexts[ctx].waiting.clear();
-        self.contexts[ctx].index = Default::default();
+        // The index keeps entries that lose their acceptance; its readers
+        // skip them, so it needs no rebuilding.
         for &eid in &all {
             let entry = &mut self.entries[eid];
             entry.registered = 0;
@@ -296,7 +318,7 @@ impl Ledger {
             _ => return,
         };
         let Some(key) = key else { return };
-        let index = &mut self.contexts[ctx].index;
+        let index = &mut self.index;
         let map = match slot {
             0 => &mut index.revisions,
             1 => &mut index.reports,
@@ -355,13 +377,13 @@ impl Ledger {
         let m = entry.message();
         let deps = dependencies(m);
         let mut missing: Vec<MessageRef> = Vec::new();
-        for (r, _) in &deps {
+        for (r, _) in deps.iter() {
             let unsettled = self.contexts[ctx]
                 .ids
-                .get(*r)
+                .get(r)
                 .is_none_or(|&e| !self.entries[e].status.is_final());
             if unsettled && !missing.contains(r) {
-                missing.push((*r).clone());
+                missing.push(r.clone());
             }
         }
         let decision = match self.decide(ctx, m, &deps) {
@@ -372,15 +394,10 @@ impl Ledger {
     }
 
     /// The checks, in their fixed order (profile rules L-*).
-    fn decide(
-        &self,
-        ctx: CtxId,
-        m: &Message,
-        deps: &[(&MessageRef, Place)],
-    ) -> Result<(), Decision> {
+    fn decide(&self, ctx: CtxId, m: &Message, deps: &Deps) -> Result<(), Decision> {
         // 1. What the message says about itself.
-        for (r, at) in deps {
-            if **r == m.id {
+        for (r, at) in deps.iter() {
+            if *r == m.id {
                 return Err(reject(
                     RejectClass::Reference,
                     Pointer::of(at),

@@ -9,7 +9,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
 use std::hash::Hasher;
 
-use crate::message::{ContextName, Message, MessageRef};
+use crate::message::{Body, Claim, ContextName, Message, MessageRef};
 
 use super::outcome::Rejection;
 
@@ -24,13 +24,49 @@ pub(crate) struct Variant {
 }
 
 impl Variant {
-    pub fn new(message: Message, origin: u64) -> Variant {
+    pub fn new(mut message: Message, origin: u64) -> Variant {
+        compact(&mut message);
         Variant { message, origin }
     }
 
     /// The message as canonical JSON, as views show it.
     pub fn content(&self) -> serde_json::Value {
         serde_json::to_value(&self.message).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// Gives back the room that a message's lists grew into while it was read
+/// (a list read from JSON doubles its capacity as it goes, so a list of one
+/// item holds room for four): a stored message is kept for the ledger's
+/// life, so it keeps only what it holds.
+pub(crate) fn compact(message: &mut Message) {
+    fn claims(list: &mut [Claim]) {
+        for c in list {
+            c.evidence.shrink_to_fit();
+            c.alternatives.shrink_to_fit();
+        }
+    }
+    message.to.shrink_to_fit();
+    if let Some(evidence) = &mut message.evidence {
+        evidence.shrink_to_fit();
+    }
+    match &mut message.body {
+        Body::Tell(b) => {
+            b.claims.shrink_to_fit();
+            claims(b.claims.items_mut());
+        }
+        Body::Request(b) => b.constraints.shrink_to_fit(),
+        Body::Commit(b) => b.conditions.shrink_to_fit(),
+        Body::Report(b) => {
+            b.claims.shrink_to_fit();
+            claims(&mut b.claims);
+        }
+        Body::Revise(b) => b.impact.shrink_to_fit(),
+        Body::Challenge(b) => {
+            b.claims.shrink_to_fit();
+            claims(&mut b.claims);
+        }
+        Body::Ask(_) | Body::Propose(_) | Body::Ack(_) => {}
     }
 }
 
@@ -131,7 +167,10 @@ impl Entry {
     }
 }
 
-/// Who depends on whom, among accepted messages of one context. An entry is
+/// Who depends on whom, among accepted messages. Keys and members are
+/// entries, which are numbered across contexts, so one index serves every
+/// context (a thread of a few messages does not pay for maps of its own).
+/// An entry is
 /// added when it is accepted and never removed: readers keep only the
 /// entries that are still accepted (an acceptance is lost only to an ID
 /// conflict), which is what rebuilding the index would give.
@@ -171,7 +210,6 @@ pub(crate) struct ContextStore {
     /// A reference → every stored entry whose message depends on it, for
     /// finding what an ID conflict touches.
     pub dependents: BTreeMap<MessageRef, Vec<EntryId>>,
-    pub index: Index,
 }
 
 impl ContextStore {
@@ -182,7 +220,6 @@ impl ContextStore {
             waiting: BTreeMap::new(),
             resettles: 0,
             dependents: BTreeMap::new(),
-            index: Index::default(),
         }
     }
 }

@@ -96,12 +96,10 @@ impl Ledger {
                 );
                 commitments.push(Value::Object(c));
             }
-            if message.act().is_revisable()
-                && self.has_indexed(self.contexts[ctx].index.revisions.get(&eid))
-            {
-                let (head, _) = self.chain(ctx, eid);
+            if message.act().is_revisable() && self.has_indexed(self.index.revisions.get(&eid)) {
+                let (head, _) = self.chain(eid);
                 let all: Vec<&str> = self
-                    .sorted(self.contexts[ctx].index.revisions.get(&eid))
+                    .sorted(self.index.revisions.get(&eid))
                     .into_iter()
                     .map(|r| self.entries[r].id.as_str())
                     .collect();
