@@ -1,6 +1,6 @@
 #!/bin/sh
 # How `tern-sim check --stateful` grows with the history a ledger holds:
-# wall time for each adversarial shape at 2k, 4k, 8k and 16k messages, and
+# CPU time for each adversarial shape at 2k, 4k, 8k and 16k messages, and
 # peak memory over realistic, rejected and duplicate streams.
 #
 #   scripts/ledger-growth.sh [TERN_SIM] [OUT_DIR]
@@ -16,16 +16,16 @@ out=${2:-$(mktemp -d)}
 mkdir -p "$out"
 cargo build --release --quiet --example ledger_streams
 gen=target/release/examples/ledger_streams
-printf '%-15s %8s %8s %8s %8s\n' shape 2000 4000 8000 16000
+# CPU seconds (user + system) rather than wall time, so that the figures
+# mean something on a shared machine.
+printf '%-15s %8s %8s %8s %8s   (CPU seconds)\n' shape 2000 4000 8000 16000
 for shape in chain chain-reversed competing conflicts conflicts-one cascade fan-in; do
     printf '%-15s' "$shape"
     for n in 2000 4000 8000 16000; do
         f="$out/$shape-$n.jsonl"
         "$gen" "$shape" "$n" >"$f"
-        start=$(date +%s.%N)
-        if timeout 120 "$bin" check --stateful "$f" >/dev/null; then :; fi
-        end=$(date +%s.%N)
-        printf ' %8.2f' "$(echo "$end - $start" | bc)"
+        t=$({ /usr/bin/time -f '%U %S' timeout 120 "$bin" check --stateful "$f" >/dev/null; } 2>&1 | tail -n 1)
+        printf ' %8.2f' "$(echo "$t" | awk '{print $1 + $2}')"
     done
     printf '\n'
 done

@@ -287,7 +287,7 @@ impl Ledger {
             variants: vec![Variant::new(message, origin)],
             status: Status::Unsettled,
             registered: 0,
-            digests: None,
+            digests: BTreeMap::new(),
         });
         self.stored += 1;
         let changed = self.settle(ctx, vec![eid]);

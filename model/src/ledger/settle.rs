@@ -156,11 +156,7 @@ impl Ledger {
         }
         let before = std::mem::replace(&mut self.entries[eid].status, status);
         match &self.entries[eid].status {
-            Status::Accepted => {
-                if before != Status::Accepted {
-                    self.index_accepted(ctx, eid);
-                }
-            }
+            Status::Accepted if before != Status::Accepted => self.index_accepted(ctx, eid),
             Status::Pending(missing) => {
                 let missing = missing.clone();
                 self.register(ctx, eid, missing);

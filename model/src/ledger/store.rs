@@ -126,8 +126,9 @@ pub(crate) struct Entry {
     /// list never scans it.
     pub registered: u8,
     /// Once an ID holds several contents: digest → the variants with it, so
-    /// that recognising a duplicate never scans every content.
-    pub digests: Option<Box<BTreeMap<u64, Vec<usize>>>>,
+    /// that recognising a duplicate never scans every content. Empty (and
+    /// unallocated) while the ID holds one content.
+    pub digests: BTreeMap<u64, Vec<usize>>,
 }
 
 impl Entry {
@@ -140,26 +141,26 @@ impl Entry {
     /// Whether `message` is structurally identical to a content already
     /// stored under this ID (section 1: a duplicate).
     pub fn holds(&self, message: &Message) -> bool {
-        match &self.digests {
-            None => self.variants.iter().any(|v| v.message == *message),
-            Some(digests) => digests.get(&digest(message)).is_some_and(|candidates| {
+        if self.digests.is_empty() {
+            return self.variants.iter().any(|v| v.message == *message);
+        }
+        self.digests
+            .get(&digest(message))
+            .is_some_and(|candidates| {
                 candidates
                     .iter()
                     .any(|&i| self.variants[i].message == *message)
-            }),
-        }
+            })
     }
 
     /// Stores another content under this ID.
     pub fn add_variant(&mut self, variant: Variant) {
-        let digests = self.digests.get_or_insert_with(|| {
-            let mut map: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+        if self.digests.is_empty() {
             for (i, v) in self.variants.iter().enumerate() {
-                map.entry(digest(&v.message)).or_default().push(i);
+                self.digests.entry(digest(&v.message)).or_default().push(i);
             }
-            Box::new(map)
-        });
-        digests
+        }
+        self.digests
             .entry(digest(&variant.message))
             .or_default()
             .push(self.variants.len());
