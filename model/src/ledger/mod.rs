@@ -243,9 +243,8 @@ impl Ledger {
         }
 
         // Deduplication, keyed by context and ID (section 1).
-        let known = self
-            .existing_context(&message.thread)
-            .and_then(|ctx| Some((ctx, *self.contexts[ctx].ids.get(&message.id)?)));
+        let existing = self.existing_context(&message.thread);
+        let known = existing.and_then(|ctx| Some((ctx, *self.contexts[ctx].ids.get(&message.id)?)));
         if let Some((ctx, eid)) = known {
             if self.entries[eid].holds(&message) {
                 return vec![delivered(Outcome::Duplicate, &message)];
@@ -274,7 +273,7 @@ impl Ledger {
             return events;
         }
 
-        let Some(ctx) = self.context_of(&message.thread) else {
+        let Some(ctx) = existing.or_else(|| self.context_of(&message.thread)) else {
             unreachable!("admit checked the thread")
         };
         let eid = self.entries.len();

@@ -367,12 +367,21 @@ impl Ledger {
     }
 
     /// Decides one entry, and lists the references it is still missing.
+    /// The list is made only when the entry must wait: a decided entry
+    /// misses nothing that matters.
     fn evaluate(&self, eid: EntryId) -> (Decision, Vec<MessageRef>) {
         let entry = &self.entries[eid];
         let ctx = entry.ctx;
         let m = entry.message();
         let deps = dependencies(m);
+        let decision = match self.decide(ctx, m, &deps) {
+            Ok(()) => Decision::Accept,
+            Err(d) => d,
+        };
         let mut missing: Vec<MessageRef> = Vec::new();
+        if !matches!(decision, Decision::Wait) {
+            return (decision, missing);
+        }
         for (r, _) in deps.iter() {
             let unsettled = self.contexts[ctx]
                 .ids
@@ -382,10 +391,6 @@ impl Ledger {
                 missing.push(r.clone());
             }
         }
-        let decision = match self.decide(ctx, m, &deps) {
-            Ok(()) => Decision::Accept,
-            Err(d) => d,
-        };
         (decision, missing)
     }
 
