@@ -127,7 +127,7 @@ impl Ledger {
             .map(|c| {
                 1 + c.ids.len()
                     + c.waiting.values().map(Vec::len).sum::<usize>()
-                    + c.dependents.values().map(Vec::len).sum::<usize>()
+                    + c.dependents.len()
             })
             .sum();
         let index = lists(&self.index.revisions)
@@ -312,11 +312,7 @@ impl Ledger {
             if deps.iter().take(i).any(|(earlier, _)| earlier == r) {
                 continue;
             }
-            self.contexts[ctx]
-                .dependents
-                .entry(r.clone())
-                .or_default()
-                .push(eid);
+            self.contexts[ctx].dependents.insert((r.clone(), eid));
         }
     }
 

@@ -256,9 +256,9 @@ impl Ledger {
     fn dependents_of(&self, ctx: CtxId, id: &MessageRef) -> Vec<EntryId> {
         self.contexts[ctx]
             .dependents
-            .get(id)
-            .cloned()
-            .unwrap_or_default()
+            .range((id.clone(), 0)..=(id.clone(), EntryId::MAX))
+            .map(|(_, e)| *e)
+            .collect()
     }
 
     /// Re-settles every entry of a context from scratch, as if all its

@@ -6,7 +6,7 @@
 //! few links that let a delivery touch only what it concerns.
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hasher;
 
 use crate::message::{Body, Claim, ContextName, Message, MessageRef};
@@ -208,9 +208,10 @@ pub(crate) struct ContextStore {
     /// that joined before the latest re-settling are put in ID order when
     /// their list is next used.
     pub resettles: u32,
-    /// A reference → every stored entry whose message depends on it, for
-    /// finding what an ID conflict touches.
-    pub dependents: BTreeMap<MessageRef, Vec<EntryId>>,
+    /// (a reference, a stored entry whose message depends on it), for
+    /// finding what an ID conflict touches. Pairs rather than lists, so that
+    /// noting a dependency allocates nothing of its own.
+    pub dependents: BTreeSet<(MessageRef, EntryId)>,
 }
 
 impl ContextStore {
@@ -220,7 +221,7 @@ impl ContextStore {
             ids: BTreeMap::new(),
             waiting: BTreeMap::new(),
             resettles: 0,
-            dependents: BTreeMap::new(),
+            dependents: BTreeSet::new(),
         }
     }
 }
