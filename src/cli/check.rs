@@ -296,13 +296,14 @@ fn check_stateful(args: &CheckArgs) -> Result<Status, CheckFailure> {
             }
         }
     }
-    let views: Vec<serde_json::Value> = checker.views().into_iter().map(|(_, v)| v).collect();
-    let pending: usize = views
-        .iter()
-        .map(|v| v["pending"].as_array().map_or(0, Vec::len))
-        .sum();
+    // Views are built only when shown: they copy every stored message.
+    let pending = checker.ledger().pending_messages();
     let rejected = report.rejected();
-    let shown = if args.views { views } else { Vec::new() };
+    let shown: Vec<serde_json::Value> = if args.views {
+        checker.views().into_iter().map(|(_, v)| v).collect()
+    } else {
+        Vec::new()
+    };
     if open_reader {
         written(report.finish(&shown, pending))?;
     }

@@ -5,13 +5,13 @@
 //! in the index, sorted by ID wherever order could leak in, so that it is a
 //! function of the message set alone (the order-independence invariant).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::json::Json;
 use crate::message::{Body, Message, MessageRef, ProgressState, ReportBody, ReviseMode};
 use crate::wire::{parse_body, Pointer};
 
-use super::store::{CtxId, EntryId};
+use super::store::{CtxId, EntryId, Status};
 use super::Ledger;
 
 /// Where a revision chain stands (section 4).
@@ -81,34 +81,46 @@ impl CommitmentState {
 }
 
 impl Ledger {
+    /// The entries of an index list that are still accepted, sorted by ID.
     pub(crate) fn sorted(&self, ids: Option<&Vec<EntryId>>) -> Vec<EntryId> {
-        let mut out: Vec<EntryId> = ids.cloned().unwrap_or_default();
+        let mut out: Vec<EntryId> = ids
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&e| self.entries[e].status == Status::Accepted)
+            .collect();
         out.sort_by(|a, b| self.entries[*a].id.cmp(&self.entries[*b].id));
         out.dedup();
         out
     }
 
+    /// Whether an index list holds an entry that is still accepted.
+    pub(crate) fn has_indexed(&self, ids: Option<&Vec<EntryId>>) -> bool {
+        ids.into_iter()
+            .flatten()
+            .any(|&e| self.entries[e].status == Status::Accepted)
+    }
+
     /// The chain of revisions of an accepted original.
-    pub(crate) fn chain(&self, ctx: CtxId, target: EntryId) -> (ChainHead, Option<EntryId>) {
-        let revisions = self.sorted(self.contexts[ctx].index.revisions.get(&target));
+    pub(crate) fn chain(&self, target: EntryId) -> (ChainHead, Option<EntryId>) {
+        let revisions = self.sorted(self.index.revisions.get(&target));
         if revisions.is_empty() {
             return (ChainHead::Original, None);
         }
-        let previous_of = |eid: EntryId| match &self.entries[eid].message().body {
-            Body::Revise(r) => Some(r.previous.clone()),
-            _ => None,
-        };
+        // predecessor → the revisions claiming it, in ID order.
+        let mut successors_of: BTreeMap<&MessageRef, Vec<EntryId>> = BTreeMap::new();
+        for &r in &revisions {
+            if let Body::Revise(rv) = &self.entries[r].message().body {
+                successors_of.entry(&rv.previous).or_default().push(r);
+            }
+        }
         let mut node_id = self.entries[target].id.clone();
         let mut node: Option<EntryId> = None;
         // Each step moves to a revision accepted later in the chain; the
         // bound guards against any cycle the acceptance rules might allow.
         for _ in 0..=revisions.len() {
-            let successors: Vec<EntryId> = revisions
-                .iter()
-                .copied()
-                .filter(|&r| previous_of(r).as_ref() == Some(&node_id))
-                .collect();
-            match successors.as_slice() {
+            let successors = successors_of.get(&node_id).map_or(&[][..], Vec::as_slice);
+            match successors {
                 [] => break,
                 [only] => {
                     node = Some(*only);
@@ -158,7 +170,7 @@ impl Ledger {
 
     /// Everything derived about the accepted COMMIT `eid`.
     pub(crate) fn commitment(&self, ctx: CtxId, eid: EntryId) -> CommitmentState {
-        let index = &self.contexts[ctx].index;
+        let index = &self.index;
         let commit_msg = self.entries[eid].message();
         let Body::Commit(commit) = &commit_msg.body else {
             unreachable!("commitment() is called on COMMITs only")
@@ -167,7 +179,7 @@ impl Ledger {
         let mut disputes = BTreeSet::new();
 
         // Lifecycle from the COMMIT's own revisions.
-        let (chain, _) = self.chain(ctx, eid);
+        let (chain, _) = self.chain(eid);
         match &chain {
             ChainHead::Original => {}
             ChainHead::Replaced(_) => {
@@ -196,7 +208,7 @@ impl Ledger {
                     }
                 }
             }
-            if matches!(self.chain(ctx, req_eid).0, ChainHead::Conflict { .. }) {
+            if matches!(self.chain(req_eid).0, ChainHead::Conflict { .. }) {
                 annotations.insert("request_revision_conflict");
             }
         }
@@ -220,8 +232,10 @@ impl Ledger {
 
         // Challenges of the COMMIT or of its reports.
         let reports = self.sorted(index.reports.get(&eid));
-        let challenged = index.challenges.contains_key(&eid)
-            || reports.iter().any(|r| index.challenges.contains_key(r));
+        let challenged = self.has_indexed(index.challenges.get(&eid))
+            || reports
+                .iter()
+                .any(|r| self.has_indexed(index.challenges.get(r)));
         if challenged {
             annotations.insert("challenged");
         }
@@ -270,9 +284,9 @@ impl Ledger {
             };
             let mut versions: Vec<(ProgressState, bool)> =
                 vec![(body.state, verified(original, body))];
-            let (head, head_eid) = self.chain(ctx, r);
+            let (head, head_eid) = self.chain(r);
             // Every replacement along the chain is a version of the assessment.
-            for rev in self.sorted(self.contexts[ctx].index.revisions.get(&r)) {
+            for rev in self.sorted(self.index.revisions.get(&r)) {
                 if let Some(b) = replacement_report(self.entries[rev].message()) {
                     versions.push((b.state, verified(self.entries[rev].message(), &b)));
                 }

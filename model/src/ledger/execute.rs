@@ -78,7 +78,7 @@ impl Ledger {
             return Err(Refusal::UnknownCommitment);
         };
         let entry = &self.entries[eid];
-        if !entry.variants.iter().any(|v| v.message.thread == *thread) {
+        if !self.in_thread(thread, eid) {
             return Err(Refusal::UnknownCommitment);
         }
         match &entry.status {

@@ -35,7 +35,7 @@ pub use outcome::{
 };
 
 use crate::message::{ContextName, Message, MessageRef, Principal, ThreadId};
-use crate::wire::{parse_frame, Pointer};
+use crate::wire::{parse_frame, Pointer, WireError};
 use store::{ContextStore, CtxId, Entry, EntryId, Status, Variant};
 
 /// One receiver's ledger.
@@ -48,8 +48,15 @@ pub struct Ledger {
     /// thread → its context, once looked up (bindings never change).
     thread_contexts: BTreeMap<ThreadId, CtxId>,
     entries: Vec<Entry>,
+    /// Who depends on whom among accepted messages, for derived state.
+    index: store::Index,
     /// thread → the entries with a variant in it, for views.
-    threads: BTreeMap<ThreadId, Vec<EntryId>>,
+    threads: BTreeMap<ThreadId, BTreeSet<EntryId>>,
+    /// How many contents are stored, over all IDs.
+    stored: usize,
+    /// Re-settle a whole context on each ID conflict (the reference for
+    /// tests) rather than only what the conflict touches.
+    from_scratch: bool,
     /// Effects performed, by idempotency key. Facts about the world: they
     /// survive every re-settling.
     executed: BTreeSet<(CtxId, MessageRef)>,
@@ -64,8 +71,23 @@ impl Ledger {
             context_ids: BTreeMap::new(),
             thread_contexts: BTreeMap::new(),
             entries: Vec::new(),
+            index: store::Index::default(),
             threads: BTreeMap::new(),
+            stored: 0,
+            from_scratch: false,
             executed: BTreeSet::new(),
+        }
+    }
+
+    /// A ledger that re-settles the whole context from scratch on every ID
+    /// conflict: slow, and simple enough to serve as the reference that the
+    /// incremental settling of [`Ledger::new`] is compared with in tests.
+    /// Both give the same events, views and executions for every input.
+    #[doc(hidden)]
+    pub fn settling_from_scratch(config: LedgerConfig) -> Ledger {
+        Ledger {
+            from_scratch: true,
+            ..Ledger::new(config)
         }
     }
 
@@ -76,6 +98,51 @@ impl Ledger {
     /// How many frames have been delivered.
     pub fn deliveries(&self) -> u64 {
         self.deliveries
+    }
+
+    /// How many contents the ledger stores, over all IDs: what passed the
+    /// identity checks and was neither a duplicate nor refused before that.
+    pub fn stored_messages(&self) -> usize {
+        self.stored
+    }
+
+    /// How many stored messages are still pending, over all threads.
+    pub fn pending_messages(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| matches!(e.status, Status::Pending(_)))
+            .count()
+    }
+
+    /// The number of items held in all of the ledger's collections: stored
+    /// contents, contexts and thread links, waiting-list members, dependency
+    /// and index links. It grows only with what is stored, never with frames
+    /// that are rejected before storage or dropped as duplicates, which is
+    /// what tests check through it.
+    pub fn footprint(&self) -> usize {
+        let lists = |m: &BTreeMap<EntryId, Vec<EntryId>>| m.values().map(Vec::len).sum::<usize>();
+        let contexts: usize = self
+            .contexts
+            .iter()
+            .map(|c| {
+                1 + c.ids.len()
+                    + c.waiting.values().map(Vec::len).sum::<usize>()
+                    + c.dependents.len()
+            })
+            .sum();
+        let index = lists(&self.index.revisions)
+            + lists(&self.index.reports)
+            + lists(&self.index.commits)
+            + lists(&self.index.replacing)
+            + lists(&self.index.challenges);
+        self.stored
+            + self.entries.len()
+            + contexts
+            + index
+            + self.context_ids.len()
+            + self.thread_contexts.len()
+            + self.threads.values().map(BTreeSet::len).sum::<usize>()
+            + self.executed.len()
     }
 
     /// The identity context of a thread, creating its store on first use.
@@ -136,10 +203,23 @@ impl Ledger {
     /// that every input a receiver could depend on is explicit; no delivery
     /// rule of this profile reads it (expiry is checked at execution).
     pub fn deliver(&mut self, frame: &[u8], principal: &Principal, now: LocalTime) -> Vec<Event> {
+        self.deliver_parsed(parse_frame(frame), principal, now)
+    }
+
+    /// Delivers a frame that the caller already read with [`parse_frame`],
+    /// for callers that needed the message before delivering it (to find
+    /// its principal, say): the answer is the one [`Ledger::deliver`] gives
+    /// for the same frame.
+    pub fn deliver_parsed(
+        &mut self,
+        parsed: Result<Message, WireError>,
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Vec<Event> {
         let _ = now;
         let origin = self.deliveries;
         self.deliveries += 1;
-        let message = match parse_frame(frame) {
+        let message = match parsed {
             Ok(m) => m,
             Err(e) => {
                 return vec![Event {
@@ -161,17 +241,12 @@ impl Ledger {
         if let Err(rejection) = self.admit(&message, principal) {
             return vec![delivered(Outcome::Rejected(rejection), &message)];
         }
-        let Some(ctx) = self.context_of(&message.thread) else {
-            unreachable!("admit checked the thread")
-        };
 
         // Deduplication, keyed by context and ID (section 1).
-        if let Some(&eid) = self.contexts[ctx].ids.get(&message.id) {
-            if self.entries[eid]
-                .variants
-                .iter()
-                .any(|v| v.message == message)
-            {
+        let existing = self.existing_context(&message.thread);
+        let known = existing.and_then(|ctx| Some((ctx, *self.contexts[ctx].ids.get(&message.id)?)));
+        if let Some((ctx, eid)) = known {
+            if self.entries[eid].holds(&message) {
                 return vec![delivered(Outcome::Duplicate, &message)];
             }
             let event = delivered(
@@ -186,24 +261,34 @@ impl Ledger {
                 &message,
             );
             self.note_thread(&message.thread, eid);
-            self.entries[eid]
-                .variants
-                .push(Variant::new(message, origin));
-            let changed = self.resettle(ctx);
+            self.entries[eid].add_variant(Variant::new(message, origin));
+            self.stored += 1;
+            let changed = if self.from_scratch {
+                self.resettle_from_scratch(ctx)
+            } else {
+                self.equivocate(ctx, eid)
+            };
             let mut events = vec![event];
             events.extend(self.events_for(&changed));
             return events;
         }
 
+        let Some(ctx) = existing.or_else(|| self.context_of(&message.thread)) else {
+            unreachable!("admit checked the thread")
+        };
         let eid = self.entries.len();
         self.contexts[ctx].ids.insert(message.id.clone(), eid);
         self.note_thread(&message.thread, eid);
+        self.note_dependencies(ctx, eid, &message);
         self.entries.push(Entry {
             ctx,
             id: message.id.clone(),
             variants: vec![Variant::new(message, origin)],
             status: Status::Unsettled,
+            registered: 0,
+            digests: BTreeMap::new(),
         });
+        self.stored += 1;
         let changed = self.settle(ctx, vec![eid]);
         let primary = Event {
             kind: EventKind::Delivered,
@@ -219,10 +304,26 @@ impl Ledger {
         events
     }
 
+    /// Records `eid` as a dependent of every reference its message names,
+    /// once per reference.
+    fn note_dependencies(&mut self, ctx: CtxId, eid: EntryId, message: &Message) {
+        let deps = settle::dependencies(message);
+        for (i, (r, _)) in deps.iter().enumerate() {
+            if deps.iter().take(i).any(|(earlier, _)| earlier == r) {
+                continue;
+            }
+            self.contexts[ctx].dependents.insert((r.clone(), eid));
+        }
+    }
+
     /// Identity and addressing (sections 1 and 5): who may put a message
     /// into this ledger at all. Nothing that fails here is stored.
-    fn admit(&mut self, m: &Message, principal: &Principal) -> Result<(), Rejection> {
-        if self.context_of(&m.thread).is_none() {
+    fn admit(&self, m: &Message, principal: &Principal) -> Result<(), Rejection> {
+        let has_context = match &self.config.contexts {
+            Contexts::Open => ContextName::new(m.thread.as_str()).is_ok(),
+            Contexts::Fixed { threads, .. } => threads.contains_key(&m.thread),
+        };
+        if !has_context {
             return Err(Rejection::new(
                 RejectClass::UnknownThread,
                 Pointer::of(&["thread"]),
@@ -271,10 +372,18 @@ impl Ledger {
     }
 
     fn note_thread(&mut self, thread: &ThreadId, eid: EntryId) {
-        let list = self.threads.entry(thread.clone()).or_default();
-        if !list.contains(&eid) {
-            list.push(eid);
+        if let Some(set) = self.threads.get_mut(thread) {
+            set.insert(eid);
+        } else {
+            self.threads.insert(thread.clone(), BTreeSet::from([eid]));
         }
+    }
+
+    /// Whether some content stored under `eid` is in `thread`.
+    pub(crate) fn in_thread(&self, thread: &ThreadId, eid: EntryId) -> bool {
+        self.threads
+            .get(thread)
+            .is_some_and(|set| set.contains(&eid))
     }
 
     fn outcome_of(&self, eid: EntryId) -> Outcome {

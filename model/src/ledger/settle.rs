@@ -11,9 +11,16 @@
 //! * a decided check only ever looks at accepted messages, whose content never
 //!   changes, or at rejected and equivocated ones, which never recover;
 //! * the one event that changes an earlier verdict, a second content for an
-//!   ID, re-settles the whole context from scratch.
+//!   ID, re-settles what depends on that ID, with the answer that settling
+//!   the whole context from scratch would give.
+//!
+//! Each delivery touches only what it concerns: the entries waiting for the
+//! message it brings, and after an ID conflict the entries whose standing it
+//! changes. [`Ledger::settling_from_scratch`] makes a ledger that re-settles
+//! a whole context on each ID conflict instead, so that tests can check that
+//! the two agree.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use crate::message::{Act, Body, Message, MessageRef};
 use crate::wire::{parse_body, Pointer};
@@ -37,10 +44,31 @@ fn reject(class: RejectClass, pointer: Pointer, message: impl Into<String>) -> D
 /// Static, so that listing references allocates nothing on the common path.
 pub(crate) type Place = &'static [&'static str];
 
+/// At most three references (the reply, and two body members for a
+/// REVISE), held without an allocation: they are listed on every evaluation.
+#[derive(Default)]
+pub(crate) struct Deps<'a> {
+    items: [Option<(&'a MessageRef, Place)>; 3],
+    len: usize,
+}
+
+impl<'a> Deps<'a> {
+    fn push(&mut self, item: (&'a MessageRef, Place)) {
+        if let Some(slot) = self.items.get_mut(self.len) {
+            *slot = Some(item);
+            self.len += 1;
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'a MessageRef, Place)> + '_ {
+        self.items.iter().flatten().copied()
+    }
+}
+
 /// The references a message cannot be accepted without, with where they sit.
 /// Impact references are informational (profile rule L-REF-4) and not listed.
-pub(crate) fn dependencies(m: &Message) -> Vec<(&MessageRef, Place)> {
-    let mut deps: Vec<(&MessageRef, Place)> = Vec::with_capacity(3);
+pub(crate) fn dependencies(m: &Message) -> Deps<'_> {
+    let mut deps = Deps::default();
     if let Some(r) = &m.reply {
         deps.push((r, &["reply"]));
     }
@@ -70,6 +98,15 @@ pub(crate) fn dependencies(m: &Message) -> Vec<(&MessageRef, Place)> {
     deps
 }
 
+/// The bits of the positions in [`dependencies`] that hold `r`.
+pub(crate) fn dependency_mask(m: &Message, r: &MessageRef) -> u8 {
+    dependencies(m)
+        .iter()
+        .enumerate()
+        .filter(|(_, (d, _))| *d == r)
+        .fold(0, |mask, (i, _)| mask | (1 << i))
+}
+
 /// The place of a body member that holds a reference.
 fn body_place(key: &str) -> Place {
     match key {
@@ -92,51 +129,155 @@ impl Ledger {
             if self.entries[eid].status.is_final() {
                 continue;
             }
-            let (decision, missing) = self.evaluate(eid);
-            let status = match decision {
-                Decision::Wait => Status::Pending(missing.clone()),
-                Decision::Accept => Status::Accepted,
-                Decision::Reject(r) => Status::Rejected(r),
-            };
-            if self.entries[eid].status == status {
+            let Some(before) = self.reevaluate(ctx, eid) else {
                 continue;
-            }
-            let settled = status.is_final();
-            let before = std::mem::replace(&mut self.entries[eid].status, status);
+            };
             changed.push((eid, before));
-            if settled {
-                if matches!(self.entries[eid].status, Status::Accepted) {
-                    self.index_accepted(ctx, eid);
-                }
+            if self.entries[eid].status.is_final() {
                 let id = self.entries[eid].id.clone();
-                if let Some(waiters) = self.contexts[ctx].waiting.remove(&id) {
-                    queue.extend(waiters);
-                }
-            } else {
-                for r in missing {
-                    let waiters = self.contexts[ctx].waiting.entry(r).or_default();
-                    if !waiters.contains(&eid) {
-                        waiters.push(eid);
-                    }
-                }
+                queue.extend(self.take_waiters(ctx, &id));
             }
         }
         changed
     }
 
+    /// Evaluates `eid` again and, if its status changes, records the new one
+    /// and keeps the index and the waiting lists in step. Returns the status
+    /// before when it changed.
+    fn reevaluate(&mut self, ctx: CtxId, eid: EntryId) -> Option<Status> {
+        let (decision, missing) = self.evaluate(eid);
+        let status = match decision {
+            Decision::Wait => Status::Pending(missing),
+            Decision::Accept => Status::Accepted,
+            Decision::Reject(r) => Status::Rejected(r),
+        };
+        if self.entries[eid].status == status {
+            return None;
+        }
+        let before = std::mem::replace(&mut self.entries[eid].status, status);
+        match &self.entries[eid].status {
+            Status::Accepted if before != Status::Accepted => self.index_accepted(ctx, eid),
+            Status::Pending(missing) => {
+                let missing = missing.clone();
+                self.register(ctx, eid, missing);
+            }
+            _ => {}
+        }
+        Some(before)
+    }
+
+    /// Puts `eid` in the waiting list of each reference it misses, unless it
+    /// is there already.
+    fn register(&mut self, ctx: CtxId, eid: EntryId, missing: Vec<MessageRef>) {
+        let epoch = self.contexts[ctx].resettles;
+        for r in missing {
+            let mask = dependency_mask(self.entries[eid].message(), &r);
+            if self.entries[eid].registered & mask != 0 {
+                continue;
+            }
+            self.entries[eid].registered |= mask;
+            self.contexts[ctx]
+                .waiting
+                .entry(r)
+                .or_default()
+                .push((eid, epoch));
+        }
+    }
+
+    /// Empties the waiting list of `id`, in the order its members are woken:
+    /// those that joined before the context was last re-settled in ID order
+    /// (re-settling lists everything in ID order), then the others in the
+    /// order they joined.
+    fn take_waiters(&mut self, ctx: CtxId, id: &MessageRef) -> Vec<EntryId> {
+        let Some(list) = self.contexts[ctx].waiting.remove(id) else {
+            return Vec::new();
+        };
+        let epoch = self.contexts[ctx].resettles;
+        // Members join with the current count, which never decreases.
+        let older = list.partition_point(|&(_, joined)| joined < epoch);
+        let mut waiters: Vec<EntryId> = list.into_iter().map(|(e, _)| e).collect();
+        waiters[..older].sort_by(|a, b| self.entries[*a].id.cmp(&self.entries[*b].id));
+        for &e in &waiters {
+            let mask = dependency_mask(self.entries[e].message(), id);
+            self.entries[e].registered &= !mask;
+        }
+        waiters
+    }
+
+    /// Re-settles what an ID conflict on `eid` changes, once its second
+    /// content is stored. Returns the entries whose status differs from
+    /// before, with their status before, in ID order: exactly what
+    /// re-settling the whole context from scratch would return.
+    ///
+    /// Why touching only the dependents is enough: an entry's status is a
+    /// function of its dependencies' statuses, so only entries that depend,
+    /// directly or through others, on `eid` can change; an equivocated entry
+    /// never changes, so nothing is followed through one. A settled entry
+    /// stays settled (the references it was decided on stay settled), an
+    /// acceptance can be lost but never regained, and the first failing check
+    /// can only move earlier, so each entry changes a bounded number of times
+    /// and propagating changes until nothing moves reaches the state that
+    /// settling from scratch reaches.
+    pub(crate) fn equivocate(&mut self, ctx: CtxId, eid: EntryId) -> Vec<(EntryId, Status)> {
+        let mut before: BTreeMap<EntryId, Status> = BTreeMap::new();
+        if self.entries[eid].status != Status::Equivocated {
+            let old = std::mem::replace(&mut self.entries[eid].status, Status::Equivocated);
+            before.insert(eid, old);
+            let id = self.entries[eid].id.clone();
+            // Its waiters are among its dependents, re-evaluated below.
+            self.take_waiters(ctx, &id);
+            let mut queue: VecDeque<EntryId> = self.dependents_of(ctx, &id).into();
+            while let Some(x) = queue.pop_front() {
+                if self.entries[x].status == Status::Equivocated {
+                    continue;
+                }
+                let Some(old) = self.reevaluate(ctx, x) else {
+                    continue;
+                };
+                before.entry(x).or_insert(old);
+                let xid = self.entries[x].id.clone();
+                if self.entries[x].status.is_final() {
+                    // Its waiters are among its dependents.
+                    self.take_waiters(ctx, &xid);
+                }
+                queue.extend(self.dependents_of(ctx, &xid));
+            }
+        }
+        // Whatever changed, re-settling lists every waiting entry in ID order.
+        self.contexts[ctx].resettles += 1;
+        let mut changed: Vec<(EntryId, Status)> = before
+            .into_iter()
+            .filter(|(e, old)| self.entries[*e].status != *old)
+            .collect();
+        changed.sort_by(|a, b| self.entries[a.0].id.cmp(&self.entries[b.0].id));
+        changed
+    }
+
+    fn dependents_of(&self, ctx: CtxId, id: &MessageRef) -> Vec<EntryId> {
+        self.contexts[ctx]
+            .dependents
+            .range((id.clone(), 0)..=(id.clone(), EntryId::MAX))
+            .map(|(_, e)| *e)
+            .collect()
+    }
+
     /// Re-settles every entry of a context from scratch, as if all its
     /// messages had just arrived together. Returns the entries whose status
-    /// differs from before, with their status before, in ID order.
-    pub(crate) fn resettle(&mut self, ctx: CtxId) -> Vec<(EntryId, Status)> {
+    /// differs from before, with their status before, in ID order. The
+    /// reference that [`Ledger::equivocate`] must agree with; see
+    /// [`Ledger::settling_from_scratch`].
+    pub(crate) fn resettle_from_scratch(&mut self, ctx: CtxId) -> Vec<(EntryId, Status)> {
         let all: Vec<EntryId> = self.contexts[ctx].ids.values().copied().collect();
         let before: Vec<Status> = all
             .iter()
             .map(|&e| self.entries[e].status.clone())
             .collect();
         self.contexts[ctx].waiting.clear();
-        self.contexts[ctx].index = Default::default();
+        // The index keeps entries that lose their acceptance; its readers
+        // skip them, so it needs no rebuilding.
         for &eid in &all {
             let entry = &mut self.entries[eid];
+            entry.registered = 0;
             entry.status = if entry.variants.len() > 1 {
                 Status::Equivocated
             } else {
@@ -147,6 +288,17 @@ impl Ledger {
         all.into_iter()
             .zip(before)
             .filter(|(eid, old)| self.entries[*eid].status != *old)
+            .collect()
+    }
+
+    /// The outcome of every stored ID, in context and ID order, for
+    /// comparing ledgers in tests.
+    #[doc(hidden)]
+    pub fn outcomes(&self) -> Vec<(MessageRef, super::Outcome)> {
+        self.contexts
+            .iter()
+            .flat_map(|c| c.ids.iter())
+            .map(|(id, &eid)| (id.clone(), self.outcome_of(eid)))
             .collect()
     }
 
@@ -162,7 +314,7 @@ impl Ledger {
             _ => return,
         };
         let Some(key) = key else { return };
-        let index = &mut self.contexts[ctx].index;
+        let index = &mut self.index;
         let map = match slot {
             0 => &mut index.revisions,
             1 => &mut index.reports,
@@ -215,38 +367,38 @@ impl Ledger {
     }
 
     /// Decides one entry, and lists the references it is still missing.
+    /// The list is made only when the entry must wait: a decided entry
+    /// misses nothing that matters.
     fn evaluate(&self, eid: EntryId) -> (Decision, Vec<MessageRef>) {
         let entry = &self.entries[eid];
         let ctx = entry.ctx;
         let m = entry.message();
         let deps = dependencies(m);
-        let mut missing: Vec<MessageRef> = Vec::new();
-        for (r, _) in &deps {
-            let unsettled = self.contexts[ctx]
-                .ids
-                .get(*r)
-                .is_none_or(|&e| !self.entries[e].status.is_final());
-            if unsettled && !missing.contains(r) {
-                missing.push((*r).clone());
-            }
-        }
         let decision = match self.decide(ctx, m, &deps) {
             Ok(()) => Decision::Accept,
             Err(d) => d,
         };
+        let mut missing: Vec<MessageRef> = Vec::new();
+        if !matches!(decision, Decision::Wait) {
+            return (decision, missing);
+        }
+        for (r, _) in deps.iter() {
+            let unsettled = self.contexts[ctx]
+                .ids
+                .get(r)
+                .is_none_or(|&e| !self.entries[e].status.is_final());
+            if unsettled && !missing.contains(r) {
+                missing.push(r.clone());
+            }
+        }
         (decision, missing)
     }
 
     /// The checks, in their fixed order (profile rules L-*).
-    fn decide(
-        &self,
-        ctx: CtxId,
-        m: &Message,
-        deps: &[(&MessageRef, Place)],
-    ) -> Result<(), Decision> {
+    fn decide(&self, ctx: CtxId, m: &Message, deps: &Deps) -> Result<(), Decision> {
         // 1. What the message says about itself.
-        for (r, at) in deps {
-            if **r == m.id {
+        for (r, at) in deps.iter() {
+            if *r == m.id {
                 return Err(reject(
                     RejectClass::Reference,
                     Pointer::of(at),

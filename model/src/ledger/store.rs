@@ -1,9 +1,15 @@
 //! What a ledger keeps: every message that passed identity checks, keyed by
 //! its identity context and ID, with its current standing.
+//!
+//! Only what a later delivery, view or execution needs is kept, once: the
+//! typed message (its canonical JSON is made when a view shows it), and the
+//! few links that let a delivery touch only what it concerns.
 
-use std::collections::BTreeMap;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::Hasher;
 
-use crate::message::{ContextName, Message, MessageRef};
+use crate::message::{Body, Claim, ContextName, Message, MessageRef};
 
 use super::outcome::Rejection;
 
@@ -15,24 +21,74 @@ pub(crate) type CtxId = usize;
 pub(crate) struct Variant {
     pub message: Message,
     pub origin: u64,
-    /// The message as canonical JSON, made the first time a view shows it
-    /// and kept: views show it often, deliveries never need it.
-    content: std::cell::OnceCell<serde_json::Value>,
 }
 
 impl Variant {
-    pub fn new(message: Message, origin: u64) -> Variant {
-        Variant {
-            message,
-            origin,
-            content: std::cell::OnceCell::new(),
-        }
+    pub fn new(mut message: Message, origin: u64) -> Variant {
+        compact(&mut message);
+        Variant { message, origin }
     }
 
-    pub fn content(&self) -> &serde_json::Value {
-        self.content
-            .get_or_init(|| serde_json::to_value(&self.message).unwrap_or(serde_json::Value::Null))
+    /// The message as canonical JSON, as views show it.
+    pub fn content(&self) -> serde_json::Value {
+        serde_json::to_value(&self.message).unwrap_or(serde_json::Value::Null)
     }
+}
+
+/// Gives back the room that a message's lists grew into while it was read
+/// (a list read from JSON doubles its capacity as it goes, so a list of one
+/// item holds room for four): a stored message is kept for the ledger's
+/// life, so it keeps only what it holds.
+pub(crate) fn compact(message: &mut Message) {
+    fn claims(list: &mut [Claim]) {
+        for c in list {
+            c.evidence.shrink_to_fit();
+            c.alternatives.shrink_to_fit();
+        }
+    }
+    message.to.shrink_to_fit();
+    if let Some(evidence) = &mut message.evidence {
+        evidence.shrink_to_fit();
+    }
+    match &mut message.body {
+        Body::Tell(b) => {
+            b.claims.shrink_to_fit();
+            claims(b.claims.items_mut());
+        }
+        Body::Request(b) => b.constraints.shrink_to_fit(),
+        Body::Commit(b) => b.conditions.shrink_to_fit(),
+        Body::Report(b) => {
+            b.claims.shrink_to_fit();
+            claims(&mut b.claims);
+        }
+        Body::Revise(b) => b.impact.shrink_to_fit(),
+        Body::Challenge(b) => {
+            b.claims.shrink_to_fit();
+            claims(&mut b.claims);
+        }
+        Body::Ask(_) | Body::Propose(_) | Body::Ack(_) => {}
+    }
+}
+
+/// A digest of a message's canonical JSON. Structurally equal messages have
+/// equal canonical JSON (objects sorted, numbers printed from their value),
+/// so equal messages have equal digests; equal digests are confirmed by
+/// comparing the messages. The hasher has fixed keys: no randomness.
+pub(crate) fn digest(message: &Message) -> u64 {
+    struct Sink<'a>(&'a mut DefaultHasher);
+    impl std::io::Write for Sink<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.write(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut hasher = DefaultHasher::new();
+    // Serialising a parsed message cannot fail, and a sink never does.
+    let _ = serde_json::to_writer(Sink(&mut hasher), message);
+    hasher.finish()
 }
 
 /// The standing of an ID. Everything but `Unsettled` is a possible final
@@ -65,6 +121,14 @@ pub(crate) struct Entry {
     /// overwritten (history is append-only).
     pub variants: Vec<Variant>,
     pub status: Status,
+    /// Bit `i` is set while this entry is in the waiting list of its `i`-th
+    /// dependency (see [`super::settle::dependencies`]), so that joining a
+    /// list never scans it.
+    pub registered: u8,
+    /// Once an ID holds several contents: digest → the variants with it, so
+    /// that recognising a duplicate never scans every content. Empty (and
+    /// unallocated) while the ID holds one content.
+    pub digests: BTreeMap<u64, Vec<usize>>,
 }
 
 impl Entry {
@@ -73,11 +137,44 @@ impl Entry {
     pub fn message(&self) -> &Message {
         &self.variants[0].message
     }
+
+    /// Whether `message` is structurally identical to a content already
+    /// stored under this ID (section 1: a duplicate).
+    pub fn holds(&self, message: &Message) -> bool {
+        if self.digests.is_empty() {
+            return self.variants.iter().any(|v| v.message == *message);
+        }
+        self.digests
+            .get(&digest(message))
+            .is_some_and(|candidates| {
+                candidates
+                    .iter()
+                    .any(|&i| self.variants[i].message == *message)
+            })
+    }
+
+    /// Stores another content under this ID.
+    pub fn add_variant(&mut self, variant: Variant) {
+        if self.digests.is_empty() {
+            for (i, v) in self.variants.iter().enumerate() {
+                self.digests.entry(digest(&v.message)).or_default().push(i);
+            }
+        }
+        self.digests
+            .entry(digest(&variant.message))
+            .or_default()
+            .push(self.variants.len());
+        self.variants.push(variant);
+    }
 }
 
-/// Who depends on whom, among accepted messages of one context. Rebuilt from
-/// scratch whenever the context is re-settled, so it never holds a message
-/// that has lost its standing.
+/// Who depends on whom, among accepted messages. Keys and members are
+/// entries, which are numbered across contexts, so one index serves every
+/// context (a thread of a few messages does not pay for maps of its own).
+/// An entry is
+/// added when it is accepted and never removed: readers keep only the
+/// entries that are still accepted (an acceptance is lost only to an ID
+/// conflict), which is what rebuilding the index would give.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Index {
     /// target → REVISEs of it.
@@ -92,15 +189,29 @@ pub(crate) struct Index {
     pub challenges: BTreeMap<EntryId, Vec<EntryId>>,
 }
 
+/// One member of a waiting list: the entry, and how many ID conflicts its
+/// context had seen when it joined.
+pub(crate) type Waiter = (EntryId, u32);
+
 /// One identity context's namespace: dedup keys and stored references are
 /// qualified by it (section 1).
 #[derive(Debug, Clone)]
 pub(crate) struct ContextStore {
     pub name: ContextName,
     pub ids: BTreeMap<MessageRef, EntryId>,
-    /// A missing or unsettled reference → the entries waiting for it.
-    pub waiting: BTreeMap<MessageRef, Vec<EntryId>>,
-    pub index: Index,
+    /// A missing or unsettled reference → the entries waiting for it, in the
+    /// order they joined.
+    pub waiting: BTreeMap<MessageRef, Vec<Waiter>>,
+    /// How many times an ID conflict re-settled this context. Re-settling
+    /// puts every waiting list in ID order, as if all its members had just
+    /// arrived together; instead of sorting every list then, the members
+    /// that joined before the latest re-settling are put in ID order when
+    /// their list is next used.
+    pub resettles: u32,
+    /// (a reference, a stored entry whose message depends on it), for
+    /// finding what an ID conflict touches. Pairs rather than lists, so that
+    /// noting a dependency allocates nothing of its own.
+    pub dependents: BTreeSet<(MessageRef, EntryId)>,
 }
 
 impl ContextStore {
@@ -109,7 +220,8 @@ impl ContextStore {
             name,
             ids: BTreeMap::new(),
             waiting: BTreeMap::new(),
-            index: Index::default(),
+            resettles: 0,
+            dependents: BTreeSet::new(),
         }
     }
 }

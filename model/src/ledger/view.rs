@@ -16,7 +16,11 @@ use super::Ledger;
 impl Ledger {
     /// The canonical view of `thread` (an empty view for an unknown thread).
     pub fn view(&self, thread: &ThreadId) -> Value {
-        let mut ids: Vec<EntryId> = self.threads.get(thread).cloned().unwrap_or_default();
+        let mut ids: Vec<EntryId> = self
+            .threads
+            .get(thread)
+            .map(|set| set.iter().copied().collect())
+            .unwrap_or_default();
         ids.sort_by(|a, b| self.entries[*a].id.cmp(&self.entries[*b].id));
 
         let mut messages = Vec::new();
@@ -35,7 +39,7 @@ impl Ledger {
                     // Every content sent under the ID, in canonical order, so
                     // that no arrival order makes one of them "the" message.
                     let mut variants: Vec<Value> =
-                        entry.variants.iter().map(|v| v.content().clone()).collect();
+                        entry.variants.iter().map(|v| v.content()).collect();
                     variants.sort_by_cached_key(|v| v.to_string());
                     variants.dedup();
                     m.insert("variants".into(), Value::Array(variants));
@@ -44,7 +48,7 @@ impl Ledger {
                     m.insert("act".into(), json!(entry.message().act().as_str()));
                     // The content itself, so that receivers holding different
                     // contents under one ID never compare equal.
-                    m.insert("content".into(), entry.variants[0].content().clone());
+                    m.insert("content".into(), entry.variants[0].content());
                     match status {
                         Status::Accepted => {
                             m.insert("status".into(), json!("accepted"));
@@ -92,11 +96,10 @@ impl Ledger {
                 );
                 commitments.push(Value::Object(c));
             }
-            if message.act().is_revisable() && self.contexts[ctx].index.revisions.contains_key(&eid)
-            {
-                let (head, _) = self.chain(ctx, eid);
+            if message.act().is_revisable() && self.has_indexed(self.index.revisions.get(&eid)) {
+                let (head, _) = self.chain(eid);
                 let all: Vec<&str> = self
-                    .sorted(self.contexts[ctx].index.revisions.get(&eid))
+                    .sorted(self.index.revisions.get(&eid))
                     .into_iter()
                     .map(|r| self.entries[r].id.as_str())
                     .collect();
@@ -126,12 +129,10 @@ impl Ledger {
             .executed
             .iter()
             .filter(|(ctx, id)| {
-                self.contexts[*ctx].ids.get(id).is_some_and(|&e| {
-                    self.entries[e]
-                        .variants
-                        .iter()
-                        .any(|v| v.message.thread == *thread)
-                })
+                self.contexts[*ctx]
+                    .ids
+                    .get(id)
+                    .is_some_and(|&e| self.in_thread(thread, e))
             })
             .map(|(ctx, id)| self.effect_key(*ctx, id).0)
             .collect();

@@ -46,6 +46,17 @@ impl<T> NonEmptyVec<T> {
     pub fn into_vec(self) -> Vec<T> {
         self.0
     }
+
+    /// Gives back the room the list grew into while it was read, for
+    /// values that are kept.
+    pub fn shrink_to_fit(&mut self) {
+        self.0.shrink_to_fit();
+    }
+
+    /// The items, to change in place (the list stays nonempty).
+    pub fn items_mut(&mut self) -> &mut [T] {
+        &mut self.0
+    }
 }
 
 impl<T> Deref for NonEmptyVec<T> {
