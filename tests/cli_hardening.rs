@@ -58,18 +58,11 @@ fn reference_report(dir: &Path, name: &str) -> Value {
     report(&dir.join(name))
 }
 
-fn write_json(path: &Path, v: &Value) {
-    std::fs::write(path, serde_json::to_vec(v).unwrap()).unwrap();
-}
-
-#[test]
-fn every_command_ends_quietly_when_its_reader_goes_away() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    reference_report(d, "good");
-    let traces = d.join("traces");
+/// A counterexample trace of a mutant, saved by `run` under `dir/folder`.
+fn mutant_trace(dir: &Path, folder: &str) -> std::path::PathBuf {
+    let traces = dir.join(folder);
     let o = run_in(
-        d,
+        dir,
         &[
             "run",
             "--agents",
@@ -88,12 +81,24 @@ fn every_command_ends_quietly_when_its_reader_goes_away() {
         ],
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let trace = std::fs::read_dir(&traces)
+    std::fs::read_dir(&traces)
         .unwrap()
         .next()
         .unwrap()
         .unwrap()
-        .path();
+        .path()
+}
+
+fn write_json(path: &Path, v: &Value) {
+    std::fs::write(path, serde_json::to_vec(v).unwrap()).unwrap();
+}
+
+#[test]
+fn every_command_ends_quietly_when_its_reader_goes_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    reference_report(d, "good");
+    let trace = mutant_trace(d, "traces");
     let trace = trace.to_str().unwrap();
     let invalid = b"[1]\n{}\n".repeat(1000);
     // Each command with its documented status when its output is cut:
@@ -531,42 +536,16 @@ fn messages_name_invalid_utf8_and_an_unsupported_trace_format() {
         "{text}"
     );
 
-    let traces = d.join("t");
-    let o = run_in(
-        d,
-        &[
-            "run",
-            "--agents",
-            "3",
-            "--seed",
-            "1",
-            "--seeds",
-            "20",
-            "--steps",
-            "120",
-            "--faults",
-            "--mutant",
-            "trusts-from",
-            "--trace-dir",
-            traces.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(o.status.code(), Some(1));
-    let trace = std::fs::read_dir(&traces)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let trace = mutant_trace(d, "t");
     let text = std::fs::read_to_string(&trace).unwrap();
     let (header, rest) = text.split_once('\n').unwrap();
     let mut header: Value = serde_json::from_str(header).unwrap();
-    header["tern_sim_trace"] = Value::from(2);
+    header["tern_sim_trace"] = Value::from(1);
     std::fs::write(d.join("v2.jsonl"), format!("{header}\n{rest}")).unwrap();
     let o = run_in(d, &["replay", "v2.jsonl"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("trace format 2 is not supported"),
+        stderr(&o).contains("trace format 1 is not supported: this tern-sim reads format 2"),
         "{}",
         stderr(&o)
     );

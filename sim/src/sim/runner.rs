@@ -811,14 +811,41 @@ impl<'a> Run<'a> {
 
     fn execute(&mut self, a: usize, pick: u8, resolver: &Resolver) -> Checked {
         let name = self.agents[a].name.clone();
+        if self.agents[a].receiver.is_none() {
+            return Ok(());
+        }
         let own = resolver.said.commitments_of(&name);
         let any = resolver.said.all_commitments();
-        let pool = if own.is_empty() || pick % 5 == 0 {
-            any
-        } else {
-            own
+        // Two requests in five target a commitment the model would execute
+        // now: effects, and the crashes around them, are then common instead
+        // of rare. The pick is among those, so it stays the same commitment
+        // when shrinking removes unrelated steps.
+        let local = self.local(a);
+        let oracle = &self.agents[a].oracle;
+        let executable = || -> Vec<&Value> {
+            own.iter()
+                .copied()
+                .filter(|c| {
+                    let (Some(t), Some(id)) = (c["thread"].as_str(), c["id"].as_str()) else {
+                        return false;
+                    };
+                    let (Ok(t), Ok(id)) = (ThreadId::new(t), MessageRef::new(id)) else {
+                        return false;
+                    };
+                    matches!(
+                        oracle.would_execute(&t, &id, local),
+                        Execution::Executed { .. }
+                    )
+                })
+                .collect()
         };
-        if pool.is_empty() || self.agents[a].receiver.is_none() {
+        let pool = match (pick % 5, executable()) {
+            (0, _) => any,
+            (1 | 2, e) if !e.is_empty() => e,
+            _ if own.is_empty() => any,
+            _ => own,
+        };
+        if pool.is_empty() {
             return Ok(());
         }
         let c = pool[pick as usize % pool.len()];

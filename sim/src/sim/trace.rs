@@ -14,8 +14,10 @@ use super::runner::{RunConfig, Violation};
 use super::workload::{Mix, Step};
 use crate::compare::Names;
 
-/// The trace format's version.
-pub const FORMAT: u64 = 1;
+/// The trace format's version. Format 2: an `execute` step may pick among
+/// the commitments the model would execute (docs/simulator.md §3), so the
+/// steps of a format 1 trace would play another run, and it is refused.
+pub const FORMAT: u64 = 2;
 
 /// A trace as read back.
 #[derive(Debug, Clone)]

@@ -110,8 +110,7 @@ pub enum Step {
     },
     /// Crash an agent: 0 now, 1 at its next sync before it is durable, 2 at
     /// its next sync once durable, 3 right after its next effect, 4 at its
-    /// next effect before it happens (its intent durable). Traces recorded
-    /// when only 0 to 3 existed keep their meaning.
+    /// next effect before it happens (its intent durable).
     Crash {
         agent: u8,
         point: u8,
