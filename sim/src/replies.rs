@@ -27,8 +27,15 @@ impl KnownAcks {
     }
 
     /// Notes a frame seen on the network; a frame that is not a valid
-    /// message is no ACK.
+    /// message is no ACK. Only a frame that spells `"ACK"`, or that has a
+    /// `\u` escape (which could spell it), can be one, so the others are
+    /// not parsed.
     pub fn note_frame(&mut self, frame: &[u8]) {
+        let may_be_ack =
+            frame.windows(5).any(|w| w == b"\"ACK\"") || frame.windows(2).any(|w| w == b"\\u");
+        if !may_be_ack {
+            return;
+        }
         if let Ok(m) = tern_model::parse_frame(frame) {
             self.note(&m);
         }
@@ -89,5 +96,12 @@ mod tests {
         // A frame that is not a valid message is no ACK.
         known.note_frame(b"{\"act\":\"ACK\"}");
         assert!(!known.is_ack_of_ack(&ack_from_bob("bob:1", "null", "t")));
+    }
+
+    #[test]
+    fn an_ack_spelled_with_escapes_is_known_too() {
+        let mut known = KnownAcks::default();
+        known.note_frame(ACK.replace("\"ACK\"", "\"\\u0041CK\"").as_bytes());
+        assert!(known.is_ack_of_ack(&ack_from_bob("alice:1", "null", "t")));
     }
 }
