@@ -386,3 +386,46 @@ fn an_unwritable_report_folder_is_a_clear_error() {
         serde_json::from_str(&stdout(&json)).expect("--format json prints report.json");
     assert_eq!(printed, report(&dir.path().join("j")));
 }
+
+/// One verdict, rendered the same everywhere: an implementation the corpus
+/// finds core conformant but the simulation fails is "conformant at `core`
+/// level" in summary.txt and the HTML, as `verdict.core` says in
+/// report.json, and not certified.
+#[test]
+fn every_rendering_states_the_conformance_report_json_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "certify",
+            "--mutant",
+            "accepts-misrouted",
+            "--level",
+            "core",
+            "--seeds",
+            "30",
+            "--report-dir",
+            "out",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let r = report(&dir.path().join("out"));
+    let verdict = &r["implementations"][0]["verdict"];
+    assert_eq!(verdict["core"], true, "{verdict}");
+    assert_eq!(verdict["certified"], false, "{verdict}");
+    assert_eq!(verdict["simulation"], "violation", "{verdict}");
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.txt")).unwrap();
+    assert!(
+        summary.contains("(conformant at `core` level; simulation violation)"),
+        "{summary}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
+    assert!(
+        html.contains("conformant at core level; simulation: violation"),
+        "{html}"
+    );
+    assert!(
+        !summary.contains("not conformant at any level"),
+        "{summary}"
+    );
+}

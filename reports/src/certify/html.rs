@@ -54,8 +54,8 @@ fn verdict_block(out: &mut String, i: &ImplReport, level: &str) {
         if yes { "Certified" } else { "Not certified" },
         esc(level),
         esc(&i.title()),
-        match &i.verdict.level {
-            Some(l) => format!("conformant at {} level", esc(l)),
+        match i.conformant_level() {
+            Some(l) => format!("conformant at {l} level"),
             None => "not conformant at any level".to_owned(),
         },
         esc(&i.simulation.verdict.replace('_', " ")),

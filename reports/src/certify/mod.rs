@@ -557,6 +557,19 @@ impl CaseReport {
 }
 
 impl ImplReport {
+    /// The highest level at which the corpus found the implementation
+    /// conformant (`verdict.core`, `verdict.profile`), which every rendering
+    /// states the same way. Certification also needs the simulation.
+    pub fn conformant_level(&self) -> Option<&'static str> {
+        if self.verdict.profile {
+            Some("profile")
+        } else if self.verdict.core {
+            Some("core")
+        } else {
+            None
+        }
+    }
+
     /// The name reports print: name and version from `init`.
     pub fn title(&self) -> String {
         match &self.version {

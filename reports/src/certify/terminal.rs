@@ -11,7 +11,7 @@ use crate::run::{clip, table};
 /// The verdict line of one implementation.
 pub fn verdict_line(i: &ImplReport, level: &str) -> String {
     let name = t(&i.title());
-    let reached = match &i.verdict.level {
+    let reached = match i.conformant_level() {
         Some(l) => format!("conformant at `{l}` level"),
         None => "not conformant at any level".to_owned(),
     };
