@@ -429,3 +429,44 @@ fn every_rendering_states_the_conformance_report_json_records() {
         "{summary}"
     );
 }
+
+/// At `--level core` the simulation judges by the seed alone: a receiver
+/// whose only defects break profile rules (it stores frames not addressed
+/// to it, L-ID-5; it reads out-of-range numbers, P-JSON-8) is certified at
+/// `core` and refused at `profile`.
+#[test]
+fn a_receiver_that_breaks_only_profile_rules_is_certified_at_core_only() {
+    for mutant in ["accepts-misrouted", "accepts-non-finite-numbers"] {
+        for (level, code) in [("core", 0), ("profile", 1)] {
+            let dir = tempfile::tempdir().unwrap();
+            let out = run_in(
+                dir.path(),
+                &[
+                    "certify",
+                    "--mutant",
+                    mutant,
+                    "--level",
+                    level,
+                    "--seeds",
+                    "60",
+                    "--report-dir",
+                    "out",
+                ],
+            );
+            assert_eq!(
+                out.status.code(),
+                Some(code),
+                "{mutant} at {level}: {}",
+                stdout(&out)
+            );
+            let r = report(&dir.path().join("out"));
+            let verdict = &r["implementations"][0]["verdict"];
+            assert_eq!(
+                verdict["certified"],
+                code == 0,
+                "{mutant} at {level}: {verdict}"
+            );
+            assert_eq!(verdict["core"], true, "{mutant} at {level}: {verdict}");
+        }
+    }
+}

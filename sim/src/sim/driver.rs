@@ -88,7 +88,12 @@ impl Batch {
             seed,
             agents: self.agents,
             steps: self.steps,
-            mix: mix_for(seed, &self.faults, self.swarm),
+            // Judging by the seed alone (`--level core`, names ignored)
+            // leaves out what only the profile says.
+            mix: match self.names {
+                Names::Ignored => mix_for(seed, &self.faults, self.swarm).seed_rules_only(),
+                Names::Compared => mix_for(seed, &self.faults, self.swarm),
+            },
             faults: self.faults.clone(),
             names: self.names,
         }
@@ -520,7 +525,7 @@ pub fn frames_sent(config: &RunConfig, steps: &[Step]) -> Vec<Vec<u8>> {
     let scenario = Scenario::new(config.agents, config.faults.has(Fault::Skew), |n| {
         rng.next_u64() % n.max(1)
     });
-    let mut resolver = super::resolve::Resolver::new(&scenario);
+    let mut resolver = super::resolve::Resolver::new(&scenario, config.mix);
     steps
         .iter()
         .filter_map(|s| match s {

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use tern_model::message::Principal;
 
 use super::scenario::{principal, Scenario, ADVERSARY, THREADS};
-use super::workload::{claim, Attack, Talk};
+use super::workload::{claim, Attack, Mix, Talk};
 
 /// One frame put on the network.
 #[derive(Debug, Clone)]
@@ -102,13 +102,16 @@ fn strings(v: &Value) -> Vec<String> {
 pub struct Resolver<'a> {
     pub scenario: &'a Scenario,
     pub said: Said,
+    /// See [`Mix::profile_rules`].
+    profile_rules: bool,
 }
 
 impl<'a> Resolver<'a> {
-    pub fn new(scenario: &'a Scenario) -> Resolver<'a> {
+    pub fn new(scenario: &'a Scenario, mix: Mix) -> Resolver<'a> {
         Resolver {
             scenario,
             said: Said::default(),
+            profile_rules: mix.profile_rules,
         }
     }
 
@@ -526,8 +529,13 @@ impl<'a> Resolver<'a> {
                     0 => text
                         .replacen("\"tern\":\"0.1\"", "\"tern\":\"0.1\",\"tern\":\"0.1\"", 1)
                         .into_bytes(),
-                    1 => text
+                    // 1e999 is non-finite only by the profile's reading
+                    // (P-JSON-8); `NaN` is no JSON at all (seed §1).
+                    1 if self.profile_rules => text
                         .replacen('{', "{\"extensions\":{\"n\":1e999},", 1)
+                        .into_bytes(),
+                    1 => text
+                        .replacen('{', "{\"extensions\":{\"n\":NaN},", 1)
                         .into_bytes(),
                     2 => {
                         let mut b = text.into_bytes();

@@ -1054,7 +1054,7 @@ impl<'a> Run<'a> {
 
     fn play_inner(&mut self, steps: &[Step]) -> Checked {
         let scenario = self.scenario.clone();
-        let mut resolver = Resolver::new(&scenario);
+        let mut resolver = Resolver::new(&scenario, self.config.mix);
         for (i, step) in steps.iter().enumerate() {
             self.step = i;
             self.stats.steps += 1;

@@ -137,15 +137,38 @@ pub struct Mix {
     pub attacks: u16,
     pub crashes: bool,
     pub partitions: bool,
+    /// Whether attacks may test rules only the profile states: a frame
+    /// delivered to someone it is not addressed to (L-ID-5), a number out
+    /// of binary64's range (P-JSON-8). Off for a `--level core` judgement,
+    /// which must rest on the seed alone.
+    #[serde(default = "on")]
+    pub profile_rules: bool,
+}
+
+fn on() -> bool {
+    true
 }
 
 impl Mix {
+    /// The attack bit of `Attack::Misroute`.
+    const MISROUTE: u16 = 1 << 7;
+
     pub fn everything(crashes: bool, partitions: bool) -> Mix {
         Mix {
             talk: 0x3ff,
             attacks: 0x3ff,
             crashes,
             partitions,
+            profile_rules: true,
+        }
+    }
+
+    /// The same mix without the attacks that test profile-only rules.
+    pub fn seed_rules_only(self) -> Mix {
+        Mix {
+            attacks: self.attacks & !Mix::MISROUTE,
+            profile_rules: false,
+            ..self
         }
     }
 }
