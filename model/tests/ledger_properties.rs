@@ -4,7 +4,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::conversation::{build, moves, Sent};
+use common::conversation::{build, commitments, moves, Sent};
 use common::kit::{config, mref, thread, PEOPLE};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -34,24 +34,6 @@ fn viewers() -> Vec<Option<&'static str>> {
     let mut v: Vec<Option<&str>> = PEOPLE.iter().map(|p| Some(*p)).collect();
     v.push(None);
     v
-}
-
-/// Every COMMIT ID in the frames, with its thread.
-fn commitments(frames: &[Sent]) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = frames
-        .iter()
-        .filter_map(|s| s.value.as_ref())
-        .filter(|v| v["act"] == "COMMIT")
-        .map(|v| {
-            (
-                v["thread"].as_str().unwrap().to_owned(),
-                v["id"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
 }
 
 proptest! {

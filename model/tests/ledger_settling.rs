@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::conversation::{build, moves, Sent};
+use common::conversation::{build, commitments, moves, Sent};
 use common::kit::{config, mref, thread, PEOPLE};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -30,24 +30,6 @@ fn shuffled(frames: &[Sent], seed: u64) -> Vec<Sent> {
         state ^= state << 17;
         out.swap(i, (state % (i as u64 + 1)) as usize);
     }
-    out
-}
-
-/// Every COMMIT ID the frames name, with its thread.
-fn commitments(frames: &[Sent]) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = frames
-        .iter()
-        .filter_map(|s| s.value.as_ref())
-        .filter(|v| v["act"] == "COMMIT")
-        .map(|v| {
-            (
-                v["thread"].as_str().unwrap_or_default().to_owned(),
-                v["id"].as_str().unwrap_or_default().to_owned(),
-            )
-        })
-        .collect();
-    out.sort();
-    out.dedup();
     out
 }
 

@@ -432,3 +432,22 @@ impl Builder {
         }
     }
 }
+
+/// Every COMMIT ID the frames name, with its thread, sorted and without
+/// repeats: what the execution checks of the ledger tests try.
+pub fn commitments(frames: &[Sent]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = frames
+        .iter()
+        .filter_map(|s| s.value.as_ref())
+        .filter(|v| v["act"] == "COMMIT")
+        .map(|v| {
+            (
+                v["thread"].as_str().unwrap_or_default().to_owned(),
+                v["id"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
