@@ -4,7 +4,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::conversation::{build, commitments, moves, Sent};
+use common::conversation::{build, commitments, moves, shuffled, viewers, Sent};
 use common::kit::{config, mref, thread, PEOPLE};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -30,12 +30,6 @@ fn views(ledger: &Ledger) -> Value {
     Value::Object(out)
 }
 
-fn viewers() -> Vec<Option<&'static str>> {
-    let mut v: Vec<Option<&str>> = PEOPLE.iter().map(|p| Some(*p)).collect();
-    v.push(None);
-    v
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -45,13 +39,7 @@ proptest! {
     #[test]
     fn order_independence(ms in moves(40), seed in any::<u64>()) {
         let frames = build(&ms);
-        let mut shuffled = frames.clone();
-        // A deterministic permutation from the seed.
-        let mut state = seed | 1;
-        for i in (1..shuffled.len()).rev() {
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17;
-            shuffled.swap(i, (state % (i as u64 + 1)) as usize);
-        }
+        let shuffled = shuffled(&frames, seed);
         for viewer in viewers() {
             let mut a = Ledger::new(config(viewer));
             let mut b = Ledger::new(config(viewer));

@@ -9,8 +9,8 @@
 
 mod common;
 
-use common::conversation::{build, commitments, moves, Sent};
-use common::kit::{config, mref, thread, PEOPLE};
+use common::conversation::{build, commitments, moves, shuffled, viewers, Sent};
+use common::kit::{config, mref, thread};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tern_model::ledger::{Ledger, LedgerConfig, LocalTime, Outcome, Viewer};
@@ -18,19 +18,6 @@ use tern_model::message::{Participant, Principal};
 
 fn views(ledger: &Ledger) -> Value {
     Value::Array(ledger.threads().iter().map(|t| ledger.view(t)).collect())
-}
-
-/// A deterministic permutation of `frames` from `seed`.
-fn shuffled(frames: &[Sent], seed: u64) -> Vec<Sent> {
-    let mut out = frames.to_vec();
-    let mut state = seed | 1;
-    for i in (1..out.len()).rev() {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        out.swap(i, (state % (i as u64 + 1)) as usize);
-    }
-    out
 }
 
 /// Plays `frames` into an incremental ledger and the reference, comparing
@@ -51,12 +38,6 @@ fn agree(frames: &[Sent], viewer: Option<&str>) -> Result<(), TestCaseError> {
         prop_assert_eq!(a, b, "execute {} in {}", id, t);
     }
     Ok(())
-}
-
-fn viewers() -> Vec<Option<&'static str>> {
-    let mut v: Vec<Option<&str>> = PEOPLE.iter().map(|p| Some(*p)).collect();
-    v.push(None);
-    v
 }
 
 proptest! {

@@ -451,3 +451,23 @@ pub fn commitments(frames: &[Sent]) -> Vec<(String, String)> {
     out.dedup();
     out
 }
+
+/// A deterministic permutation of `frames` from `seed`.
+pub fn shuffled(frames: &[Sent], seed: u64) -> Vec<Sent> {
+    let mut out = frames.to_vec();
+    let mut state = seed | 1;
+    for i in (1..out.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        out.swap(i, (state % (i as u64 + 1)) as usize);
+    }
+    out
+}
+
+/// Every participant's point of view, and the open one (`None`).
+pub fn viewers() -> Vec<Option<&'static str>> {
+    let mut v: Vec<Option<&str>> = super::kit::PEOPLE.iter().map(|p| Some(*p)).collect();
+    v.push(None);
+    v
+}
