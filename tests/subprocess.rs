@@ -176,6 +176,39 @@ fn tern_sim_in(dir: &Path, tmp: &Path, args: &[&str]) -> Command {
     cmd
 }
 
+/// A `run` of two agents whose implementation hangs at its first delivery,
+/// returned once both agents' processes have started (their pids in `pids`).
+fn hanging_run(dir: &Path, tmp: &Path, pids: &Path) -> std::process::Child {
+    let cmd = format!("python3 {} hang {}", fixture().display(), pids.display());
+    let child = tern_sim_in(
+        dir,
+        tmp,
+        &[
+            "run",
+            "--impl",
+            &cmd,
+            "--agents",
+            "2",
+            "--seeds",
+            "1",
+            "--steps",
+            "8",
+            "--timeout",
+            "60000",
+        ],
+    )
+    .stdout(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    for _ in 0..500 {
+        if std::fs::read_to_string(pids).is_ok_and(|s| s.lines().count() >= 2) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child
+}
+
 /// The `tern-sim-state-*` entries left in `tmp`.
 fn state_roots(tmp: &Path) -> Vec<String> {
     std::fs::read_dir(tmp)
@@ -237,34 +270,9 @@ fn every_misbehaviour_gets_a_precise_verdict_and_no_process_survives() {
 #[test]
 fn an_interrupted_run_leaves_no_process_behind() {
     let dir = tempfile::tempdir().unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/misbehave.py");
     let pids = dir.path().join("pids");
-    let cmd = format!("python3 {} hang {}", script.display(), pids.display());
-    let mut child = Command::new(BIN)
-        .args([
-            "run",
-            "--impl",
-            &cmd,
-            "--agents",
-            "2",
-            "--seeds",
-            "1",
-            "--steps",
-            "8",
-            "--timeout",
-            "60000",
-        ])
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait until the implementation runs, then interrupt tern-sim as Ctrl-C would.
-    for _ in 0..500 {
-        if std::fs::read_to_string(&pids).is_ok_and(|s| s.lines().count() >= 2) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let mut child = hanging_run(dir.path(), dir.path(), &pids);
+    // Then interrupt tern-sim as Ctrl-C would.
     std::thread::sleep(std::time::Duration::from_millis(200));
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -448,33 +456,7 @@ fn no_state_directory_outlives_a_run_finished_or_interrupted() {
 
     for (signal, status) in [("-INT", 130), ("-TERM", 143)] {
         let pids = dir.path().join(format!("pids{signal}"));
-        let cmd = format!("python3 {} hang {}", fixture().display(), pids.display());
-        let mut child = tern_sim_in(
-            dir.path(),
-            &tmp,
-            &[
-                "run",
-                "--impl",
-                &cmd,
-                "--agents",
-                "2",
-                "--seeds",
-                "1",
-                "--steps",
-                "8",
-                "--timeout",
-                "60000",
-            ],
-        )
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-        for _ in 0..500 {
-            if std::fs::read_to_string(&pids).is_ok_and(|s| s.lines().count() >= 2) {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        let mut child = hanging_run(dir.path(), &tmp, &pids);
         assert_eq!(state_roots(&tmp).len(), 1, "the run has its state root");
         let sent = Command::new("kill")
             .args([signal, &child.id().to_string()])
