@@ -178,6 +178,13 @@ fn execution_summary(e: &Execution) -> String {
     }
 }
 
+/// The thread and ID of a COMMIT the workload said, if both are valid names.
+fn commitment_of(c: &Value) -> Option<(ThreadId, MessageRef)> {
+    let thread = ThreadId::new(c["thread"].as_str()?).ok()?;
+    let id = MessageRef::new(c["id"].as_str()?).ok()?;
+    Some((thread, id))
+}
+
 /// The view without this agent's own effects, for comparing agents.
 fn shared_part(view: &Value) -> Value {
     let mut v = view.clone();
@@ -821,42 +828,35 @@ impl<'a> Run<'a> {
         // of rare. The pick is among those, so it stays the same commitment
         // when shrinking removes unrelated steps.
         let local = self.local(a);
-        let oracle = &self.agents[a].oracle;
-        let executable = || -> Vec<&Value> {
+        let targeted: Vec<&Value> = if matches!(pick % 5, 1 | 2) {
+            let oracle = &self.agents[a].oracle;
             own.iter()
                 .copied()
                 .filter(|c| {
-                    let (Some(t), Some(id)) = (c["thread"].as_str(), c["id"].as_str()) else {
-                        return false;
-                    };
-                    let (Ok(t), Ok(id)) = (ThreadId::new(t), MessageRef::new(id)) else {
-                        return false;
-                    };
-                    matches!(
-                        oracle.would_execute(&t, &id, local),
-                        Execution::Executed { .. }
-                    )
+                    commitment_of(c).is_some_and(|(t, id)| {
+                        matches!(
+                            oracle.would_execute(&t, &id, local),
+                            Execution::Executed { .. }
+                        )
+                    })
                 })
                 .collect()
+        } else {
+            Vec::new()
         };
-        let pool = match (pick % 5, executable()) {
-            (0, _) => any,
-            (1 | 2, e) if !e.is_empty() => e,
+        let pool = match pick % 5 {
+            0 => any,
+            _ if !targeted.is_empty() => targeted,
             _ if own.is_empty() => any,
             _ => own,
         };
         if pool.is_empty() {
             return Ok(());
         }
-        let c = pool[pick as usize % pool.len()];
-        let (Some(thread), Some(id)) = (c["thread"].as_str(), c["id"].as_str()) else {
-            return Ok(());
-        };
-        let (Ok(thread), Ok(id)) = (ThreadId::new(thread), MessageRef::new(id)) else {
+        let Some((thread, id)) = commitment_of(pool[pick as usize % pool.len()]) else {
             return Ok(());
         };
         self.stats.executions += 1;
-        let local = self.local(a);
         let before = self.world.len();
         // The crash points of an execution: around its effect.
         let point = self.agents[a]
