@@ -84,6 +84,7 @@ pub struct Batch {
 
 impl Batch {
     pub fn config(&self, seed: u64) -> RunConfig {
+        let mix = mix_for(seed, &self.faults, self.swarm);
         RunConfig {
             seed,
             agents: self.agents,
@@ -91,8 +92,8 @@ impl Batch {
             // Judging by the seed alone (`--level core`, names ignored)
             // leaves out what only the profile says.
             mix: match self.names {
-                Names::Ignored => mix_for(seed, &self.faults, self.swarm).seed_rules_only(),
-                Names::Compared => mix_for(seed, &self.faults, self.swarm),
+                Names::Ignored => mix.seed_rules_only(),
+                Names::Compared => mix,
             },
             faults: self.faults.clone(),
             names: self.names,
