@@ -7,6 +7,7 @@ use tabled::settings::Style;
 use tern_harness::sim::driver::{Counterexample, ShrinkEnd};
 use tern_harness::sim::invariants::ALL as INVARIANTS;
 use tern_harness::sim::runner::{Stats, Violation};
+use tern_harness::sim::situations::Coverage;
 
 use crate::escape::t;
 pub use tern_harness::sim::trace::violation_json;
@@ -45,7 +46,61 @@ pub fn summary(runs: u64, stats: &Stats, violations: u64) -> String {
         out.push('\n');
         out.push_str(&table(rows));
     }
+    out.push('\n');
+    out.push_str(&situations_table(&stats.situations, false));
     out
+}
+
+/// The situation catalogue with how often a batch reached each, and the
+/// ones it never reached. With `core`, the broken frames that only the
+/// profile reads are not sent, so they are shown as not applicable rather
+/// than missed.
+pub fn situations_table(coverage: &Coverage, core: bool) -> String {
+    let mut rows = vec![vec![
+        "situation".to_owned(),
+        "reached".to_owned(),
+        "clauses".to_owned(),
+    ]];
+    let mut missed = Vec::new();
+    for (s, n) in coverage.iter() {
+        let count = if core && !s.at_core() {
+            "n/a at core".to_owned()
+        } else {
+            if n == 0 {
+                missed.push(s.name());
+            }
+            n.to_string()
+        };
+        rows.push(vec![s.name(), count, s.clauses().join(" ")]);
+    }
+    let mut out = table(rows);
+    if missed.is_empty() {
+        out.push_str("\nevery situation was reached");
+    } else {
+        out.push_str(&format!(
+            "\n{} situation(s) never reached: {}",
+            missed.len(),
+            missed.join("; ")
+        ));
+    }
+    out
+}
+
+/// The same as data: every situation with its count, and the missed ones.
+pub fn situations_json(coverage: &Coverage, core: bool) -> Value {
+    let applicable = |s: &tern_harness::sim::situations::Situation| !core || s.at_core();
+    json!({
+        "reached": coverage
+            .iter()
+            .filter(|(s, _)| applicable(s))
+            .map(|(s, n)| json!({"situation": s.name(), "family": s.family(), "count": n, "clauses": s.clauses()}))
+            .collect::<Vec<_>>(),
+        "missed": coverage
+            .iter()
+            .filter(|(s, n)| *n == 0 && applicable(s))
+            .map(|(s, _)| s.name())
+            .collect::<Vec<_>>(),
+    })
 }
 
 /// A violation for people: what broke, where, expected against actual.

@@ -71,7 +71,7 @@ pub fn clauses(name: &str) -> &'static [&'static str] {
 }
 
 /// The invariant behind a rejection class the model gave.
-fn by_class(class: RejectClass) -> Invariant {
+pub fn by_class(class: RejectClass) -> Invariant {
     match class {
         RejectClass::Parse => STRICT_PARSING,
         RejectClass::Version => VERSION,
@@ -105,25 +105,31 @@ pub fn classify_outcome(expected: &Outcome, actual: &Outcome) -> Invariant {
 /// Names the invariant an execution disagreement breaks.
 pub fn classify_execution(expected: &Execution, actual: &Execution) -> Invariant {
     match (expected, actual) {
-        (Execution::Refused(r), Execution::Executed { .. }) => match r {
-            Refusal::NoAuthority
-            | Refusal::UnknownGrant
-            | Refusal::GrantNotForExecutor
-            | Refusal::OutOfScope
-            | Refusal::GrantExpired
-            | Refusal::ApprovalRequired => AUTHORITY,
-            Refusal::Terminal => TERMINAL,
-            Refusal::Withdrawn | Refusal::Superseded | Refusal::Disputed => LIFECYCLE,
-            Refusal::RevisionConflict => CONFLICT_BLOCKS,
-            Refusal::PendingCommitment
-            | Refusal::UnknownCommitment
-            | Refusal::RejectedCommitment => PENDING,
-            Refusal::NotOwnCommitment => BINDS_SENDER,
-            Refusal::AlreadyExecuted => AT_MOST_ONCE,
-            Refusal::IdConflict => ID_CONFLICT,
-            Refusal::NotACommitment => NO_COMMITMENT_FROM_TALK,
-        },
+        (Execution::Refused(r), Execution::Executed { .. }) => by_refusal(*r),
         _ => EXECUTIONS,
+    }
+}
+
+/// The invariant an execution breaks when it goes ahead although the model
+/// refused it for `refusal`.
+pub fn by_refusal(refusal: Refusal) -> Invariant {
+    match refusal {
+        Refusal::NoAuthority
+        | Refusal::UnknownGrant
+        | Refusal::GrantNotForExecutor
+        | Refusal::OutOfScope
+        | Refusal::GrantExpired
+        | Refusal::ApprovalRequired => AUTHORITY,
+        Refusal::Terminal => TERMINAL,
+        Refusal::Withdrawn | Refusal::Superseded | Refusal::Disputed => LIFECYCLE,
+        Refusal::RevisionConflict => CONFLICT_BLOCKS,
+        Refusal::PendingCommitment | Refusal::UnknownCommitment | Refusal::RejectedCommitment => {
+            PENDING
+        }
+        Refusal::NotOwnCommitment => BINDS_SENDER,
+        Refusal::AlreadyExecuted => AT_MOST_ONCE,
+        Refusal::IdConflict => ID_CONFLICT,
+        Refusal::NotACommitment => NO_COMMITMENT_FROM_TALK,
     }
 }
 

@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 use tern_model::message::Principal;
 
+use super::malformed::Malformation;
 use super::scenario::{principal, Scenario, ADVERSARY, THREADS};
 use super::workload::{claim, Attack, Mix, Talk};
 
@@ -24,6 +25,8 @@ pub struct Outgoing {
     pub honest: Option<Value>,
     /// Sent under a principal other than the claimed sender's.
     pub spoofed: bool,
+    /// How the frame was broken, when the workload broke it.
+    pub malformed: Option<Malformation>,
 }
 
 /// What has been said, for resolving indices.
@@ -173,6 +176,7 @@ impl<'a> Resolver<'a> {
             claimed: from,
             honest: Some(m),
             spoofed: false,
+            malformed: None,
         }
     }
 
@@ -408,6 +412,7 @@ impl<'a> Resolver<'a> {
             claimed: from,
             honest: None,
             spoofed: false,
+            malformed: None,
         })
     }
 
@@ -425,6 +430,7 @@ impl<'a> Resolver<'a> {
             claimed,
             honest: None,
             spoofed: true,
+            malformed: None,
         };
         let recipients_of = |s: &Self, m: &Value| -> Vec<usize> {
             strings(&m["to"])
@@ -524,32 +530,14 @@ impl<'a> Resolver<'a> {
             }
             Attack::Malformed { of, how } => {
                 let m = pick(&self.said.messages, of)?;
-                let text = serde_json::to_string(&m).ok()?;
-                let frame = match how % 6 {
-                    0 => text
-                        .replacen("\"tern\":\"0.1\"", "\"tern\":\"0.1\",\"tern\":\"0.1\"", 1)
-                        .into_bytes(),
-                    // 1e999 is non-finite only by the profile's reading
-                    // (P-JSON-8); `NaN` is no JSON at all (seed §1).
-                    1 if self.profile_rules => text
-                        .replacen('{', "{\"extensions\":{\"n\":1e999},", 1)
-                        .into_bytes(),
-                    1 => text
-                        .replacen('{', "{\"extensions\":{\"n\":NaN},", 1)
-                        .into_bytes(),
-                    2 => {
-                        let mut b = text.into_bytes();
-                        let at = b.len() / 2;
-                        b.insert(at, 0xff);
-                        b
-                    }
-                    3 => text.as_bytes()[..text.len() / 2].to_vec(),
-                    4 => text
-                        .replacen("\"tern\":\"0.1\"", "\"tern\":\"0.2\"", 1)
-                        .into_bytes(),
-                    _ => text
-                        .replacen("\"body\":{", "\"body\":{\"priority\":\"urgent\",", 1)
-                        .into_bytes(),
+                // A kind the message cannot be broken by (no claim to break)
+                // or that only the profile reads (at core) breaks the body.
+                let (kind, frame) = match Malformation::of(how).apply(&m, self.profile_rules) {
+                    Some(frame) => (Malformation::of(how), frame),
+                    None => (
+                        Malformation::DuplicateBodyKey,
+                        Malformation::DuplicateBodyKey.apply(&m, self.profile_rules)?,
+                    ),
                 };
                 let from = m["from"].as_str()?.to_owned();
                 let th = m["thread"].as_str()?.to_owned();
@@ -557,6 +545,7 @@ impl<'a> Resolver<'a> {
                 let _ = agents;
                 Outgoing {
                     spoofed: false,
+                    malformed: Some(kind),
                     ..adversary(frame, principal(&from, &th), recipients, from)
                 }
             }
@@ -580,6 +569,7 @@ impl<'a> Resolver<'a> {
                     claimed: sender,
                     honest: None,
                     spoofed: false,
+                    malformed: None,
                 }
             }
             Attack::BadReplacement { target } => {

@@ -12,14 +12,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
-use tern_model::ledger::{EffectKey, Event, Execution, Ledger, LocalTime, Outcome, RejectClass};
-use tern_model::message::{MessageRef, Principal, ThreadId};
+use tern_model::ledger::{
+    EffectKey, Event, Execution, Ledger, LocalTime, Outcome, Refusal, RejectClass,
+};
+use tern_model::message::{GrantRef, MessageRef, Principal, ThreadId};
 
 use super::faults::{Fault, FaultSet};
 use super::invariants::{self as inv, Invariant};
+use super::reach::{pending_ids, Reach, Sent};
 use super::resolve::{Outgoing, Resolver};
 use super::scenario::{Scenario, THREADS};
 use super::shorthand;
+use super::situations::{Coverage, Moment, Situation};
 use super::workload::{Mix, Step};
 use crate::plugin::{ImplError, Implementation, Receiver};
 use crate::replies::KnownAcks;
@@ -65,6 +69,8 @@ pub struct Stats {
     pub effects: u64,
     pub checks: u64,
     pub faults: BTreeMap<&'static str, u64>,
+    /// How often each situation of the catalogue was reached.
+    pub situations: Coverage,
 }
 
 impl Stats {
@@ -78,6 +84,7 @@ impl Stats {
         for (k, v) in &other.faults {
             *self.faults.entry(k).or_default() += v;
         }
+        self.situations.add(&other.situations);
     }
 }
 
@@ -95,6 +102,8 @@ pub struct Played {
 const TICK_MS: u64 = 10;
 const RETRANSMIT_MS: u64 = 80;
 const DOWNTIME_MS: u64 = 60;
+/// The furthest an execution timed to a grant's expiry moves the clock.
+const MAX_CLOCK_JUMP_MS: i64 = 3_000;
 /// Bounds the final quiescence, so that an implementation that never
 /// settles cannot hang the harness.
 const MAX_QUIESCE_DELIVERIES: usize = 200_000;
@@ -118,12 +127,22 @@ struct Agent {
     oracle: Ledger,
     down_until: Option<u64>,
     /// Frames whose delivery crashed before the outcome was reported, with
-    /// their principal: redelivered first thing after a restart.
-    unreported: Vec<(Vec<u8>, Principal, usize)>,
+    /// their principal and the crash point: redelivered first thing after a
+    /// restart.
+    unreported: Vec<Unreported>,
     /// Per thread: IDs the implementation's view has shown (history check)
     /// and frames stored (order-independence check).
     seen_ids: BTreeMap<String, BTreeSet<String>>,
     stored: BTreeMap<String, BTreeSet<Vec<u8>>>,
+}
+
+/// A frame whose delivery crashed before its outcome was reported.
+#[derive(Debug, Clone)]
+struct Unreported {
+    frame: Vec<u8>,
+    principal: Principal,
+    sent: usize,
+    point: Option<CrashPoint>,
 }
 
 /// Admission rejections: the frame is not stored by a correct receiver.
@@ -204,6 +223,9 @@ pub struct Run<'a> {
     seq: u64,
     queue: BTreeMap<(u64, u64), Copy>,
     sent: Vec<Outgoing>,
+    /// What the situation catalogue knows of each of `sent`.
+    facts: Vec<Sent>,
+    reach: Reach,
     /// The ACKs among `sent`, for the ACK-of-ACK rule.
     acks: KnownAcks,
     cuts: Vec<(usize, usize, u64)>,
@@ -238,6 +260,8 @@ impl<'a> Run<'a> {
             seq: 0,
             queue: BTreeMap::new(),
             sent: Vec::new(),
+            facts: Vec::new(),
+            reach: Reach::default(),
             acks: KnownAcks::default(),
             cuts: Vec::new(),
             stats: Stats::default(),
@@ -348,6 +372,8 @@ impl<'a> Run<'a> {
 
     fn crash(&mut self, a: usize, why: &str) {
         self.fault(Fault::Crash);
+        let pending = pending_ids(&self.agents[a].oracle.outcomes());
+        self.reach.on_crash(a, pending);
         let agent = &mut self.agents[a];
         if let Some(r) = agent.receiver.as_mut() {
             r.kill();
@@ -383,17 +409,12 @@ impl<'a> Run<'a> {
         });
         self.start(a)?;
         // The senders retransmit what was never acknowledged.
-        let pending = std::mem::take(&mut self.agents[a].unreported);
-        for (frame, principal, sent) in &pending {
-            self.agents[a]
-                .unreported
-                .push((frame.clone(), principal.clone(), *sent));
-        }
-        for (frame, principal, sent) in pending {
+        let pending = self.agents[a].unreported.clone();
+        for u in pending {
             if self.agents[a].receiver.is_none() {
                 break;
             }
-            self.deliver_to(a, &frame, &principal, sent)?;
+            self.deliver_to(a, &u.frame, &u.principal, u.sent)?;
         }
         if self.agents[a].receiver.is_some() {
             for t in THREADS {
@@ -432,6 +453,8 @@ impl<'a> Run<'a> {
         let actor = out.actor;
         let recipients = out.recipients.clone();
         self.acks.note_frame(&out.frame);
+        self.facts
+            .push(self.reach.on_send(&out.frame, out.malformed));
         self.sent.push(out);
         if let Some(a) = actor {
             self.enqueue(self.now, a, index, false);
@@ -524,10 +547,8 @@ impl<'a> Run<'a> {
         if self.agents[a].receiver.is_none() {
             return Ok(());
         }
-        let armed = matches!(
-            self.agents[a].pending_crash,
-            Some(CrashPoint::BeforeSync | CrashPoint::AfterSync)
-        );
+        let point = self.agents[a].pending_crash;
+        let armed = matches!(point, Some(CrashPoint::BeforeSync | CrashPoint::AfterSync));
         if armed {
             self.agents[a]
                 .storage
@@ -552,11 +573,20 @@ impl<'a> Run<'a> {
                 ));
             }
             Err(crate::plugin::ImplError::Crashed) => {
+                self.stats.situations.reach(Situation::Moment(match point {
+                    Some(CrashPoint::AfterSync) => Moment::CrashAfterDurable,
+                    _ => Moment::CrashBeforeDurable,
+                }));
                 let agent = &mut self.agents[a];
-                if !agent.unreported.iter().any(|(f, _, _)| f == frame) {
-                    agent
-                        .unreported
-                        .push((frame.to_vec(), principal.clone(), sent));
+                if let Some(u) = agent.unreported.iter_mut().find(|u| u.frame == frame) {
+                    u.point = point;
+                } else {
+                    agent.unreported.push(Unreported {
+                        frame: frame.to_vec(),
+                        principal: principal.clone(),
+                        sent,
+                        point,
+                    });
                 }
                 self.crash(a, "during a delivery, before reporting its outcome");
                 return Ok(());
@@ -582,10 +612,40 @@ impl<'a> Run<'a> {
                 "an answer with no event".into(),
             ));
         }
-        let was_unreported = self.agents[a].unreported.iter().any(|(f, _, _)| f == frame);
-        self.agents[a].unreported.retain(|(f, _, _)| f != frame);
+        let unreported = self.agents[a].unreported.iter().find(|u| u.frame == frame);
+        let was_unreported = unreported.is_some();
+        if let Some(u) = unreported {
+            self.stats
+                .situations
+                .reach(Situation::Moment(match u.point {
+                    Some(CrashPoint::AfterSync) => Moment::RedeliveredDurable,
+                    _ => Moment::RedeliveredNotDurable,
+                }));
+        }
+        self.agents[a].unreported.retain(|u| u.frame != frame);
         let expected = self.agents[a].oracle.deliver(frame, principal, local);
         self.stats.checks += 1;
+        let name = self.agents[a].name.clone();
+        self.reach.on_delivery(
+            &mut self.stats.situations,
+            a,
+            &name,
+            local.0,
+            &self.facts[sent],
+            &expected,
+        );
+        if let Some((t, id)) = self.reach.revises_executed(&self.facts[sent]) {
+            let (t, id) = (ThreadId::new(t), MessageRef::new(id));
+            if let (Ok(t), Ok(id)) = (t, id) {
+                if self.agents[a].oracle.would_execute(&t, &id, local)
+                    == Execution::Refused(Refusal::RevisionConflict)
+                {
+                    self.stats
+                        .situations
+                        .reach(Situation::Moment(Moment::RevisionConflictAfterEffect));
+                }
+            }
+        }
         if self.world.len() != before {
             return Err(self.violation(
                 inv::AUTHORITY,
@@ -603,7 +663,6 @@ impl<'a> Run<'a> {
             .first()
             .map(|e| e.outcome.clone())
             .unwrap_or(Outcome::Duplicate);
-        let name = self.agents[a].name.clone();
         let outcome_text = summary(&actual_first);
         self.note(|| format!("  ↳ {name}: {outcome_text}"));
         self.happen(|at| Happening::Deliver {
@@ -816,6 +875,12 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
+    /// The expiry of the grant a COMMIT the workload said cites, if any.
+    fn grant_expiry(&self, commit: &Value) -> Option<i64> {
+        let grant = GrantRef::new(commit["body"]["authority_ref"].as_str()?).ok()?;
+        Some(self.scenario.grants.get(&grant)?.expires_at?.0)
+    }
+
     fn execute(&mut self, a: usize, pick: u8, resolver: &Resolver) -> Checked {
         let name = self.agents[a].name.clone();
         if self.agents[a].receiver.is_none() {
@@ -853,9 +918,25 @@ impl<'a> Run<'a> {
         if pool.is_empty() {
             return Ok(());
         }
-        let Some((thread, id)) = commitment_of(pool[pick as usize % pool.len()]) else {
+        let chosen = pool[pick as usize % pool.len()];
+        let Some((thread, id)) = commitment_of(chosen) else {
             return Ok(());
         };
+        let expiry = self.grant_expiry(chosen);
+        // One request in ten of the committer's own is timed to the grant's
+        // expiry: one millisecond before it, at it, or after it, in the
+        // executor's local time (clocks only move forward, and by at most a
+        // few seconds).
+        if let (Some(expires), 3) = (expiry, pick % 10) {
+            let delta = [-1i64, 0, 1][(pick / 10) as usize % 3];
+            let at = expires + delta - self.scenario.skew[a];
+            if at >= self.now as i64 && at - (self.now as i64) <= MAX_CLOCK_JUMP_MS {
+                self.now = at as u64;
+                let text = format!("{delta:+} ms from the grant's expiry");
+                self.note(|| format!("⏱ {name}'s clock reaches {text}"));
+            }
+        }
+        let local = self.local(a);
         self.stats.executions += 1;
         let before = self.world.len();
         // The crash points of an execution: around its effect.
@@ -868,6 +949,12 @@ impl<'a> Run<'a> {
         }
         let receiver = self.agents[a].receiver.as_mut().expect("checked above");
         let result = receiver.execute(&thread, &id, local);
+        if let Some(point) = point.filter(|_| self.agents[a].storage.fired()) {
+            self.stats.situations.reach(Situation::Moment(match point {
+                CrashPoint::BeforeEffect => Moment::CrashBeforeEffect,
+                _ => Moment::CrashAfterEffect,
+            }));
+        }
         if armed {
             if self.agents[a].storage.fired() {
                 self.agents[a].pending_crash = None;
@@ -880,6 +967,18 @@ impl<'a> Run<'a> {
         self.stats.effects += new_effects.len() as u64;
         self.stats.checks += 1;
         let expected_decision = self.agents[a].oracle.would_execute(&thread, &id, local);
+        self.reach.on_execution(
+            &mut self.stats.situations,
+            a,
+            id.as_str(),
+            local.0,
+            self.scenario.skew[a] != 0,
+            expiry,
+            &expected_decision,
+        );
+        if !new_effects.is_empty() {
+            self.reach.on_effect(thread.as_str(), id.as_str());
+        }
         for (who, key) in &new_effects {
             let approved = matches!(&expected_decision, Execution::Executed { effect } if effect == key)
                 && who == &name;
@@ -986,6 +1085,9 @@ impl<'a> Run<'a> {
                     match point % 5 {
                         0 => {
                             self.agents[a].pending_crash = None;
+                            self.stats
+                                .situations
+                                .reach(Situation::Moment(Moment::CrashIdle));
                             self.crash(a, "between operations");
                         }
                         p => {

@@ -80,8 +80,8 @@ pub enum Attack {
     Dangling { from: u8 },
     /// A talk message that boasts of authority it does not have.
     Boast { target: u8 },
-    /// An earlier message, broken: 0 duplicate key, 1 non-finite number,
-    /// 2 bad UTF-8, 3 truncated, 4 another version, 5 an unknown body field.
+    /// An earlier message, broken one wire rule at a time: `how` picks the
+    /// [`Malformation`](super::malformed::Malformation).
     Malformed { of: u8, how: u8 },
     /// An earlier message delivered to an agent it was not addressed to.
     Misroute { of: u8, to: u8 },
@@ -287,7 +287,7 @@ fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
             .boxed(),
         u().prop_map(|from| Attack::Dangling { from }).boxed(),
         u().prop_map(|target| Attack::Boast { target }).boxed(),
-        (u(), 0..6u8)
+        (u(), 0..super::malformed::Malformation::ALL.len() as u8)
             .prop_map(|(of, how)| Attack::Malformed { of, how })
             .boxed(),
         (u(), u())

@@ -1,0 +1,219 @@
+//! Recognising the situations of the catalogue as a run reaches them.
+//!
+//! Each frame is parsed once, when it is put on the network; what a
+//! situation needs to know of it (its act, its revision links, its identity
+//! context) is kept as [`Sent`] facts, so a delivery costs no parse here.
+//! The judgement of what a delivery *means* is the model's: outcomes,
+//! releases and refusals are read from the oracle's answers.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use tern_model::ledger::{Event, EventKind, Execution, Outcome};
+use tern_model::message::{Act, Body};
+
+use super::malformed::Malformation;
+use super::scenario::context_of;
+use super::situations::{Coverage, Moment, Situation};
+
+/// What the situations need to know of one frame put on the network.
+#[derive(Debug, Clone, Default)]
+pub struct Sent {
+    /// How the frame was broken, if the workload broke it.
+    pub malformed: Option<Malformation>,
+    /// The message, when the frame is a valid one: (thread, ID, sender).
+    pub key: Option<(String, String, String)>,
+    pub act: Option<Act>,
+    /// A REVISE: its target.
+    pub revises: Option<String>,
+    pub revise_of_revise: bool,
+    pub skips_link: bool,
+    /// Its ID was used before in another identity context.
+    pub other_context: bool,
+}
+
+/// The run's memory of what happened, for recognising situations.
+#[derive(Debug, Default)]
+pub struct Reach {
+    /// The act of the first content sent under each ID.
+    acts: HashMap<String, Act>,
+    /// Per revision target, its REVISEs in the order they were sent.
+    chains: HashMap<String, Vec<String>>,
+    /// Per ID, the identity contexts it was used in.
+    contexts: HashMap<String, BTreeSet<&'static str>>,
+    /// Commitments (thread, ID) whose effect was performed.
+    executed: BTreeSet<(String, String)>,
+    /// Per (agent, COMMIT ID), the agent's local time when it first stored it.
+    arrived: BTreeMap<(usize, String), i64>,
+    /// Per agent, the IDs pending in its model when it last crashed.
+    pending_at_crash: BTreeMap<usize, BTreeSet<String>>,
+}
+
+impl Reach {
+    /// The facts of a frame about to be sent (one parse).
+    pub fn on_send(&mut self, frame: &[u8], malformed: Option<Malformation>) -> Sent {
+        let mut sent = Sent {
+            malformed,
+            ..Sent::default()
+        };
+        let Ok(m) = tern_model::parse_frame(frame) else {
+            return sent;
+        };
+        let id = m.id.as_str().to_owned();
+        let thread = m.thread.as_str().to_owned();
+        let context = context_of(&thread);
+        let used = self.contexts.entry(id.clone()).or_default();
+        sent.other_context = used.iter().any(|c| *c != context);
+        used.insert(context);
+        self.acts.entry(id.clone()).or_insert(m.act());
+        if let Body::Revise(r) = &m.body {
+            let target = r.target.as_str().to_owned();
+            sent.revise_of_revise = self.acts.get(&target) == Some(&Act::Revise);
+            let chain = self.chains.entry(target.clone()).or_default();
+            let previous = r.previous.as_str();
+            // The latest link is the last REVISE sent, or the target itself.
+            let latest = chain.last().map_or(target.as_str(), String::as_str);
+            sent.skips_link = previous != latest && !chain.iter().any(|c| *c == id);
+            if !chain.contains(&id) {
+                chain.push(id.clone());
+            }
+            sent.revises = Some(target);
+        }
+        sent.act = Some(m.act());
+        sent.key = Some((thread, id, m.from.as_str().to_owned()));
+        sent
+    }
+
+    /// The situations of one delivery to agent `a`, from the model's events.
+    pub fn on_delivery(
+        &mut self,
+        coverage: &mut Coverage,
+        a: usize,
+        agent: &str,
+        local: i64,
+        sent: &Sent,
+        events: &[Event],
+    ) {
+        let Some(first) = events.first() else { return };
+        coverage.reach(match &first.outcome {
+            Outcome::Accepted => Situation::Moment(Moment::Accepted),
+            Outcome::Duplicate => Situation::Moment(Moment::Duplicate),
+            Outcome::Pending { .. } => Situation::Moment(Moment::Pending),
+            Outcome::Rejected(r) => Situation::Rejected(r.class),
+        });
+        if let (Some(kind), Outcome::Rejected(_)) = (sent.malformed, &first.outcome) {
+            coverage.reach(Situation::Malformed(kind));
+        }
+        let restarted = self.pending_at_crash.get(&a);
+        for e in events {
+            match e.kind {
+                EventKind::Delivered => {}
+                EventKind::Released => {
+                    coverage.reach(Situation::Moment(Moment::Released));
+                    let id = e.id.as_ref().map(|i| i.as_str());
+                    if id.is_some_and(|id| restarted.is_some_and(|p| p.contains(id))) {
+                        coverage.reach(Situation::Moment(Moment::ReleasedAfterRestart));
+                    }
+                }
+                EventKind::Invalidated => {
+                    coverage.reach(Situation::Moment(Moment::Invalidated));
+                }
+            }
+        }
+        let Some((thread, id, from)) = &sent.key else {
+            return;
+        };
+        let executed = self.executed.contains(&(thread.clone(), id.clone()));
+        let conflict = events.iter().any(|e| {
+            matches!(&e.outcome, Outcome::Rejected(r) if r.class == tern_model::ledger::RejectClass::IdConflict)
+                || e.kind == EventKind::Invalidated
+        });
+        if executed && conflict {
+            coverage.reach(Situation::Moment(Moment::IdConflictAfterEffect));
+        }
+        if sent.act == Some(Act::Commit) {
+            if executed && from == agent && first.outcome == Outcome::Duplicate {
+                coverage.reach(Situation::Moment(Moment::EffectThenRedelivered));
+            }
+            if first.outcome != Outcome::Duplicate {
+                self.arrived.entry((a, id.clone())).or_insert(local);
+            }
+        }
+        if sent.revise_of_revise {
+            coverage.reach(Situation::Moment(Moment::ReviseOfRevise));
+        }
+        if sent.skips_link {
+            coverage.reach(Situation::Moment(Moment::PreviousSkipsLink));
+        }
+        if sent.other_context {
+            coverage.reach(Situation::Moment(Moment::SameIdTwoContexts));
+        }
+    }
+
+    /// Whether a delivery of `sent` may have revealed a revision conflict
+    /// on a commitment whose effect was performed: the caller then asks the
+    /// model.
+    pub fn revises_executed(&self, sent: &Sent) -> Option<(String, String)> {
+        let (thread, _, _) = sent.key.as_ref()?;
+        let target = sent.revises.as_ref()?;
+        self.executed
+            .contains(&(thread.clone(), target.clone()))
+            .then(|| (thread.clone(), target.clone()))
+    }
+
+    /// The situations of one execution request: the model's decision, and
+    /// where the executor's clock stood against the grant's expiry.
+    #[allow(clippy::too_many_arguments)] // one per fact of the request
+    pub fn on_execution(
+        &mut self,
+        coverage: &mut Coverage,
+        a: usize,
+        id: &str,
+        local: i64,
+        skewed: bool,
+        expiry: Option<i64>,
+        decision: &Execution,
+    ) {
+        match decision {
+            Execution::Executed { .. } => coverage.reach(Situation::Moment(Moment::Executed)),
+            Execution::Refused(r) => coverage.reach(Situation::Refused(*r)),
+        }
+        if skewed {
+            coverage.reach(Situation::Moment(Moment::SkewedExecution));
+        }
+        if let Some(expires) = expiry {
+            match local - expires {
+                -1 => coverage.reach(Situation::Moment(Moment::ExpiryOneBefore)),
+                0 => coverage.reach(Situation::Moment(Moment::ExpiryExactly)),
+                1 => coverage.reach(Situation::Moment(Moment::ExpiryOneAfter)),
+                _ => {}
+            }
+            let arrived = self.arrived.get(&(a, id.to_owned()));
+            if matches!(
+                decision,
+                Execution::Refused(tern_model::ledger::Refusal::GrantExpired)
+            ) && arrived.is_some_and(|t| *t < expires)
+            {
+                coverage.reach(Situation::Moment(Moment::ExpiredSinceArrival));
+            }
+        }
+    }
+
+    /// An effect of commitment `id` in `thread` was performed.
+    pub fn on_effect(&mut self, thread: &str, id: &str) {
+        self.executed.insert((thread.to_owned(), id.to_owned()));
+    }
+
+    /// Agent `a` crashed with these IDs pending in its model.
+    pub fn on_crash(&mut self, a: usize, pending: BTreeSet<String>) {
+        self.pending_at_crash.insert(a, pending);
+    }
+}
+
+/// The IDs a model holds as pending.
+pub fn pending_ids(outcomes: &[(tern_model::message::MessageRef, Outcome)]) -> BTreeSet<String> {
+    outcomes
+        .iter()
+        .filter(|(_, o)| matches!(o, Outcome::Pending { .. }))
+        .map(|(id, _)| id.as_str().to_owned())
+        .collect()
+}
