@@ -56,31 +56,52 @@ pub fn summary(runs: u64, stats: &Stats, violations: u64) -> String {
 /// profile reads are not sent, so they are shown as not applicable rather
 /// than missed.
 pub fn situations_table(coverage: &Coverage, core: bool) -> String {
-    let mut rows = vec![vec![
+    let rows: Vec<SituationRow> = coverage
+        .iter()
+        .map(|(s, n)| SituationRow {
+            name: s.name(),
+            count: (!core || s.at_core()).then_some(n),
+            clauses: s.clauses().join(" "),
+        })
+        .collect();
+    situation_rows_table(&rows)
+}
+
+/// One row of a situation table: `count` is `None` where the situation
+/// does not apply.
+pub struct SituationRow {
+    pub name: String,
+    pub count: Option<u64>,
+    pub clauses: String,
+}
+
+/// Situation rows as a table, then the ones never reached.
+pub fn situation_rows_table(rows: &[SituationRow]) -> String {
+    let mut table_rows = vec![vec![
         "situation".to_owned(),
         "reached".to_owned(),
         "clauses".to_owned(),
     ]];
-    let mut missed = Vec::new();
-    for (s, n) in coverage.iter() {
-        let count = if core && !s.at_core() {
-            "n/a at core".to_owned()
-        } else {
-            if n == 0 {
-                missed.push(s.name());
-            }
-            n.to_string()
-        };
-        rows.push(vec![s.name(), count, s.clauses().join(" ")]);
+    for r in rows {
+        table_rows.push(vec![
+            t(&r.name),
+            r.count.map_or("n/a at core".to_owned(), |n| n.to_string()),
+            r.clauses.clone(),
+        ]);
     }
-    let mut out = table(rows);
+    let missed: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.count == Some(0))
+        .map(|r| r.name.as_str())
+        .collect();
+    let mut out = table(table_rows);
     if missed.is_empty() {
         out.push_str("\nevery situation was reached");
     } else {
         out.push_str(&format!(
             "\n{} situation(s) never reached: {}",
             missed.len(),
-            missed.join("; ")
+            t(&missed.join("; "))
         ));
     }
     out

@@ -47,6 +47,26 @@ impl Ledger {
         }
     }
 
+    /// Whether a revision conflict is known on commitment `commitment` in
+    /// `thread`: what blocks its execution (seed §4), asked also of one that
+    /// was already executed, which the execution refusals do not reveal
+    /// (`already_executed` is decided first).
+    pub fn knows_revision_conflict(&self, thread: &ThreadId, commitment: &MessageRef) -> bool {
+        let Some(ctx) = self.existing_context(thread) else {
+            return false;
+        };
+        let Some(&eid) = self.contexts[ctx].ids.get(commitment) else {
+            return false;
+        };
+        if !self.in_thread(thread, eid) || self.entries[eid].status != Status::Accepted {
+            return false;
+        }
+        let state = self.commitment(ctx, eid);
+        matches!(state.chain, ChainHead::Conflict { .. })
+            || state.annotations.contains("request_revision_conflict")
+            || state.annotations.contains("report_revision_conflict")
+    }
+
     /// The effects recorded so far, in key order.
     pub fn effects(&self) -> Vec<EffectKey> {
         let mut keys: Vec<EffectKey> = self

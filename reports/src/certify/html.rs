@@ -275,6 +275,36 @@ fn simulation_block(out: &mut String, i: &ImplReport) {
     if let Some(why) = &sim.skipped {
         let _ = write!(out, "<p class=\"na\">Not run: {}.</p>", esc(why));
     }
+    if !sim.situations.is_empty() {
+        let missed: Vec<&str> = sim
+            .situations
+            .iter()
+            .filter(|s| s.count == 0)
+            .map(|s| s.situation.as_str())
+            .collect();
+        let _ = write!(
+            out,
+            "<details><summary>Situations reached: {} of {}{}</summary><table><tr><th>situation</th><th>reached</th><th>clauses</th></tr>",
+            sim.situations.len() - missed.len(),
+            sim.situations.len(),
+            if missed.is_empty() {
+                String::new()
+            } else {
+                format!("; never reached: {}", esc(&missed.join("; ")))
+            }
+        );
+        for s in &sim.situations {
+            let _ = write!(
+                out,
+                "<tr{}><td>{}</td><td>{}</td><td>{}</td></tr>",
+                if s.count == 0 { " class=\"fail\"" } else { "" },
+                esc(&s.situation),
+                s.count,
+                esc(&s.clauses.join(" "))
+            );
+        }
+        out.push_str("</table></details>");
+    }
     let Some(v) = &sim.violation else {
         return;
     };

@@ -161,6 +161,24 @@ pub struct SimulationReport {
     pub checks: u64,
     pub faults: BTreeMap<String, u64>,
     pub violation: Option<ViolationReport>,
+    /// How often the simulation reached each situation of the catalogue
+    /// (docs/simulator.md), in catalogue order. Absent from reports written
+    /// before the catalogue existed.
+    #[serde(default)]
+    pub situations: Vec<SituationCount>,
+    /// The situations it never reached.
+    #[serde(default)]
+    pub missed: Vec<String>,
+}
+
+/// One situation and how often a simulation reached it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SituationCount {
+    pub situation: String,
+    pub family: String,
+    pub count: u64,
+    pub clauses: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -350,7 +368,34 @@ fn case_report(case: &Case, run: &CaseRun) -> CaseReport {
     }
 }
 
-fn simulation_report(sim: &SimulationRun, corpus: &Corpus) -> SimulationReport {
+/// The situations a simulation at `level` can reach, with their counts: at
+/// `core`, the broken frames only the profile reads are not sent.
+fn situation_counts(sim: &SimulationRun, level: Level) -> Vec<SituationCount> {
+    let core = level == Level::Core;
+    sim.stats
+        .situations
+        .iter()
+        .filter(|(s, _)| !core || s.at_core())
+        .map(|(s, n)| SituationCount {
+            situation: s.name(),
+            family: s.family().to_owned(),
+            count: n,
+            clauses: s.clauses().iter().map(|c| (*c).to_owned()).collect(),
+        })
+        .collect()
+}
+
+fn simulation_report(sim: &SimulationRun, corpus: &Corpus, level: Level) -> SimulationReport {
+    let situations = if sim.runs == 0 {
+        Vec::new()
+    } else {
+        situation_counts(sim, level)
+    };
+    let missed = situations
+        .iter()
+        .filter(|s| s.count == 0)
+        .map(|s| s.situation.clone())
+        .collect();
     SimulationReport {
         verdict: sim.verdict().as_str().to_owned(),
         skipped: sim.skipped.clone(),
@@ -365,6 +410,8 @@ fn simulation_report(sim: &SimulationRun, corpus: &Corpus) -> SimulationReport {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), *v))
             .collect(),
+        situations,
+        missed,
         violation: sim.counterexample.as_ref().map(|ce| ViolationReport {
             invariant: ce.violation.invariant.name.to_owned(),
             section: ce.violation.invariant.section.to_owned(),
@@ -468,7 +515,7 @@ impl Report {
                         .iter()
                         .filter_map(|run| by_id.get(run.id.as_str()).map(|c| case_report(c, run)))
                         .collect(),
-                    simulation: simulation_report(r.simulation, corpus),
+                    simulation: simulation_report(r.simulation, corpus, level),
                 }
             })
             .collect();

@@ -114,6 +114,10 @@ fn one(report: &Report, i: &ImplReport) -> String {
             }
         )),
     }
+    if !sim.situations.is_empty() {
+        out.push_str(&situations_table(&sim.situations));
+        out.push('\n');
+    }
     out.push_str(&verdict_line(i, &report.level_requested));
     out.push('\n');
     if let (false, Some(why)) = (i.verdict.certified, report.not_certifiable()) {
@@ -216,4 +220,17 @@ pub fn summary(report: &Report) -> String {
         out.push_str(&side_by_side(report));
     }
     out
+}
+
+/// The situations a simulation reached, as a table, then the missed ones.
+fn situations_table(situations: &[super::SituationCount]) -> String {
+    let rows: Vec<crate::run::SituationRow> = situations
+        .iter()
+        .map(|s| crate::run::SituationRow {
+            name: s.situation.clone(),
+            count: Some(s.count),
+            clauses: s.clauses.join(" "),
+        })
+        .collect();
+    crate::run::situation_rows_table(&rows)
 }

@@ -32,7 +32,7 @@ pub fn mix_for(seed: u64, faults: &FaultSet, swarm: bool) -> Mix {
                 .fold(0u16, |m, i| m | (1 << i))
         };
         mix.talk = bits(&mut rng, 10) | 0b11_1000;
-        mix.attacks = bits(&mut rng, 10);
+        mix.attacks = bits(&mut rng, Mix::ATTACK_KINDS);
     }
     mix
 }

@@ -147,6 +147,11 @@ impl Malformation {
         )
     }
 
+    /// Whether `m` has what this way breaks (a claim to break).
+    pub fn fits(self, m: &Value) -> bool {
+        self != Malformation::DuplicateClaimKey || m["body"]["claims"][0].is_object()
+    }
+
     /// The frame of `m` broken this way, or `None` when `m` has nothing to
     /// break this way (no claim, no evidence). `profile` says whether the
     /// profile's readings may be relied on.
@@ -180,7 +185,17 @@ impl Malformation {
                 false,
             )?,
             Malformation::DuplicateEvidenceKey => {
-                duplicated(m, &[Seg::Key("evidence"), Seg::Index(0)], false)?
+                // Any message may carry evidence (P-ENV-11): give it some.
+                let mut m = m.clone();
+                if !m["evidence"][0].is_object() {
+                    m.as_object_mut()?.insert(
+                        "evidence".into(),
+                        serde_json::json!([{"id": "ev:log",
+                        "source": "the run's own log", "collected_at": "2026-11-30T12:00:00Z",
+                        "method": "inspection", "result": "As stated."}]),
+                    );
+                }
+                duplicated(&m, &[Seg::Key("evidence"), Seg::Index(0)], false)?
             }
             Malformation::DuplicateExtensionsKey => {
                 with_extensions("{\"note\":\"a\",\"note\":\"b\"}").into_bytes()

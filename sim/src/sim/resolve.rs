@@ -6,6 +6,9 @@ use tern_model::message::Principal;
 
 use super::malformed::Malformation;
 use super::scenario::{principal, Scenario, ADVERSARY, THREADS};
+
+/// A participant no identity context binds.
+const STRANGER: &str = "zed";
 use super::workload::{claim, Attack, Mix, Talk};
 
 /// One frame put on the network.
@@ -291,11 +294,23 @@ impl<'a> Resolver<'a> {
                     .into_iter()
                     .filter(|g| g.contains(&from))
                     .collect();
-                let grant = match grant % 4 {
+                let th = q["thread"].as_str()?;
+                // The committer's own grant for this thread, if it has one.
+                let fitting: Vec<String> = self
+                    .scenario
+                    .grants
+                    .values()
+                    .filter(|g| {
+                        g.grantee.as_str() == from && g.threads.iter().any(|t| t.as_str() == th)
+                    })
+                    .map(|g| g.id.to_string())
+                    .collect();
+                let grant = match grant % 6 {
                     0 => Value::Null,
                     1 => q["body"]["authority_ref"].clone(),
                     2 => pick(&own, grant).map_or(Value::Null, Value::String),
-                    _ => json!(pick(&self.scenario.grant_refs(), grant)),
+                    3 => json!(pick(&self.scenario.grant_refs(), grant)),
+                    _ => pick(&fitting, grant).map_or(Value::Null, Value::String),
                 };
                 let requester = q["from"].as_str()?.to_owned();
                 self.message(&from, vec![requester], q["thread"].as_str()?, q["id"].as_str().map(str::to_owned), "COMMIT",
@@ -325,9 +340,14 @@ impl<'a> Resolver<'a> {
                 previous,
                 withdraw,
             } => {
-                let revisable = self
-                    .said
-                    .of_acts(&["TELL", "PROPOSE", "REQUEST", "COMMIT", "REPORT"]);
+                // One in eleven targets an act that cannot be revised (an
+                // ASK, ACK, CHALLENGE or REVISE: L-REV-2).
+                let revisable = if target % 11 == 0 {
+                    self.said.of_acts(&["ASK", "ACK", "CHALLENGE", "REVISE"])
+                } else {
+                    self.said
+                        .of_acts(&["TELL", "PROPOSE", "REQUEST", "COMMIT", "REPORT"])
+                };
                 let t = pick_ref(&revisable, target)?;
                 let owner = t["from"].as_str()?.to_owned();
                 let chain = self.said.about("REVISE", "target", &t["id"]);
@@ -467,6 +487,52 @@ impl<'a> Resolver<'a> {
                     m["from"].as_str()?.to_owned(),
                 )
             }
+            Attack::Replay { commit } => {
+                let c = pick_ref(&self.said.all_commitments(), commit)?;
+                let mut out = self.misbehaving(&c)?;
+                out.recipients.extend(out.actor.take());
+                out
+            }
+            Attack::Stranger { of, thread } => {
+                let mut m = pick(&self.said.messages, of)?;
+                if thread && self.profile_rules {
+                    // L-ID-2 (profile): a thread no context knows.
+                    m["thread"] = json!("elsewhere");
+                    self.misbehaving(&m)?
+                } else {
+                    // L-ID-3 (core for `from`): a sender nobody bound.
+                    let n = self.said.messages.len();
+                    m["from"] = json!(STRANGER);
+                    m["id"] = json!(format!("{STRANGER}:{n}"));
+                    let th = m["thread"].as_str()?.to_owned();
+                    let recipients = recipients_of(self, &m);
+                    Outgoing {
+                        spoofed: false,
+                        ..adversary(
+                            serde_json::to_vec(&m).ok()?,
+                            principal(STRANGER, &th),
+                            recipients,
+                            STRANGER.to_owned(),
+                        )
+                    }
+                }
+            }
+            Attack::OtherContext { of } => {
+                // The same sender, the same ID, a new message in the other
+                // identity context: a key of its own there (L-DUP-1).
+                let m = pick(&self.said.messages, of)?;
+                let here = m["thread"].as_str()?;
+                let there = if super::scenario::context_of(here) == "annex" {
+                    "plan"
+                } else {
+                    "side"
+                };
+                let from = m["from"].as_str()?.to_owned();
+                let to = self.others(&from, 0xff);
+                let fresh = json!({"tern": "0.1", "id": m["id"], "from": from, "to": to, "thread": there,
+                                   "reply": null, "act": "ASK", "body": {"question": "Is this the same question?"}});
+                self.misbehaving(&fresh)?
+            }
             Attack::ReuseId { of } => {
                 // The original sender equivocates: same ID, other content.
                 let mut m = pick(&self.said.messages, of)?;
@@ -529,7 +595,13 @@ impl<'a> Resolver<'a> {
                 }
             }
             Attack::Malformed { of, how } => {
-                let m = pick(&self.said.messages, of)?;
+                let fitting: Vec<&Value> = self
+                    .said
+                    .messages
+                    .iter()
+                    .filter(|m| Malformation::of(how).fits(m))
+                    .collect();
+                let m = pick_ref(&fitting, of)?;
                 // A kind the message cannot be broken by (no claim to break)
                 // or that only the profile reads (at core) breaks the body.
                 let (kind, frame) = match Malformation::of(how).apply(&m, self.profile_rules) {

@@ -12,9 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
-use tern_model::ledger::{
-    EffectKey, Event, Execution, Ledger, LocalTime, Outcome, Refusal, RejectClass,
-};
+use tern_model::ledger::{EffectKey, Event, Execution, Ledger, LocalTime, Outcome, RejectClass};
 use tern_model::message::{GrantRef, MessageRef, Principal, ThreadId};
 
 use super::faults::{Fault, FaultSet};
@@ -637,9 +635,7 @@ impl<'a> Run<'a> {
         if let Some((t, id)) = self.reach.revises_executed(&self.facts[sent]) {
             let (t, id) = (ThreadId::new(t), MessageRef::new(id));
             if let (Ok(t), Ok(id)) = (t, id) {
-                if self.agents[a].oracle.would_execute(&t, &id, local)
-                    == Execution::Refused(Refusal::RevisionConflict)
-                {
+                if self.agents[a].oracle.knows_revision_conflict(&t, &id) {
                     self.stats
                         .situations
                         .reach(Situation::Moment(Moment::RevisionConflictAfterEffect));
@@ -881,39 +877,85 @@ impl<'a> Run<'a> {
         Some(self.scenario.grants.get(&grant)?.expires_at?.0)
     }
 
+    /// Agent `a`'s commitments the model would let it execute now.
+    fn executable<'v>(&self, a: usize, resolver: &'v Resolver) -> Vec<&'v Value> {
+        let oracle = &self.agents[a].oracle;
+        let local = self.local(a);
+        resolver
+            .said
+            .commitments_of(&self.agents[a].name)
+            .into_iter()
+            .filter(|c| {
+                commitment_of(c).is_some_and(|(t, id)| {
+                    matches!(
+                        oracle.would_execute(&t, &id, local),
+                        Execution::Executed { .. }
+                    )
+                })
+            })
+            .collect()
+    }
+
     fn execute(&mut self, a: usize, pick: u8, resolver: &Resolver) -> Checked {
+        // Seven requests in ten are aimed: they go to the first agent, from
+        // `a` on, that has a commitment the model would execute now, and are
+        // not made when no agent has one. Effects, and the crashes around
+        // them, are then common instead of rare. The pick is among those
+        // commitments, so it stays the same one when shrinking removes
+        // unrelated steps.
+        let aimed = pick % 5 != 0 && pick % 10 != 3;
+        let n = self.agents.len();
+        let (a, targeted) = if aimed {
+            let found = (0..n)
+                .map(|i| (a + i) % n)
+                .filter(|&b| self.agents[b].receiver.is_some())
+                .map(|b| (b, self.executable(b, resolver)))
+                .find(|(_, t)| !t.is_empty());
+            match found {
+                Some(found) => found,
+                None => return Ok(()),
+            }
+        } else {
+            (a, Vec::new())
+        };
         let name = self.agents[a].name.clone();
         if self.agents[a].receiver.is_none() {
             return Ok(());
         }
         let own = resolver.said.commitments_of(&name);
         let any = resolver.said.all_commitments();
-        // Two requests in five target a commitment the model would execute
-        // now: effects, and the crashes around them, are then common instead
-        // of rare. The pick is among those, so it stays the same commitment
-        // when shrinking removes unrelated steps.
-        let local = self.local(a);
-        let targeted: Vec<&Value> = if matches!(pick % 5, 1 | 2) {
-            let oracle = &self.agents[a].oracle;
-            own.iter()
-                .copied()
-                .filter(|c| {
-                    commitment_of(c).is_some_and(|(t, id)| {
-                        matches!(
-                            oracle.would_execute(&t, &id, local),
-                            Execution::Executed { .. }
-                        )
-                    })
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        // The rest are for refusals: one request in twenty names a message
+        // that is no COMMIT, one an agent's own commitment, two any.
+        let talk: Vec<&Value>;
         let pool = match pick % 5 {
+            0 if (pick / 5) % 4 == 0 => {
+                talk = resolver
+                    .said
+                    .messages
+                    .iter()
+                    .filter(|m| m["act"] != "COMMIT")
+                    .collect();
+                talk
+            }
+            0 if (pick / 5) % 4 == 1 && !own.is_empty() => own,
             0 => any,
-            _ if !targeted.is_empty() => targeted,
-            _ if own.is_empty() => any,
-            _ => own,
+            _ if aimed => targeted,
+            // Timed to a grant's expiry (below): a commitment under an
+            // expiring grant, one the model would execute now if there is
+            // one, so that only the clock decides.
+            _ => {
+                let expiring = |c: &&Value| self.grant_expiry(c).is_some();
+                let ready: Vec<&Value> = self
+                    .executable(a, resolver)
+                    .into_iter()
+                    .filter(expiring)
+                    .collect();
+                let under_grant: Vec<&Value> = own.iter().copied().filter(expiring).collect();
+                [ready, under_grant, own, any]
+                    .into_iter()
+                    .find(|p| !p.is_empty())
+                    .unwrap_or_default()
+            }
         };
         if pool.is_empty() {
             return Ok(());

@@ -89,6 +89,17 @@ pub enum Attack {
     BadReplacement { target: u8 },
     /// A REQUEST to replace a commitment, from someone other than its requester.
     ForeignRenewal { commit: u8, by: u8 },
+    /// An earlier COMMIT, byte for byte, delivered again to its addressees
+    /// and to its own sender: the network replays it, perhaps after its
+    /// effect was performed.
+    Replay { commit: u8 },
+    /// An earlier message sent from a participant no identity context binds,
+    /// or (with the profile's rules) into a thread no context knows.
+    Stranger { of: u8, thread: bool },
+    /// The sender of an earlier message sends another one under the same ID
+    /// in the other identity context: IDs are qualified by their context, so
+    /// it is a new message there.
+    OtherContext { of: u8 },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -152,11 +163,13 @@ fn on() -> bool {
 impl Mix {
     /// The attack bit of `Attack::Misroute`.
     const MISROUTE: u16 = 1 << 7;
+    /// How many kinds of attack there are (bits of `attacks`).
+    pub const ATTACK_KINDS: u32 = 13;
 
     pub fn everything(crashes: bool, partitions: bool) -> Mix {
         Mix {
             talk: 0x3ff,
-            attacks: 0x3ff,
+            attacks: (1 << Mix::ATTACK_KINDS) - 1,
             crashes,
             partitions,
             profile_rules: true,
@@ -210,7 +223,7 @@ fn talk_strategy(mix: Mix) -> BoxedStrategy<Talk> {
                 .boxed(),
         ),
         (
-            4,
+            7,
             (u(), u(), u())
                 .prop_map(|(from, request, grant)| Talk::Commit {
                     from,
@@ -298,6 +311,11 @@ fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
         (u(), u())
             .prop_map(|(commit, by)| Attack::ForeignRenewal { commit, by })
             .boxed(),
+        u().prop_map(|commit| Attack::Replay { commit }).boxed(),
+        (u(), any::<bool>())
+            .prop_map(|(of, thread)| Attack::Stranger { of, thread })
+            .boxed(),
+        u().prop_map(|of| Attack::OtherContext { of }).boxed(),
     ];
     let enabled: Vec<BoxedStrategy<Attack>> = all
         .into_iter()
