@@ -271,7 +271,11 @@ impl KillSpread {
             show(self.percentile(50)),
             show(self.percentile(90)),
             show(self.runs.last().copied()),
-            if counts.is_empty() { "-".to_owned() } else { counts.join(", ") },
+            if counts.is_empty() {
+                "-".to_owned()
+            } else {
+                counts.join(", ")
+            },
             kill_ms.iter().sum::<u128>(),
             kill_ms.get(kill_ms.len() / 2).copied().unwrap_or(0),
             list(&self.survived),

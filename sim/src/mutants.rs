@@ -237,10 +237,9 @@ impl<S: Durable, W: Effects> MutantReceiver<S, W> {
         };
         let target = rv.target.as_str();
         self.inner.view(&m.thread).is_ok_and(|v| {
-            v["messages"].as_array().is_some_and(|ms| {
-                ms.iter()
-                    .any(|x| x["id"] == target && x["act"] == "REVISE")
-            })
+            v["messages"]
+                .as_array()
+                .is_some_and(|ms| ms.iter().any(|x| x["id"] == target && x["act"] == "REVISE"))
         })
     }
 
@@ -287,9 +286,7 @@ impl<S: Durable, W: Effects> MutantReceiver<S, W> {
             Some(Outcome::Rejected(_)) | None
         );
         if stored {
-            self.inner
-                .storage()
-                .append(Record::Seen { key }.encode())?;
+            self.inner.storage().append(Record::Seen { key }.encode())?;
         }
         Ok(d)
     }

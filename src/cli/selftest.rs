@@ -21,9 +21,9 @@ use tern_harness::corpus::case::Case;
 use tern_harness::corpus::Corpus;
 use tern_harness::mutants::{Mutant, MutantImpl};
 use tern_harness::reference::ReferenceImpl;
-use tern_harness::sim::invariants;
 use tern_harness::sim::driver::{first_violation, shrink, Batch, Jobs, ShrinkBudget};
 use tern_harness::sim::faults::FaultSet;
+use tern_harness::sim::invariants;
 use tern_reports::run::{
     selftest_json, selftest_table, violation_text, KillSpread, KilledIn, MutantRow,
 };
@@ -134,7 +134,10 @@ fn try_mutant(m: Mutant, args: &SelftestArgs) -> MutantRow {
 fn names_target(m: Mutant, case: &Case) -> bool {
     let clauses = invariants::clauses(m.target().name);
     case.invariants.iter().any(|i| i == m.target().name)
-        || case.clauses.iter().any(|c| clauses.contains(&c.id.as_str()))
+        || case
+            .clauses
+            .iter()
+            .any(|c| clauses.contains(&c.id.as_str()))
 }
 
 /// A mutant the simulation did not kill, against the corpus: killed by its
@@ -237,8 +240,13 @@ pub fn run(args: SelftestArgs) -> Status {
             .iter()
             .filter(|r| matches!(r.killed_in, Some(KilledIn::Corpus { .. })))
             .count();
+        let corpus_note = if args.simulation_only {
+            "no corpus".to_owned()
+        } else {
+            format!("{by_corpus} by the corpus")
+        };
         outln!(
-            "{killed} of {} mutants killed ({intended} by the invariant meant for them, {by_corpus} by the corpus after the simulation's {} runs of {} agents)",
+            "{killed} of {} mutants killed ({intended} by the invariant meant for them; {corpus_note}) within {} runs of {} agents",
             rows.len(),
             args.seeds(),
             args.agents(),

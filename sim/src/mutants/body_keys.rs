@@ -69,7 +69,10 @@ mod tests {
         let both = br#"{"tern":"0.1","tern":"0.1","body":{"text":"a","text":"b"}}"#;
         let forgiven = body_forgiven(both).expect("the body changes");
         assert!(String::from_utf8_lossy(&forgiven).contains(r#""tern":"0.1","tern":"0.1""#));
-        assert_eq!(body_forgiven(br#"{"tern":"0.1","body":{"text":"a"}}"#), None);
+        assert_eq!(
+            body_forgiven(br#"{"tern":"0.1","body":{"text":"a"}}"#),
+            None
+        );
         assert_eq!(body_forgiven(b"not json"), None);
     }
 }
