@@ -161,8 +161,71 @@ fn selftest_kills_every_mutant_by_its_invariant() {
     for m in mutants {
         assert_eq!(m["killed"], true, "{m}");
         assert_eq!(m["invariant"], m["target"], "{m}");
-        assert!(m["shrunk_length"].as_u64().unwrap() <= 40, "{m}");
+        assert!(!m["needs"].as_str().unwrap().is_empty(), "{m}");
+        if m["killed_in"] == "simulation" {
+            assert!(m["shrunk_length"].as_u64().unwrap() <= 40, "{m}");
+            assert_eq!(m["runs_to_kill"], m["seeds_needed"], "{m}");
+        } else {
+            // Only what the workload does not reach falls to the corpus.
+            assert_eq!(m["killed_in"], "corpus", "{m}");
+            assert!(m["corpus_case"].is_string(), "{m}");
+            assert!(m["runs_to_kill"].is_null(), "{m}");
+        }
     }
+    assert_eq!(v["simulation_only"], false);
     assert_eq!(v["reference"]["clean"], true);
     assert_eq!(o.status.code(), Some(0));
+}
+
+/// `--simulation-only`: 20 runs of 3 agents and no corpus, so a mutant the
+/// workload does not reach survives, and the status says so; the summary
+/// counts the runs to kill of the others.
+#[test]
+fn selftest_simulation_only_reports_survivors_and_the_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(
+        &[
+            "selftest",
+            "--simulation-only",
+            "--reference-seeds",
+            "2",
+            "--format",
+            "json",
+        ],
+        dir.path(),
+    );
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["simulation_only"], true);
+    assert_eq!(v["budget"]["seeds"], 20);
+    assert_eq!(v["budget"]["agents"], 3);
+    let mutants = v["mutants"].as_array().unwrap();
+    let named = |name: &str| mutants.iter().find(|m| m["mutant"] == name).unwrap();
+    // Duplicate keys only inside a body: the workload never makes one.
+    let body = named("accepts-duplicate-keys-in-body");
+    assert_eq!(body["killed"], false, "{body}");
+    assert!(body["killed_in"].is_null(), "{body}");
+    assert_eq!(body["seeds_needed"], 20, "{body}");
+    let no_dedup = named("no-dedup");
+    assert_eq!(no_dedup["killed_in"], "simulation", "{no_dedup}");
+    let runs: Vec<u64> = mutants
+        .iter()
+        .filter_map(|m| m["runs_to_kill"].as_u64())
+        .collect();
+    assert!(runs.iter().all(|&r| (1..=20).contains(&r)), "{runs:?}");
+    let summary = &v["summary"];
+    assert_eq!(summary["killed_by_simulation"], runs.len());
+    assert_eq!(summary["min"], *runs.iter().min().unwrap());
+    assert_eq!(summary["max"], *runs.iter().max().unwrap());
+    let counted: u64 = summary["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["mutants"].as_u64().unwrap())
+        .sum();
+    assert_eq!(counted, runs.len() as u64);
+    assert!(summary["survived"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("accepts-duplicate-keys-in-body")));
+    assert_eq!(o.status.code(), Some(1));
 }

@@ -59,6 +59,24 @@ fn the_first_violation_is_the_lowest_failing_seed_whatever_the_jobs() {
 }
 
 #[test]
+fn selftest_simulation_only_json_is_the_same_whatever_the_jobs() {
+    let (one, two) = both(&[
+        "selftest",
+        "--simulation-only",
+        "--seeds",
+        "4",
+        "--steps",
+        "60",
+        "--reference-seeds",
+        "2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(one.stdout, two.stdout);
+    assert!(String::from_utf8_lossy(&one.stdout).contains("\"summary\""));
+}
+
+#[test]
 fn selftest_json_is_the_same_whatever_the_jobs() {
     let (one, two) = both(&[
         "selftest",

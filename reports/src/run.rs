@@ -176,15 +176,46 @@ pub fn counterexample_text(c: &Counterexample) -> String {
     out
 }
 
+/// Where a mutant was killed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KilledIn {
+    /// In simulation run number `runs` (the first failing seed's index + 1).
+    Simulation { runs: u64 },
+    /// By a corpus case, after the simulation budget ran out.
+    Corpus { case: String },
+}
+
 /// One row of the selftest table.
 #[derive(Debug, Clone)]
 pub struct MutantRow {
     pub name: String,
     pub target: String,
+    /// The situation the mutant needs (`Mutant::needs`).
+    pub needs: String,
     pub killed_by: Option<String>,
+    pub killed_in: Option<KilledIn>,
+    /// Simulation runs played: the runs to kill, or the whole budget.
     pub seeds_needed: u64,
     pub shrunk_len: Option<usize>,
-    pub millis: u128,
+    /// Wall-clock time until the simulation found its violation (or spent
+    /// its budget), shrinking excluded.
+    pub kill_millis: u128,
+    pub shrink_millis: u128,
+}
+
+impl MutantRow {
+    /// Runs to the simulation's kill, if the simulation killed it.
+    pub fn runs_to_kill(&self) -> Option<u64> {
+        match self.killed_in {
+            Some(KilledIn::Simulation { runs }) => Some(runs),
+            _ => None,
+        }
+    }
+
+    /// Killed, and by the invariant meant for it.
+    pub fn as_intended(&self) -> bool {
+        self.killed_by.as_deref() == Some(self.target.as_str())
+    }
 }
 
 pub fn selftest_table(rows: &[MutantRow]) -> String {
@@ -193,26 +224,140 @@ pub fn selftest_table(rows: &[MutantRow]) -> String {
         "killed".to_owned(),
         "invariant that caught it".to_owned(),
         "as intended".to_owned(),
-        "seeds needed".to_owned(),
+        "runs to kill".to_owned(),
         "shrunk length".to_owned(),
-        "time (ms)".to_owned(),
+        "kill (ms)".to_owned(),
+        "needs".to_owned(),
     ]];
     for r in rows {
         t.push(vec![
             r.name.clone(),
-            if r.killed_by.is_some() { "yes" } else { "NO" }.to_owned(),
+            match &r.killed_in {
+                Some(KilledIn::Simulation { .. }) => "yes".to_owned(),
+                Some(KilledIn::Corpus { case }) => format!("corpus ({case})"),
+                None => "NO".to_owned(),
+            },
             r.killed_by.clone().unwrap_or_else(|| "-".to_owned()),
             match &r.killed_by {
-                Some(k) if *k == r.target => "yes".to_owned(),
+                Some(_) if r.as_intended() => "yes".to_owned(),
                 Some(_) => format!("no ({})", r.target),
                 None => "-".to_owned(),
             },
-            r.seeds_needed.to_string(),
+            r.runs_to_kill()
+                .map_or_else(|| format!("> {}", r.seeds_needed), |n| n.to_string()),
             r.shrunk_len.map_or("-".to_owned(), |n| n.to_string()),
-            r.millis.to_string(),
+            r.kill_millis.to_string(),
+            r.needs.clone(),
         ]);
     }
     table(t)
+}
+
+/// The spread of runs-to-kill over the mutants the simulation killed (by
+/// any invariant), the figure that tells how far a workload must reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KillSpread {
+    /// Runs to kill, ascending.
+    pub runs: Vec<u64>,
+    /// Mutants the simulation did not kill.
+    pub survived: Vec<String>,
+    /// Mutants killed, but by another invariant than their target.
+    pub wrong_invariant: Vec<String>,
+}
+
+impl KillSpread {
+    pub fn of(rows: &[MutantRow]) -> KillSpread {
+        let mut runs: Vec<u64> = rows.iter().filter_map(MutantRow::runs_to_kill).collect();
+        runs.sort_unstable();
+        KillSpread {
+            runs,
+            survived: rows
+                .iter()
+                .filter(|r| r.runs_to_kill().is_none())
+                .map(|r| r.name.clone())
+                .collect(),
+            wrong_invariant: rows
+                .iter()
+                .filter(|r| r.killed_by.is_some() && !r.as_intended())
+                .map(|r| r.name.clone())
+                .collect(),
+        }
+    }
+
+    /// The nearest-rank `p`th percentile (`p` in 1..=100).
+    pub fn percentile(&self, p: usize) -> Option<u64> {
+        let n = self.runs.len();
+        let rank = (p * n).div_ceil(100).max(1);
+        self.runs.get(rank - 1).copied()
+    }
+
+    /// How many mutants took each number of runs.
+    pub fn counts(&self) -> std::collections::BTreeMap<u64, usize> {
+        let mut out = std::collections::BTreeMap::new();
+        for &r in &self.runs {
+            *out.entry(r).or_insert(0) += 1;
+        }
+        out
+    }
+
+    /// min/median/p90/max and the counts; no times, so it is the same for
+    /// every `--jobs`.
+    pub fn json(&self) -> Value {
+        json!({
+            "killed_by_simulation": self.runs.len(),
+            "min": self.runs.first(),
+            "median": self.percentile(50),
+            "p90": self.percentile(90),
+            "max": self.runs.last(),
+            "counts": self.counts().iter().map(|(r, n)| json!({"runs": r, "mutants": n})).collect::<Vec<_>>(),
+            "survived": self.survived,
+            "wrong_invariant": self.wrong_invariant,
+        })
+    }
+
+    /// The same for people, with the times of the kills.
+    pub fn text(&self, rows: &[MutantRow]) -> String {
+        let show = |v: Option<u64>| v.map_or("-".to_owned(), |n| n.to_string());
+        let mut kill_ms: Vec<u128> = rows
+            .iter()
+            .filter(|r| r.runs_to_kill().is_some())
+            .map(|r| r.kill_millis)
+            .collect();
+        kill_ms.sort_unstable();
+        let counts: Vec<String> = self
+            .counts()
+            .iter()
+            .map(|(r, n)| format!("{r}: {n}"))
+            .collect();
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_owned()
+            } else {
+                v.join(", ")
+            }
+        };
+        format!(
+            "runs to kill over {} simulation kills: min {}, median {}, p90 {}, max {}\n\
+             mutants per runs to kill: {}\n\
+             time per kill: total {} ms, median {} ms\n\
+             survived the simulation: {}\n\
+             killed by another invariant: {}",
+            self.runs.len(),
+            show(self.runs.first().copied()),
+            show(self.percentile(50)),
+            show(self.percentile(90)),
+            show(self.runs.last().copied()),
+            if counts.is_empty() {
+                "-".to_owned()
+            } else {
+                counts.join(", ")
+            },
+            kill_ms.iter().sum::<u128>(),
+            kill_ms.get(kill_ms.len() / 2).copied().unwrap_or(0),
+            list(&self.survived),
+            list(&self.wrong_invariant),
+        )
+    }
 }
 
 /// Wall-clock times are left out: the document is a function of the
@@ -223,10 +368,58 @@ pub fn selftest_json(rows: &[MutantRow]) -> Value {
         .map(|r| json!({
             "mutant": r.name,
             "target": r.target,
+            "needs": r.needs,
             "killed": r.killed_by.is_some(),
             "invariant": r.killed_by,
+            "killed_in": match &r.killed_in {
+                Some(KilledIn::Simulation { .. }) => json!("simulation"),
+                Some(KilledIn::Corpus { .. }) => json!("corpus"),
+                None => Value::Null,
+            },
+            "corpus_case": match &r.killed_in {
+                Some(KilledIn::Corpus { case }) => json!(case),
+                _ => Value::Null,
+            },
+            "runs_to_kill": r.runs_to_kill(),
             "seeds_needed": r.seeds_needed,
             "shrunk_length": r.shrunk_len,
         }))
         .collect::<Vec<_>>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, killed: Option<(&str, u64)>) -> MutantRow {
+        MutantRow {
+            name: name.to_owned(),
+            target: "t".to_owned(),
+            needs: String::new(),
+            killed_by: killed.map(|(i, _)| i.to_owned()),
+            killed_in: killed.map(|(_, runs)| KilledIn::Simulation { runs }),
+            seeds_needed: killed.map_or(20, |(_, r)| r),
+            shrunk_len: None,
+            kill_millis: 0,
+            shrink_millis: 0,
+        }
+    }
+
+    #[test]
+    fn the_spread_counts_simulation_kills_only() {
+        let mut rows: Vec<MutantRow> = (1..=10)
+            .map(|r| row(&format!("m{r}"), Some(("t", r))))
+            .collect();
+        rows.push(row("s", None));
+        rows.push(row("w", Some(("other", 3))));
+        let s = KillSpread::of(&rows);
+        assert_eq!(s.runs.len(), 11);
+        assert_eq!(s.percentile(50), Some(5));
+        assert_eq!(s.percentile(90), Some(9));
+        assert_eq!(s.runs.last(), Some(&10));
+        assert_eq!(s.counts()[&3], 2);
+        assert_eq!(s.survived, ["s"]);
+        assert_eq!(s.wrong_invariant, ["w"]);
+        assert_eq!(KillSpread::of(&[]).percentile(90), None);
+    }
 }

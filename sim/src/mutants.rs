@@ -5,7 +5,10 @@
 //! implementation could plausibly have. `tern-sim selftest` shows that the
 //! simulator catches every one, and names the invariant that does.
 
-use std::collections::BTreeMap;
+mod body_keys;
+mod recovered;
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 use tern_model::ledger::{
@@ -14,13 +17,13 @@ use tern_model::ledger::{
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use crate::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver};
-use crate::reference::{Recording, ReferenceReceiver};
+use crate::reference::{Record, Recording, ReferenceReceiver};
 use crate::sim::invariants::{self as inv, Invariant};
 use crate::storage::{Durable, Storage};
 use crate::world::{AgentWorld, Effects};
 
 macro_rules! zoo {
-    ($($id:ident = $name:literal, $invariant:ident, $what:literal;)*) => {
+    ($($id:ident = $name:literal, $invariant:ident, $what:literal, $needs:literal;)*) => {
         /// Every mutant of the zoo.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
         pub enum Mutant { $($id),* }
@@ -41,6 +44,12 @@ macro_rules! zoo {
                 match self { $(Mutant::$id => $what),* }
             }
 
+            /// The situation a run must reach before the defect shows: what
+            /// a workload that fails to kill the mutant is missing.
+            pub fn needs(self) -> &'static str {
+                match self { $(Mutant::$id => $needs),* }
+            }
+
             pub fn by_name(name: &str) -> Option<Mutant> {
                 Mutant::ALL.iter().copied().find(|m| m.name() == name)
             }
@@ -49,46 +58,52 @@ macro_rules! zoo {
 }
 
 zoo! {
-    DuplicateKeys = "accepts-duplicate-keys", STRICT_PARSING, "reads frames with repeated keys, keeping the last value";
-    NonFinite = "accepts-non-finite-numbers", STRICT_PARSING, "reads numbers out of range as zero";
-    LossyUtf8 = "accepts-invalid-utf8", STRICT_PARSING, "repairs invalid UTF-8 instead of rejecting it";
-    AnyVersion = "accepts-any-version", VERSION, "treats every `tern` version as 0.1";
-    TrustsFrom = "trusts-from", IDENTITY, "believes `from` without the transport's principal";
-    FirstWins = "first-content-wins", ID_CONFLICT, "keeps the first content of a reused ID and calls the second a duplicate";
-    InfersPending = "infers-pending", PENDING, "accepts messages whose references are still missing";
-    AnyoneReports = "anyone-reports", ONLY_AUTHOR, "accepts REPORTs from anyone";
-    RevisesOthers = "revises-others", OWN_REVISIONS, "accepts REVISEs of other senders' messages";
-    LastRevisionWins = "last-revision-wins", NO_SILENT_BRANCH, "resolves competing revisions by taking the last one";
-    MemoryDedup = "memory-dedup", AT_MOST_ONCE, "keeps executed effects in memory only, so a restart executes again";
-    EffectBeforeIntent = "effect-before-intent", AT_MOST_ONCE, "performs an effect before its record is durable";
-    IntentAsDone = "intent-as-done", EXECUTIONS, "after a restart, counts a durable intent as executed without asking the world whether its effect happened";
-    AcksAcks = "acks-acks", NO_ACK_OF_ACK, "acknowledges every ACK it accepts";
-    AcksAcksLater = "acks-acks-later", NO_ACK_OF_ACK, "acknowledges each ACK it accepts one delivery later, in a batch with its next answer";
-    RepliesToInvalid = "replies-to-invalid", NO_REPLY_TO_INVALID, "answers rejected frames with a message";
-    ReopensTerminal = "reopens-terminal", TERMINAL, "lets a report after a terminal one make the commitment active";
-    BlockedIsDone = "blocked-is-done", BLOCKED, "shows blocked commitments as fulfilled";
-    IgnoresExpiry = "ignores-expiry", AUTHORITY, "never lets a grant expire";
-    ClaimsAuthorise = "claims-authorise", AUTHORITY, "takes a thread's evidence-backed claims as authority";
-    ExecutesOthers = "executes-others", BINDS_SENDER, "executes other participants' commitments";
-    ReExecutes = "re-executes", AT_MOST_ONCE, "performs an effect again when asked again";
-    ErasesHistory = "erases-history", HISTORY, "drops revised messages from its view";
-    ProposeCommits = "propose-commits", NO_COMMITMENT_FROM_TALK, "records a PROPOSE as a commitment";
-    ExecutesWithdrawn = "executes-withdrawn", LIFECYCLE, "executes withdrawn, superseded and disputed commitments";
-    IgnoresConflict = "ignores-revision-conflict", CONFLICT_BLOCKS, "executes while a revision conflict is known";
-    ExecutesPending = "executes-pending", PENDING, "executes commitments whose references are missing";
-    AcceptsUnknownFields = "accepts-malformed-bodies", SCHEMA, "accepts envelopes and bodies that break the schema";
-    AcceptsMisrouted = "accepts-misrouted", ADDRESSING, "records messages addressed to someone else";
-    NoDedup = "no-dedup", DEDUP, "treats a repeated delivery as new";
-    LooseReferences = "loose-references", REFERENCES, "accepts references to the wrong act or thread";
-    LooseChains = "loose-revision-chains", REVISION_CHAIN, "accepts a `previous` outside the revision chain";
-    AnyReplacement = "any-replacement", REPLACEMENT, "accepts replacements that are not a valid body of the target's act";
-    AnyoneRenews = "anyone-renews", RENEWAL, "lets anyone ask to replace a commitment";
-    RejectsChallenges = "rejects-challenges", VALID_ACCEPTED, "rejects every CHALLENGE";
-    SilentReleases = "silent-releases", OUTCOMES, "never reports the release of a pending message";
-    MisreportsExecution = "misreports-execution", EXECUTIONS, "performs an effect and then reports it as refused";
-    HidesPending = "hides-pending", VIEWS, "leaves pending messages out of its view";
-    CrashesOnChallenge = "crashes-on-challenge", ALIVE, "fails with an internal error on any CHALLENGE";
-    EffectInView = "effect-in-view", AUTHORITY, "performs an effect while answering a view (a status probe with a side effect)";
+    DuplicateKeys = "accepts-duplicate-keys", STRICT_PARSING, "reads frames with repeated keys, keeping the last value", "a frame with a repeated key";
+    NonFinite = "accepts-non-finite-numbers", STRICT_PARSING, "reads numbers out of range as zero", "a frame with a number out of range";
+    LossyUtf8 = "accepts-invalid-utf8", STRICT_PARSING, "repairs invalid UTF-8 instead of rejecting it", "a frame with invalid UTF-8";
+    AnyVersion = "accepts-any-version", VERSION, "treats every `tern` version as 0.1", "a frame of another `tern` version";
+    TrustsFrom = "trusts-from", IDENTITY, "believes `from` without the transport's principal", "a frame whose `from` is not its principal";
+    FirstWins = "first-content-wins", ID_CONFLICT, "keeps the first content of a reused ID and calls the second a duplicate", "an ID reused with other content";
+    InfersPending = "infers-pending", PENDING, "accepts messages whose references are still missing", "a message whose reference has not arrived";
+    AnyoneReports = "anyone-reports", ONLY_AUTHOR, "accepts REPORTs from anyone", "a REPORT by someone other than the committer";
+    RevisesOthers = "revises-others", OWN_REVISIONS, "accepts REVISEs of other senders' messages", "a REVISE of another sender's message";
+    LastRevisionWins = "last-revision-wins", NO_SILENT_BRANCH, "resolves competing revisions by taking the last one", "two competing REVISEs of one message";
+    MemoryDedup = "memory-dedup", AT_MOST_ONCE, "keeps executed effects in memory only, so a restart executes again", "an execution, then a crash and an ask to execute again";
+    EffectBeforeIntent = "effect-before-intent", AT_MOST_ONCE, "performs an effect before its record is durable", "a crash right after an effect";
+    IntentAsDone = "intent-as-done", EXECUTIONS, "after a restart, counts a durable intent as executed without asking the world whether its effect happened", "a crash between a durable intent and its effect";
+    AcksAcks = "acks-acks", NO_ACK_OF_ACK, "acknowledges every ACK it accepts", "an ACK accepted";
+    AcksAcksLater = "acks-acks-later", NO_ACK_OF_ACK, "acknowledges each ACK it accepts one delivery later, in a batch with its next answer", "an ACK accepted, then another accepted message";
+    RepliesToInvalid = "replies-to-invalid", NO_REPLY_TO_INVALID, "answers rejected frames with a message", "a rejected frame";
+    ReopensTerminal = "reopens-terminal", TERMINAL, "lets a report after a terminal one make the commitment active", "a REPORT after a terminal REPORT";
+    BlockedIsDone = "blocked-is-done", BLOCKED, "shows blocked commitments as fulfilled", "a blocked REPORT";
+    IgnoresExpiry = "ignores-expiry", AUTHORITY, "never lets a grant expire", "an execution after its grant's expiry";
+    ClaimsAuthorise = "claims-authorise", AUTHORITY, "takes a thread's evidence-backed claims as authority", "evidence-backed claims in a thread without authority";
+    ExecutesOthers = "executes-others", BINDS_SENDER, "executes other participants' commitments", "an execution of another participant's COMMIT";
+    ReExecutes = "re-executes", AT_MOST_ONCE, "performs an effect again when asked again", "a second ask to execute one commitment";
+    ErasesHistory = "erases-history", HISTORY, "drops revised messages from its view", "a revised message";
+    ProposeCommits = "propose-commits", NO_COMMITMENT_FROM_TALK, "records a PROPOSE as a commitment", "an accepted PROPOSE";
+    ExecutesWithdrawn = "executes-withdrawn", LIFECYCLE, "executes withdrawn, superseded and disputed commitments", "an execution of a withdrawn, superseded or disputed COMMIT";
+    IgnoresConflict = "ignores-revision-conflict", CONFLICT_BLOCKS, "executes while a revision conflict is known", "an execution under a known revision conflict";
+    ExecutesPending = "executes-pending", PENDING, "executes commitments whose references are missing", "an execution of a COMMIT whose references are missing";
+    AcceptsUnknownFields = "accepts-malformed-bodies", SCHEMA, "accepts envelopes and bodies that break the schema", "a frame with an unknown or mistyped member";
+    AcceptsMisrouted = "accepts-misrouted", ADDRESSING, "records messages addressed to someone else", "a frame not addressed to the receiver";
+    NoDedup = "no-dedup", DEDUP, "treats a repeated delivery as new", "a repeated delivery";
+    LooseReferences = "loose-references", REFERENCES, "accepts references to the wrong act or thread", "a reference to the wrong act or thread";
+    LooseChains = "loose-revision-chains", REVISION_CHAIN, "accepts a `previous` outside the revision chain", "a REVISE whose `previous` is outside the chain";
+    AnyReplacement = "any-replacement", REPLACEMENT, "accepts replacements that are not a valid body of the target's act", "a replacing REVISE with an invalid body";
+    AnyoneRenews = "anyone-renews", RENEWAL, "lets anyone ask to replace a commitment", "a renewal asked by someone other than the requester";
+    RejectsChallenges = "rejects-challenges", VALID_ACCEPTED, "rejects every CHALLENGE", "a valid CHALLENGE";
+    SilentReleases = "silent-releases", OUTCOMES, "never reports the release of a pending message", "a pending message released";
+    MisreportsExecution = "misreports-execution", EXECUTIONS, "performs an effect and then reports it as refused", "an execution performed";
+    HidesPending = "hides-pending", VIEWS, "leaves pending messages out of its view", "a pending message in a view";
+    CrashesOnChallenge = "crashes-on-challenge", ALIVE, "fails with an internal error on any CHALLENGE", "a CHALLENGE";
+    EffectInView = "effect-in-view", AUTHORITY, "performs an effect while answering a view (a status probe with a side effect)", "a view asked";
+    ExpiryAtArrival = "expiry-at-commit-arrival", AUTHORITY, "judges a grant's expiry at the time the COMMIT arrived, not at the time it is executed", "a COMMIT that arrives before its grant expires and is executed after";
+    ValidAtExpiry = "valid-at-expiry-instant", AUTHORITY, "still honours a grant at exactly its expiry instant", "an execution at exactly its grant's expiry instant";
+    DedupAfterAnswer = "dedup-after-answer", DEDUP, "writes its dedup record after it answers, so a crash loses the record and a redelivery counts as new", "a crash right after a delivery, then a redelivery of that frame";
+    PendingInMemory = "pending-in-memory", HISTORY, "holds pending messages in memory only, so a restart loses them", "a crash while a message is pending";
+    RevisesRevisions = "revises-revisions", OWN_REVISIONS, "accepts a REVISE whose target is an earlier REVISE instead of the original", "a REVISE that targets a REVISE";
+    BodyDuplicateKeys = "accepts-duplicate-keys-in-body", STRICT_PARSING, "reads repeated keys inside `body`, keeping the last value (the envelope stays strict)", "a frame with a repeated key inside its body";
 }
 
 /// A mutant as an implementation.
@@ -126,11 +141,21 @@ where
         Mutant::MemoryDedup => Recording::DeliveriesOnly,
         Mutant::EffectBeforeIntent => Recording::EffectFirst,
         Mutant::IntentAsDone => Recording::IntentsAsDone,
+        Mutant::PendingInMemory => Recording::PendingInMemory,
         _ => Recording::Full,
+    };
+    let inner = ReferenceReceiver::recover_with(init, storage, world.clone(), recording)?;
+    let log = match mutant {
+        Mutant::ExpiryAtArrival | Mutant::DedupAfterAnswer => {
+            recovered::Log::read(inner.storage())?
+        }
+        _ => recovered::Log::none(),
     };
     Ok(Box::new(MutantReceiver {
         mutant,
-        inner: ReferenceReceiver::recover_with(init, storage, world.clone(), recording)?,
+        arrived: log.commit_arrivals(),
+        forgotten: log.answered_unseen(),
+        inner,
         init: init.clone(),
         world,
         seen: BTreeMap::new(),
@@ -147,6 +172,18 @@ struct MutantReceiver<S, W> {
     seen: BTreeMap<String, Vec<u8>>,
     /// An accepted ACK not yet acknowledged, for `acks-acks-later`.
     owed_ack: Option<tern_model::Message>,
+    /// Thread/ID of each COMMIT → the local time it first arrived, for
+    /// `expiry-at-commit-arrival` (kept with the message, so it survives a
+    /// restart like the message does).
+    arrived: BTreeMap<String, LocalTime>,
+    /// Thread/ID of stored messages whose dedup record a crash lost, for
+    /// `dedup-after-answer`.
+    forgotten: BTreeSet<String>,
+}
+
+/// A frame's thread and ID, the key of the per-message notes above.
+fn key_of(m: &tern_model::Message) -> String {
+    format!("{}/{}", m.thread, m.id)
 }
 
 /// The ACK `me` sends of message `m`.
@@ -187,6 +224,71 @@ impl<S: Durable, W: Effects> MutantReceiver<S, W> {
         let effect = EffectKey(format!("{}/{}", self.context_of(thread), commitment));
         self.world.perform(&effect)?;
         Ok(Execution::Executed { effect })
+    }
+
+    /// Whether `frame` is a REVISE whose target this receiver holds as a
+    /// REVISE, for `revises-revisions`.
+    fn targets_a_revise(&mut self, frame: &[u8]) -> bool {
+        let Ok(m) = tern_model::parse_frame(frame) else {
+            return false;
+        };
+        let tern_model::message::Body::Revise(rv) = &m.body else {
+            return false;
+        };
+        let target = rv.target.as_str();
+        self.inner.view(&m.thread).is_ok_and(|v| {
+            v["messages"]
+                .as_array()
+                .is_some_and(|ms| ms.iter().any(|x| x["id"] == target && x["act"] == "REVISE"))
+        })
+    }
+
+    /// The status this receiver's view gives message `m`.
+    fn status_of(&mut self, m: &tern_model::Message) -> Option<&'static str> {
+        let v = self.inner.view(&m.thread).ok()?;
+        let status = v["messages"]
+            .as_array()?
+            .iter()
+            .find(|x| x["id"] == m.id.as_str())?["status"]
+            .as_str()?
+            .to_owned();
+        ["accepted", "pending", "rejected"]
+            .into_iter()
+            .find(|s| *s == status)
+    }
+
+    /// `dedup-after-answer`: the dedup record is appended once the answer
+    /// is decided and synced only with the next delivery, so a crash in
+    /// between loses it; a message whose record was lost is taken as new
+    /// when it comes again.
+    fn deliver_then_note(
+        &mut self,
+        frame: &[u8],
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Result<Delivered, ImplError> {
+        let mut d = self.inner.deliver(frame, principal, now)?;
+        let Ok(m) = tern_model::parse_frame(frame) else {
+            return Ok(d);
+        };
+        let key = key_of(&m);
+        // Taken as new, an accepted message is accepted again (a rejected
+        // one would be rejected again, which the reference does for us).
+        if self.forgotten.remove(&key) && self.status_of(&m) == Some("accepted") {
+            if let Some(first) = d.events.first_mut() {
+                if first.outcome == Outcome::Duplicate {
+                    first.outcome = Outcome::Accepted;
+                }
+            }
+        }
+        let stored = !matches!(
+            d.events.first().map(|e| &e.outcome),
+            Some(Outcome::Rejected(_)) | None
+        );
+        if stored {
+            self.inner.storage().append(Record::Seen { key }.encode())?;
+        }
+        Ok(d)
     }
 
     fn thread_has_evidence(&mut self, thread: &ThreadId) -> bool {
@@ -407,6 +509,36 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
                 }
                 d
             }
+            Mutant::BodyDuplicateKeys => {
+                let forgiven = tern_model::parse_frame(frame)
+                    .is_err_and(|e| e.message.contains("duplicate key"))
+                    .then(|| body_keys::body_forgiven(frame))
+                    .flatten();
+                self.inner
+                    .deliver(forgiven.as_deref().unwrap_or(frame), principal, now)?
+            }
+            Mutant::RevisesRevisions => {
+                let d = self.inner.deliver(frame, principal, now)?;
+                if self.targets_a_revise(frame) {
+                    accepted_instead(d, RejectClass::NotRevisable)
+                } else {
+                    d
+                }
+            }
+            Mutant::DedupAfterAnswer => self.deliver_then_note(frame, principal, now)?,
+            Mutant::ExpiryAtArrival => {
+                let d = self.inner.deliver(frame, principal, now)?;
+                if let Ok(m) = tern_model::parse_frame(frame) {
+                    let stored = !matches!(
+                        d.events.first().map(|e| &e.outcome),
+                        Some(Outcome::Rejected(_)) | None
+                    );
+                    if stored && m.act() == tern_model::Act::Commit {
+                        self.arrived.entry(key_of(&m)).or_insert(now);
+                    }
+                }
+                d
+            }
             _ => self.inner.deliver(frame, principal, now)?,
         };
         Ok(d)
@@ -418,10 +550,18 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
         commitment: &MessageRef,
         now: LocalTime,
     ) -> Result<Execution, ImplError> {
-        let when = if self.mutant == Mutant::IgnoresExpiry {
-            LocalTime(0)
-        } else {
-            now
+        // Local time matters to an execution only through grant expiry.
+        let when = match self.mutant {
+            Mutant::IgnoresExpiry => LocalTime(0),
+            // Expired when `now > expires_at`: one millisecond earlier
+            // gives exactly that under the reference's `now >= expires_at`.
+            Mutant::ValidAtExpiry => LocalTime(now.0.saturating_sub(1)),
+            Mutant::ExpiryAtArrival => self
+                .arrived
+                .get(&format!("{thread}/{commitment}"))
+                .copied()
+                .unwrap_or(now),
+            _ => now,
         };
         let decision = self.inner.execute(thread, commitment, when)?;
         let Execution::Refused(refusal) = decision else {

@@ -8,7 +8,7 @@
 //! not, the intent is dropped and the commitment may be executed later. That
 //! is the operation-level idempotency and reconciliation of section 1.
 
-use tern_model::ledger::{EffectKey, Execution, Ledger, LocalTime};
+use tern_model::ledger::{EffectKey, EventKind, Execution, Ledger, LocalTime, Outcome};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use crate::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver};
@@ -48,6 +48,13 @@ pub(crate) enum Record {
         commitment: String,
     },
     Done {
+        key: String,
+    },
+    /// A receiver's own note that it answered the message `key` (thread and
+    /// ID). Only the `dedup-after-answer` mutant writes it, as its separate
+    /// dedup index; the reference rebuilds deduplication from `Deliver`
+    /// records alone and skips it on replay.
+    Seen {
         key: String,
     },
 }
@@ -92,6 +99,10 @@ impl Record {
                 out.push(2);
                 put(&mut out, key.as_bytes());
             }
+            Record::Seen { key } => {
+                out.push(3);
+                put(&mut out, key.as_bytes());
+            }
         }
         out
     }
@@ -128,6 +139,9 @@ impl Record {
             2 => Some(Record::Done {
                 key: text(take(&mut rest)?)?,
             }),
+            3 => Some(Record::Seen {
+                key: text(take(&mut rest)?)?,
+            }),
             _ => None,
         }
     }
@@ -146,6 +160,10 @@ pub enum Recording {
     /// As `Full`, but recovery counts every durable intent as done without
     /// asking the world, so an effect a crash prevented is never performed.
     IntentsAsDone,
+    /// As `Full` for executions, but a delivery that comes out pending is
+    /// held in memory and written only once a later delivery releases it,
+    /// so a restart loses every message still pending.
+    PendingInMemory,
 }
 
 /// One running reference receiver, over any durable storage and world.
@@ -154,6 +172,9 @@ pub struct ReferenceReceiver<S = Storage, W = AgentWorld> {
     storage: S,
     world: W,
     recording: Recording,
+    /// Pending deliveries not yet written, under `PendingInMemory`: the
+    /// message's thread and ID, and its record.
+    held: Vec<(Option<ThreadId>, Option<MessageRef>, Record)>,
 }
 
 impl ReferenceReceiver<Storage, AgentWorld> {
@@ -232,7 +253,7 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
                         }
                     }
                 }
-                Record::Done { .. } => {}
+                Record::Done { .. } | Record::Seen { .. } => {}
             }
         }
         for key in confirm {
@@ -244,6 +265,49 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
             storage,
             world,
             recording,
+            held: Vec::new(),
+        })
+    }
+
+    /// The durable storage, for a mutant that keeps records of its own
+    /// beside the reference's.
+    pub(crate) fn storage(&self) -> &S {
+        &self.storage
+    }
+
+    /// `PendingInMemory`: the outcome is decided first, and only a message
+    /// that is not pending is written, together with the held messages it
+    /// released (after it, so that a replay finds their references).
+    fn deliver_holding_pending(
+        &mut self,
+        record: Record,
+        frame: &[u8],
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Result<Delivered, ImplError> {
+        let events = self.ledger.deliver(frame, principal, now);
+        match events.first() {
+            Some(e) if matches!(e.outcome, Outcome::Pending { .. }) => {
+                self.held.push((e.thread.clone(), e.id.clone(), record));
+            }
+            _ => {
+                self.storage.append(record.encode())?;
+                for released in events.iter().filter(|e| e.kind == EventKind::Released) {
+                    let at = self
+                        .held
+                        .iter()
+                        .position(|(t, id, _)| *t == released.thread && *id == released.id);
+                    if let Some(at) = at {
+                        let (_, _, r) = self.held.remove(at);
+                        self.storage.append(r.encode())?;
+                    }
+                }
+            }
+        }
+        self.storage.sync()?;
+        Ok(Delivered {
+            events,
+            outgoing: Vec::new(),
         })
     }
 
@@ -265,14 +329,15 @@ impl<S: Durable, W: Effects> Receiver for ReferenceReceiver<S, W> {
         principal: &Principal,
         now: LocalTime,
     ) -> Result<Delivered, ImplError> {
-        self.storage.append(
-            Record::Deliver {
-                now: now.0,
-                principal: principal.as_str().to_owned(),
-                frame: frame.to_vec(),
-            }
-            .encode(),
-        )?;
+        let record = Record::Deliver {
+            now: now.0,
+            principal: principal.as_str().to_owned(),
+            frame: frame.to_vec(),
+        };
+        if self.recording == Recording::PendingInMemory {
+            return self.deliver_holding_pending(record, frame, principal, now);
+        }
+        self.storage.append(record.encode())?;
         self.storage.sync()?;
         Ok(Delivered {
             events: self.ledger.deliver(frame, principal, now),
@@ -296,7 +361,7 @@ impl<S: Durable, W: Effects> Receiver for ReferenceReceiver<S, W> {
             commitment: commitment.as_str().to_owned(),
         };
         match self.recording {
-            Recording::Full | Recording::IntentsAsDone => {
+            Recording::Full | Recording::IntentsAsDone | Recording::PendingInMemory => {
                 self.storage.append(intent.encode())?;
                 self.storage.sync()?;
                 self.ledger.execute(thread, commitment, now);
@@ -342,6 +407,9 @@ mod tests {
             },
             Record::Done {
                 key: "c/a:1".into(),
+            },
+            Record::Seen {
+                key: "t/a:1".into(),
             },
         ] {
             assert_eq!(Record::decode(&r.encode()), Some(r));

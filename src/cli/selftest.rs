@@ -1,5 +1,11 @@
 //! `tern-sim selftest`: proves the harness's power. Every mutant of the zoo
 //! must be killed, and the reference must pass a large seed budget.
+//!
+//! The simulation tries each mutant first; a mutant it does not kill within
+//! its budget is played against the corpus, so that a defect the workload
+//! does not reach yet still counts only if some case catches it. With
+//! `--simulation-only` there is no corpus and a small budget: the measure
+//! of how far the workload itself reaches.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -8,27 +14,43 @@ use std::time::Instant;
 use clap::Args;
 use indicatif::ProgressBar;
 use serde_json::json;
+use std::path::PathBuf;
+
+use tern_harness::certify::run_corpus;
+use tern_harness::corpus::case::Case;
+use tern_harness::corpus::Corpus;
 use tern_harness::mutants::{Mutant, MutantImpl};
 use tern_harness::reference::ReferenceImpl;
 use tern_harness::sim::driver::{first_violation, shrink, Batch, Jobs, ShrinkBudget};
 use tern_harness::sim::faults::FaultSet;
-use tern_reports::run::{selftest_json, selftest_table, violation_text, MutantRow};
+use tern_harness::sim::invariants;
+use tern_reports::run::{
+    selftest_json, selftest_table, violation_text, KillSpread, KilledIn, MutantRow,
+};
 
 use super::sim::{parse_agents, JobsArg};
 use super::{FormatArg, Status};
 
 #[derive(Debug, Args)]
 pub struct SelftestArgs {
-    /// Seeds tried per mutant before it counts as surviving.
-    #[arg(long, default_value_t = 300)]
-    seeds: u64,
+    /// Kill every mutant with the simulation alone, no corpus, within a
+    /// small budget (20 runs of 3 agents unless --seeds and --agents say
+    /// otherwise), and report the spread of runs to kill.
+    #[arg(long)]
+    simulation_only: bool,
+
+    /// Seeds tried per mutant before it counts as surviving the simulation
+    /// [default: 300, or 20 with --simulation-only].
+    #[arg(long)]
+    seeds: Option<u64>,
 
     /// Seeds the reference must pass.
     #[arg(long, default_value_t = 1000)]
     reference_seeds: u64,
 
-    #[arg(long, default_value = "3", value_parser = parse_agents)]
-    agents: usize,
+    /// Agents per run [default: 3, with or without --simulation-only].
+    #[arg(long, value_parser = parse_agents)]
+    agents: Option<usize>,
 
     #[arg(long, default_value_t = 120)]
     steps: usize,
@@ -36,8 +58,25 @@ pub struct SelftestArgs {
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
 
+    /// The corpus folder for mutants the simulation does not kill
+    /// (as for certify; unused with --simulation-only).
+    #[arg(long, value_name = "DIR")]
+    scenarios: Option<PathBuf>,
+
     #[command(flatten)]
     jobs: JobsArg,
+}
+
+impl SelftestArgs {
+    /// The simulation budget per mutant.
+    fn seeds(&self) -> u64 {
+        self.seeds
+            .unwrap_or(if self.simulation_only { 20 } else { 300 })
+    }
+
+    fn agents(&self) -> usize {
+        self.agents.unwrap_or(3)
+    }
 }
 
 /// `seeds` runs from seed 0, with every fault.
@@ -45,7 +84,7 @@ fn batch(seeds: u64, args: &SelftestArgs) -> Batch {
     Batch {
         first_seed: 0,
         seeds,
-        agents: args.agents,
+        agents: args.agents(),
         steps: args.steps,
         faults: FaultSet::all(),
         names: Default::default(),
@@ -53,7 +92,7 @@ fn batch(seeds: u64, args: &SelftestArgs) -> Batch {
     }
 }
 
-/// One mutant against the simulator: the seeds it took and the invariant
+/// One mutant against the simulator: the runs it took and the invariant
 /// that caught it.
 fn try_mutant(m: Mutant, args: &SelftestArgs) -> MutantRow {
     let imp = MutantImpl(m);
@@ -61,27 +100,75 @@ fn try_mutant(m: Mutant, args: &SelftestArgs) -> MutantRow {
     let mut row = MutantRow {
         name: m.name().to_owned(),
         target: m.target().name.to_owned(),
+        needs: m.needs().to_owned(),
         killed_by: None,
-        seeds_needed: args.seeds,
+        killed_in: None,
+        seeds_needed: args.seeds(),
         shrunk_len: None,
-        millis: 0,
+        kill_millis: 0,
+        shrink_millis: 0,
     };
     let outcome = first_violation(
-        &batch(args.seeds, args),
+        &batch(args.seeds(), args),
         &imp,
         Jobs::ONE,
         false,
         |_, _, _| {},
         || false,
     );
+    row.kill_millis = started.elapsed().as_millis();
     if let Some((c, g, v)) = outcome.failure {
+        let shrinking = Instant::now();
         let ce = shrink(&c, g, v, &imp, ShrinkBudget::default(), |_| {});
         row.killed_by = Some(ce.violation.invariant.name.to_owned());
+        row.killed_in = Some(KilledIn::Simulation { runs: outcome.runs });
         row.seeds_needed = outcome.runs;
         row.shrunk_len = Some(ce.steps.len());
+        row.shrink_millis = shrinking.elapsed().as_millis();
     }
-    row.millis = started.elapsed().as_millis();
     row
+}
+
+/// Whether a failing case is about the mutant's target: it lists the
+/// invariant, or cites one of the invariant's clauses.
+fn names_target(m: Mutant, case: &Case) -> bool {
+    let clauses = invariants::clauses(m.target().name);
+    case.invariants.iter().any(|i| i == m.target().name)
+        || case
+            .clauses
+            .iter()
+            .any(|c| clauses.contains(&c.id.as_str()))
+}
+
+/// A mutant the simulation did not kill, against the corpus: killed by its
+/// target when a failing case names it, else by the first failing case's
+/// first invariant.
+fn try_corpus(row: &mut MutantRow, m: Mutant, corpus: &Corpus) {
+    let cases: Vec<&Case> = corpus.cases.iter().collect();
+    let run = run_corpus(&cases, &MutantImpl(m), |_| {}, || false);
+    let failing: Vec<&Case> = run
+        .cases
+        .iter()
+        .filter(|r| r.status.is_failure())
+        .filter_map(|r| cases.iter().copied().find(|c| c.id == r.id))
+        .collect();
+    let (case, invariant) = match failing.iter().find(|c| names_target(m, c)) {
+        Some(c) => (*c, m.target().name.to_owned()),
+        None => match failing.first() {
+            Some(c) => (
+                *c,
+                c.invariants
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| "corpus".to_owned()),
+            ),
+            None => return,
+        },
+    };
+    row.killed_by = Some(invariant);
+    row.killed_in = Some(KilledIn::Corpus {
+        case: case.id.clone(),
+    });
 }
 
 pub fn run(args: SelftestArgs) -> Status {
@@ -107,12 +194,26 @@ pub fn run(args: SelftestArgs) -> Status {
             });
         }
     });
-    let rows: Vec<MutantRow> = done
+    let mut rows: Vec<MutantRow> = done
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .into_iter()
         .flatten()
         .collect();
+    if !args.simulation_only && rows.iter().any(|r| r.killed_by.is_none()) {
+        let corpus = match super::certify::load_corpus(args.scenarios.as_deref(), "selftest") {
+            Ok(c) => c,
+            Err(status) => {
+                bar.finish_and_clear();
+                return status;
+            }
+        };
+        for (row, &m) in rows.iter_mut().zip(Mutant::ALL) {
+            if row.killed_by.is_none() {
+                try_corpus(row, m, &corpus);
+            }
+        }
+    }
     bar.set_message("reference");
     let started = Instant::now();
     let reference_failure = first_violation(
@@ -129,23 +230,28 @@ pub fn run(args: SelftestArgs) -> Status {
     bar.finish_and_clear();
     // A mutant caught by another invariant than the one meant for it is a
     // finding too: either the mutant or the classification is wrong.
-    let all_killed = rows
-        .iter()
-        .all(|r| r.killed_by.as_deref() == Some(r.target.as_str()));
+    let all_killed = rows.iter().all(MutantRow::as_intended);
+    let spread = KillSpread::of(&rows);
     if human {
         outln!("{}", selftest_table(&rows));
         let killed = rows.iter().filter(|r| r.killed_by.is_some()).count();
-        let intended = rows
+        let intended = rows.iter().filter(|r| r.as_intended()).count();
+        let by_corpus = rows
             .iter()
-            .filter(|r| r.killed_by.as_deref() == Some(r.target.as_str()))
+            .filter(|r| matches!(r.killed_in, Some(KilledIn::Corpus { .. })))
             .count();
-        let mut times: Vec<u128> = rows.iter().map(|r| r.millis).collect();
-        times.sort();
+        let corpus_note = if args.simulation_only {
+            "no corpus".to_owned()
+        } else {
+            format!("{by_corpus} by the corpus")
+        };
         outln!(
-            "{killed} of {} mutants killed ({intended} by the invariant meant for them); median time to kill {} ms",
+            "{killed} of {} mutants killed ({intended} by the invariant meant for them; {corpus_note}) within {} runs of {} agents",
             rows.len(),
-            times.get(times.len() / 2).copied().unwrap_or(0)
+            args.seeds(),
+            args.agents(),
         );
+        outln!("{}", spread.text(&rows));
         match &reference_failure {
             None => outln!(
                 "reference: clean over {} seeds ({reference_ms} ms)",
@@ -157,7 +263,10 @@ pub fn run(args: SelftestArgs) -> Status {
         outln!(
             "{}",
             json!({
+                "simulation_only": args.simulation_only,
+                "budget": {"seeds": args.seeds(), "agents": args.agents(), "steps": args.steps},
                 "mutants": selftest_json(&rows),
+                "summary": spread.json(),
                 "reference": {
                     "seeds": args.reference_seeds,
                     "clean": reference_failure.is_none(),
