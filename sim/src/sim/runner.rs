@@ -12,7 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
-use tern_model::ledger::{EffectKey, Event, Execution, Ledger, LocalTime, Outcome, RejectClass};
+use tern_model::ledger::{
+    EffectKey, Event, Execution, Ledger, LocalTime, Outcome, Refusal, RejectClass,
+};
 use tern_model::message::{GrantRef, MessageRef, Principal, ThreadId};
 
 use super::faults::{Fault, FaultSet};
@@ -101,7 +103,7 @@ const TICK_MS: u64 = 10;
 const RETRANSMIT_MS: u64 = 80;
 const DOWNTIME_MS: u64 = 60;
 /// The furthest an execution timed to a grant's expiry moves the clock.
-const MAX_CLOCK_JUMP_MS: i64 = 3_000;
+const MAX_CLOCK_JUMP_MS: i64 = 4_000;
 /// Bounds the final quiescence, so that an implementation that never
 /// settles cannot hang the harness.
 const MAX_QUIESCE_DELIVERIES: usize = 200_000;
@@ -128,6 +130,9 @@ struct Agent {
     /// their principal and the crash point: redelivered first thing after a
     /// restart.
     unreported: Vec<Unreported>,
+    /// The last frame delivered and answered: a crash between operations
+    /// loses the transport's acknowledgement of it, so it comes again.
+    last_answered: Option<Unreported>,
     /// Per thread: IDs the implementation's view has shown (history check)
     /// and frames stored (order-independence check).
     seen_ids: BTreeMap<String, BTreeSet<String>>,
@@ -280,6 +285,7 @@ impl<'a> Run<'a> {
                 oracle,
                 down_until: None,
                 unreported: Vec::new(),
+                last_answered: None,
                 seen_ids: BTreeMap::new(),
                 stored: BTreeMap::new(),
             });
@@ -617,7 +623,8 @@ impl<'a> Run<'a> {
                 .situations
                 .reach(Situation::Moment(match u.point {
                     Some(CrashPoint::AfterSync) => Moment::RedeliveredDurable,
-                    _ => Moment::RedeliveredNotDurable,
+                    Some(_) => Moment::RedeliveredNotDurable,
+                    None => Moment::RedeliveredAfterAnswer,
                 }));
         }
         self.agents[a].unreported.retain(|u| u.frame != frame);
@@ -709,6 +716,12 @@ impl<'a> Run<'a> {
             // per delivery.
             self.dirty.insert((a, thread));
         }
+        self.agents[a].last_answered = Some(Unreported {
+            frame: frame.to_vec(),
+            principal: principal.clone(),
+            sent,
+            point: None,
+        });
         Ok(())
     }
 
@@ -896,81 +909,138 @@ impl<'a> Run<'a> {
             .collect()
     }
 
-    fn execute(&mut self, a: usize, pick: u8, resolver: &Resolver) -> Checked {
-        // Seven requests in ten are aimed: they go to the first agent, from
-        // `a` on, that has a commitment the model would execute now, and are
-        // not made when no agent has one. Effects, and the crashes around
-        // them, are then common instead of rare. The pick is among those
-        // commitments, so it stays the same one when shrinking removes
-        // unrelated steps.
-        let aimed = pick % 5 != 0 && pick % 10 != 3;
-        let n = self.agents.len();
-        let (a, targeted) = if aimed {
-            let found = (0..n)
-                .map(|i| (a + i) % n)
-                .filter(|&b| self.agents[b].receiver.is_some())
-                .map(|b| (b, self.executable(b, resolver)))
-                .find(|(_, t)| !t.is_empty());
-            match found {
-                Some(found) => found,
-                None => return Ok(()),
+    /// Agent `a`'s commitments among `own` that the model would refuse now,
+    /// by the reason it would give.
+    fn refused_by_reason<'v>(
+        &self,
+        a: usize,
+        own: &[&'v Value],
+    ) -> BTreeMap<Refusal, Vec<&'v Value>> {
+        let oracle = &self.agents[a].oracle;
+        let local = self.local(a);
+        let mut by_reason: BTreeMap<_, Vec<&Value>> = BTreeMap::new();
+        for c in own {
+            if let Some((t, id)) = commitment_of(c) {
+                if let Execution::Refused(r) = oracle.would_execute(&t, &id, local) {
+                    by_reason.entry(r).or_default().push(*c);
+                }
             }
-        } else {
-            (a, Vec::new())
-        };
-        let name = self.agents[a].name.clone();
-        if self.agents[a].receiver.is_none() {
-            return Ok(());
         }
-        let own = resolver.said.commitments_of(&name);
-        let any = resolver.said.all_commitments();
-        // The rest are for refusals: one request in twenty names a message
-        // that is no COMMIT, one an agent's own commitment, two any.
-        let talk: Vec<&Value>;
-        let pool = match pick % 5 {
-            0 if (pick / 5) % 4 == 0 => {
-                talk = resolver
+        by_reason
+    }
+
+    /// What an execute step asks, from its pick: which agent executes
+    /// which commitment, and whether the clock is first moved to the
+    /// commitment's grant expiry (by this many milliseconds from it).
+    /// `None` when the step's kind of request has nothing to ask.
+    ///
+    /// Requests are aimed, so that every decision is reached often and
+    /// where it is the only thing at stake; each kind goes to the first
+    /// agent, from `a` on, that has something of its kind:
+    /// - 11 in 20: a commitment the model would execute now (effects, and
+    ///   the crashes around them, are common instead of rare);
+    /// - 3 in 20: one the model would execute now under a grant that
+    ///   expires, with the clock moved to 1 ms before the expiry, to it, or
+    ///   1 ms after it;
+    /// - 4 in 20: one the model would refuse, the reason drawn first and
+    ///   evenly among those it would give, so that every refusal is tried;
+    /// - 1 in 20 any commitment, and 1 in 20 a message that is no COMMIT.
+    ///
+    /// The pick is among the candidates, so it stays the same commitment
+    /// when shrinking removes unrelated steps.
+    fn choose<'v>(
+        &self,
+        a: usize,
+        pick: u8,
+        resolver: &'v Resolver,
+    ) -> Option<(usize, &'v Value, Option<i64>)> {
+        let n = self.agents.len();
+        let up = |b: &usize| self.agents[*b].receiver.is_some();
+        let at = |pool: &[&'v Value]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
+        let from_a = (0..n).map(|i| (a + i) % n).filter(up);
+        match pick % 20 {
+            0 => {
+                let talk: Vec<&Value> = resolver
                     .said
                     .messages
                     .iter()
                     .filter(|m| m["act"] != "COMMIT")
                     .collect();
-                talk
+                Some((a, at(&talk)?, None))
             }
-            0 if (pick / 5) % 4 == 1 && !own.is_empty() => own,
-            0 => any,
-            _ if aimed => targeted,
-            // Timed to a grant's expiry (below): a commitment under an
-            // expiring grant, one the model would execute now if there is
-            // one, so that only the clock decides.
-            _ => {
-                let expiring = |c: &&Value| self.grant_expiry(c).is_some();
-                let ready: Vec<&Value> = self
-                    .executable(a, resolver)
-                    .into_iter()
-                    .filter(expiring)
-                    .collect();
-                let under_grant: Vec<&Value> = own.iter().copied().filter(expiring).collect();
-                [ready, under_grant, own, any]
-                    .into_iter()
-                    .find(|p| !p.is_empty())
-                    .unwrap_or_default()
+            1 => Some((a, at(&resolver.said.all_commitments())?, None)),
+            2..=5 => {
+                let mut by_reason: BTreeMap<Refusal, Vec<(usize, &Value)>> = BTreeMap::new();
+                for b in from_a {
+                    let own = resolver.said.commitments_of(&self.agents[b].name);
+                    for (r, cs) in self.refused_by_reason(b, &own) {
+                        by_reason
+                            .entry(r)
+                            .or_default()
+                            .extend(cs.into_iter().map(|c| (b, c)));
+                    }
+                }
+                let pool = by_reason
+                    .values()
+                    .nth((pick as usize / 20) % by_reason.len().max(1))?;
+                let (b, c) = pool[pick as usize % pool.len()];
+                Some((b, c, None))
             }
+            6..=8 => {
+                let delta = [-1i64, 0, 1][(pick as usize / 20) % 3];
+                from_a
+                    .map(|b| {
+                        let reachable = |c: &&Value| {
+                            self.grant_expiry(c).is_some_and(|e| {
+                                let at = e + delta - self.scenario.skew[b];
+                                at >= self.now as i64 && at - self.now as i64 <= MAX_CLOCK_JUMP_MS
+                            })
+                        };
+                        let ready: Vec<&Value> = self
+                            .executable(b, resolver)
+                            .into_iter()
+                            .filter(reachable)
+                            .collect();
+                        (b, ready)
+                    })
+                    .find(|(_, ready)| !ready.is_empty())
+                    .and_then(|(b, ready)| Some((b, at(&ready)?, Some(delta))))
+            }
+            // Commitments whose grant expires within reach of a timed
+            // request are left to those, which meet the expiry instant.
+            _ => from_a
+                .map(|b| {
+                    let soon = |c: &&Value| {
+                        self.grant_expiry(c).is_some_and(|e| {
+                            let until = e - self.local(b).0;
+                            (0..=MAX_CLOCK_JUMP_MS).contains(&until)
+                        })
+                    };
+                    let ready = self.executable(b, resolver);
+                    (
+                        b,
+                        ready.into_iter().filter(|c| !soon(c)).collect::<Vec<_>>(),
+                    )
+                })
+                .find(|(_, ready)| !ready.is_empty())
+                .and_then(|(b, ready)| Some((b, at(&ready)?, None))),
+        }
+    }
+
+    fn execute(&mut self, a: usize, pick: u8, resolver: &Resolver) -> Checked {
+        let Some((a, chosen, timed)) = self.choose(a, pick, resolver) else {
+            return Ok(());
         };
-        if pool.is_empty() {
+        if self.agents[a].receiver.is_none() {
             return Ok(());
         }
-        let chosen = pool[pick as usize % pool.len()];
+        let name = self.agents[a].name.clone();
         let Some((thread, id)) = commitment_of(chosen) else {
             return Ok(());
         };
         let expiry = self.grant_expiry(chosen);
-        // One request in ten of the committer's own is timed to the grant's
-        // expiry: one millisecond before it, at it, or after it, in the
-        // executor's local time (clocks only move forward, and by at most a
-        // few seconds).
-        if let (Some(expires), 3) = (expiry, pick % 10) {
-            let delta = [-1i64, 0, 1][(pick / 10) as usize % 3];
+        // Clocks only move forward, and by at most a few seconds.
+        if let (Some(expires), Some(delta)) = (expiry, timed) {
             let at = expires + delta - self.scenario.skew[a];
             if at >= self.now as i64 && at - (self.now as i64) <= MAX_CLOCK_JUMP_MS {
                 self.now = at as u64;
@@ -1130,6 +1200,17 @@ impl<'a> Run<'a> {
                             self.stats
                                 .situations
                                 .reach(Situation::Moment(Moment::CrashIdle));
+                            // Its last answer's acknowledgement is lost with
+                            // it: the sender delivers that frame again.
+                            if let Some(last) = self.agents[a].last_answered.take() {
+                                if !self.agents[a]
+                                    .unreported
+                                    .iter()
+                                    .any(|u| u.frame == last.frame)
+                                {
+                                    self.agents[a].unreported.push(last);
+                                }
+                            }
                             self.crash(a, "between operations");
                         }
                         p => {

@@ -96,6 +96,23 @@ impl Scenario {
                 );
             }
         }
+        // Two more `ops` grants each, expiring later, so that a run meets
+        // several expiry instants: each can be crossed only once.
+        for name in &names {
+            for k in 1..=2i64 {
+                let id = GrantRef::new(format!("grant:{name}-ops-{}", k + 1)).expect("nonempty");
+                grants.insert(
+                    id.clone(),
+                    Grant {
+                        id,
+                        grantee: Participant::new(name.as_str()).expect("valid name"),
+                        threads: [ThreadId::new("ops").expect("valid")].into_iter().collect(),
+                        expires_at: Some(LocalTime(1_000 + 4_000 * k + pick(4_000) as i64)),
+                        requires_approval: false,
+                    },
+                );
+            }
+        }
         // Human approvals recorded ahead of time for about half of the
         // commitments each agent could make in `plan` (IDs are predictable:
         // sender and a counter), so grants needing approval both succeed and

@@ -51,6 +51,7 @@ moments! {
     CrashAfterEffect = "crash right after an effect", ["S1.30", "S1.31"], "A crash during an execution, right after its effect.";
     RedeliveredNotDurable = "redelivery after a crash before durability", ["S1.27", "S1.30"], "A frame redelivered after its delivery crashed before it was durable.";
     RedeliveredDurable = "redelivery after a crash once durable", ["S1.27", "S1.30"], "A frame redelivered after its delivery crashed once it was durable.";
+    RedeliveredAfterAnswer = "redelivery after a crash once answered", ["S1.27", "S1.30"], "A frame redelivered after its receiver answered it and then crashed (the acknowledgement was lost).";
     EffectThenRedelivered = "commitment redelivered after its effect", ["S1.27", "S1.30", "S8.8"], "A COMMIT delivered again to its executor after its effect was performed.";
     ReleasedAfterRestart = "pending released after a restart", ["S1.32", "S1.30"], "A message pending when its receiver crashed, released after the restart.";
     ExpiryOneBefore = "execution 1 ms before expiry", ["S5.6"], "An execution under a grant, one millisecond before the grant expires, in the executor's local time.";

@@ -285,6 +285,9 @@ fn talk_strategy(mix: Mix) -> BoxedStrategy<Talk> {
     proptest::strategy::Union::new_weighted(enabled).boxed()
 }
 
+/// The place of `Attack::Malformed` among the attacks.
+const MALFORMED: usize = 6;
+
 fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
     let u = || any::<u8>();
     let all: Vec<BoxedStrategy<Attack>> = vec![
@@ -317,13 +320,14 @@ fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
             .boxed(),
         u().prop_map(|of| Attack::OtherContext { of }).boxed(),
     ];
-    let enabled: Vec<BoxedStrategy<Attack>> = all
+    // Broken frames weigh four: they are twenty-one kinds in one.
+    let enabled: Vec<(u32, BoxedStrategy<Attack>)> = all
         .into_iter()
         .enumerate()
         .filter(|(i, _)| mix.attacks & (1 << i) != 0)
-        .map(|(_, s)| s)
+        .map(|(i, s)| (if i == MALFORMED { 4 } else { 1 }, s))
         .collect();
-    (!enabled.is_empty()).then(|| proptest::strategy::Union::new(enabled).boxed())
+    (!enabled.is_empty()).then(|| proptest::strategy::Union::new_weighted(enabled).boxed())
 }
 
 /// The strategy for one step under a mix.
