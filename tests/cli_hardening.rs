@@ -540,12 +540,12 @@ fn messages_name_invalid_utf8_and_an_unsupported_trace_format() {
     let text = std::fs::read_to_string(&trace).unwrap();
     let (header, rest) = text.split_once('\n').unwrap();
     let mut header: Value = serde_json::from_str(header).unwrap();
-    header["tern_sim_trace"] = Value::from(1);
+    header["tern_sim_trace"] = Value::from(2);
     std::fs::write(d.join("v2.jsonl"), format!("{header}\n{rest}")).unwrap();
     let o = run_in(d, &["replay", "v2.jsonl"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("trace format 1 is not supported: this tern-sim reads format 2"),
+        stderr(&o).contains("trace format 2 is not supported: this tern-sim reads format 3"),
         "{}",
         stderr(&o)
     );

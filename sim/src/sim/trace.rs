@@ -15,9 +15,12 @@ use super::workload::{Mix, Step};
 use crate::compare::Names;
 
 /// The trace format's version. Format 2: an `execute` step may pick among
-/// the commitments the model would execute (docs/simulator.md §3), so the
-/// steps of a format 1 trace would play another run, and it is refused.
-pub const FORMAT: u64 = 2;
+/// the commitments the model would execute (docs/simulator.md §3). Format 3:
+/// an `execute` step's pick chooses a kind of aimed request, there are three
+/// more attacks and twenty-one ways of breaking a frame, and the scenario
+/// has more grants. The steps of an older trace would play another run, so
+/// it is refused.
+pub const FORMAT: u64 = 3;
 
 /// A trace as read back.
 #[derive(Debug, Clone)]
