@@ -15,6 +15,16 @@ use crate::sim::runner::Stats;
 /// seed does not name reject classes or refusal reasons).
 pub type Budget = Batch;
 
+/// `certify`'s default simulation budget, named once so that the test of
+/// situation coverage measures the budget users get.
+pub const DEFAULT_SEEDS: u64 = 1000;
+pub const DEFAULT_FIRST_SEED: u64 = 1;
+pub const DEFAULT_AGENTS: usize = 5;
+pub const DEFAULT_STEPS: usize = 200;
+/// How often the default budget must reach every situation against the
+/// reference (docs/simulator.md, situations).
+pub const MIN_REACHED: u64 = 20;
+
 /// The corpus part of a certification.
 #[derive(Debug, Clone)]
 pub struct CorpusRun {

@@ -60,19 +60,19 @@ pub struct CertifyArgs {
 
     /// Simulation runs after the corpus (0 skips the simulation). The
     /// default takes about a minute against the reference on two cores.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = tern_harness::certify::DEFAULT_SEEDS)]
     seeds: u64,
 
     /// The first simulation seed.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = tern_harness::certify::DEFAULT_FIRST_SEED)]
     seed: u64,
 
     /// Agents per simulation run.
-    #[arg(long, default_value = "5", value_parser = parse_agents)]
+    #[arg(long, default_value_t = tern_harness::certify::DEFAULT_AGENTS, value_parser = parse_agents)]
     agents: usize,
 
     /// Steps per simulation run.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = tern_harness::certify::DEFAULT_STEPS)]
     steps: usize,
 
     /// Where report.json, junit.xml, report.html and summary.txt go.
