@@ -130,7 +130,7 @@ fn bad_arguments_and_bad_traces_exit_2() {
     assert!(String::from_utf8(o.stderr)
         .unwrap()
         .contains("line 1: not a tern-sim trace"));
-    std::fs::write(&bad, "{\"tern_sim_trace\":2,\"seed\":1,\"agents\":2,\"faults\":\"none\",\"mix\":{\"talk\":1,\"attacks\":0,\"crashes\":false,\"partitions\":false}}\n{\"do\":{\"nonsense\":1}}\n").unwrap();
+    std::fs::write(&bad, "{\"tern_sim_trace\":3,\"seed\":1,\"agents\":2,\"faults\":\"none\",\"mix\":{\"talk\":1,\"attacks\":0,\"crashes\":false,\"partitions\":false}}\n{\"do\":{\"nonsense\":1}}\n").unwrap();
     let o = run(&["replay", bad.to_str().unwrap()], dir.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8(o.stderr)
@@ -163,7 +163,9 @@ fn selftest_kills_every_mutant_by_its_invariant() {
         assert_eq!(m["invariant"], m["target"], "{m}");
         assert!(!m["needs"].as_str().unwrap().is_empty(), "{m}");
         if m["killed_in"] == "simulation" {
-            assert!(m["shrunk_length"].as_u64().unwrap() <= 40, "{m}");
+            // Aimed requests depend on the state the earlier steps built,
+            // so some counterexamples keep more context than they did.
+            assert!(m["shrunk_length"].as_u64().unwrap() <= 60, "{m}");
             assert_eq!(m["runs_to_kill"], m["seeds_needed"], "{m}");
         } else {
             // Only what the workload does not reach falls to the corpus.
@@ -177,11 +179,12 @@ fn selftest_kills_every_mutant_by_its_invariant() {
     assert_eq!(o.status.code(), Some(0));
 }
 
-/// `--simulation-only`: 20 runs of 3 agents and no corpus, so a mutant the
-/// workload does not reach survives, and the status says so; the summary
-/// counts the runs to kill of the others.
+/// `--simulation-only`: 20 runs of 3 agents and no corpus. The workload
+/// reaches every mutant's situation, so each dies in the simulation, by the
+/// invariant meant for it; the summary counts the runs to kill. With one run
+/// each, some survive, and the status says so.
 #[test]
-fn selftest_simulation_only_reports_survivors_and_the_spread() {
+fn selftest_simulation_only_kills_every_mutant_and_reports_the_spread() {
     let dir = tempfile::tempdir().unwrap();
     let o = run(
         &[
@@ -199,18 +202,16 @@ fn selftest_simulation_only_reports_survivors_and_the_spread() {
     assert_eq!(v["budget"]["seeds"], 20);
     assert_eq!(v["budget"]["agents"], 3);
     let mutants = v["mutants"].as_array().unwrap();
-    let named = |name: &str| mutants.iter().find(|m| m["mutant"] == name).unwrap();
-    // Duplicate keys only inside a body: the workload never makes one.
-    let body = named("accepts-duplicate-keys-in-body");
-    assert_eq!(body["killed"], false, "{body}");
-    assert!(body["killed_in"].is_null(), "{body}");
-    assert_eq!(body["seeds_needed"], 20, "{body}");
-    let no_dedup = named("no-dedup");
-    assert_eq!(no_dedup["killed_in"], "simulation", "{no_dedup}");
+    for m in mutants {
+        assert_eq!(m["killed"], true, "{m}");
+        assert_eq!(m["killed_in"], "simulation", "{m}");
+        assert_eq!(m["invariant"], m["target"], "{m}");
+    }
     let runs: Vec<u64> = mutants
         .iter()
         .filter_map(|m| m["runs_to_kill"].as_u64())
         .collect();
+    assert_eq!(runs.len(), mutants.len());
     assert!(runs.iter().all(|&r| (1..=20).contains(&r)), "{runs:?}");
     let summary = &v["summary"];
     assert_eq!(summary["killed_by_simulation"], runs.len());
@@ -223,9 +224,35 @@ fn selftest_simulation_only_reports_survivors_and_the_spread() {
         .map(|c| c["mutants"].as_u64().unwrap())
         .sum();
     assert_eq!(counted, runs.len() as u64);
-    assert!(summary["survived"]
-        .as_array()
-        .unwrap()
-        .contains(&Value::from("accepts-duplicate-keys-in-body")));
+    assert_eq!(summary["survived"], Value::Array(Vec::new()));
+    assert_eq!(o.status.code(), Some(0));
+
+    let o = run(
+        &[
+            "selftest",
+            "--simulation-only",
+            "--seeds",
+            "1",
+            "--reference-seeds",
+            "1",
+            "--format",
+            "json",
+        ],
+        dir.path(),
+    );
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let survived = v["summary"]["survived"].as_array().unwrap();
+    assert!(!survived.is_empty(), "{v}");
+    for name in survived {
+        let m = v["mutants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["mutant"] == *name)
+            .unwrap();
+        assert_eq!(m["killed"], false, "{m}");
+        assert!(m["killed_in"].is_null(), "{m}");
+        assert_eq!(m["seeds_needed"], 1, "{m}");
+    }
     assert_eq!(o.status.code(), Some(1));
 }
