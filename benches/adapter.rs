@@ -16,7 +16,7 @@ use tern_model::message::ThreadId;
 const ROUND_TRIPS: u64 = 200;
 
 fn adapter(c: &mut Criterion) {
-    let scenario = Scenario::new(2, false, |_| 0);
+    let scenario = Scenario::new(2, 200, false, |_| 0);
     let init = scenario.init_for("alice");
     let imp = SubprocessImpl::new(
         format!("{} agent", env!("CARGO_BIN_EXE_tern-sim")),

@@ -44,7 +44,9 @@ pub struct Reach {
     executed: BTreeSet<(String, String)>,
     /// Per (agent, COMMIT ID), the agent's local time when it first stored it.
     arrived: BTreeMap<(usize, String), i64>,
-    /// Per agent, the IDs pending in its model when it last crashed.
+    /// Per agent, the IDs its model holds as pending (from the outcomes
+    /// and releases it gave), and those pending when it last crashed.
+    pending: BTreeMap<usize, BTreeSet<String>>,
     pending_at_crash: BTreeMap<usize, BTreeSet<String>>,
 }
 
@@ -102,6 +104,19 @@ impl Reach {
         });
         if let (Some(kind), Outcome::Rejected(_)) = (sent.malformed, &first.outcome) {
             coverage.reach(Situation::Malformed(kind));
+        }
+        let pending = self.pending.entry(a).or_default();
+        for e in events {
+            let id = e.id.as_ref().map(|i| i.as_str().to_owned());
+            match (&e.outcome, id) {
+                (Outcome::Pending { .. }, Some(id)) => {
+                    pending.insert(id);
+                }
+                (_, Some(id)) => {
+                    pending.remove(&id);
+                }
+                _ => {}
+            }
         }
         let restarted = self.pending_at_crash.get(&a);
         for e in events {
@@ -203,17 +218,10 @@ impl Reach {
         self.executed.insert((thread.to_owned(), id.to_owned()));
     }
 
-    /// Agent `a` crashed with these IDs pending in its model.
-    pub fn on_crash(&mut self, a: usize, pending: BTreeSet<String>) {
+    /// Agent `a` crashed: what its model holds as pending may be released
+    /// after the restart.
+    pub fn on_crash(&mut self, a: usize) {
+        let pending = self.pending.get(&a).cloned().unwrap_or_default();
         self.pending_at_crash.insert(a, pending);
     }
-}
-
-/// The IDs a model holds as pending.
-pub fn pending_ids(outcomes: &[(tern_model::message::MessageRef, Outcome)]) -> BTreeSet<String> {
-    outcomes
-        .iter()
-        .filter(|(_, o)| matches!(o, Outcome::Pending { .. }))
-        .map(|(id, _)| id.as_str().to_owned())
-        .collect()
 }

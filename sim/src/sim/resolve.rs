@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use tern_model::message::Principal;
 
 use super::malformed::Malformation;
-use super::scenario::{principal, Scenario, ADVERSARY, THREADS};
+use super::scenario::{principal, thread_in, Scenario, ADVERSARY, THREADS};
 
 /// A participant no identity context binds.
 const STRANGER: &str = "zed";
@@ -110,6 +110,8 @@ pub struct Resolver<'a> {
     pub said: Said,
     /// See [`Mix::profile_rules`].
     profile_rules: bool,
+    /// The conversation under way (see [`super::scenario::EPOCH_STEPS`]).
+    epoch: usize,
 }
 
 impl<'a> Resolver<'a> {
@@ -118,7 +120,22 @@ impl<'a> Resolver<'a> {
             scenario,
             said: Said::default(),
             profile_rules: mix.profile_rules,
+            epoch: 0,
         }
+    }
+
+    /// Moves on to conversation `epoch`: what was said before is no longer
+    /// referred to (IDs keep counting, since threads share contexts).
+    pub fn enter_epoch(&mut self, epoch: usize) {
+        if epoch != self.epoch {
+            self.epoch = epoch;
+            self.said.messages.clear();
+        }
+    }
+
+    /// Thread `i` of the current conversation.
+    fn thread(&self, i: u8) -> String {
+        thread_in(THREADS[i as usize % THREADS.len()], self.epoch)
     }
 
     fn agent_index(&self, name: &str) -> Option<usize> {
@@ -206,7 +223,8 @@ impl<'a> Resolver<'a> {
     }
 
     pub fn talk(&mut self, t: &Talk) -> Option<Outgoing> {
-        let thread = |i: u8| THREADS[i as usize % THREADS.len()];
+        let epoch = self.epoch;
+        let thread = |i: u8| thread_in(THREADS[i as usize % THREADS.len()], epoch);
         Some(match *t {
             Talk::Ask { from, thread: th } => {
                 let from = self.person(from);
@@ -214,7 +232,7 @@ impl<'a> Resolver<'a> {
                 self.message(
                     &from,
                     to,
-                    thread(th),
+                    &thread(th),
                     None,
                     "ASK",
                     json!({"question": "Which part comes first?"}),
@@ -270,7 +288,7 @@ impl<'a> Resolver<'a> {
                     json!(grants[grant as usize % grants.len()])
                 };
                 let to = self.others(&from, to);
-                self.message(&from, to, thread(th), None, "REQUEST",
+                self.message(&from, to, &thread(th), None, "REQUEST",
                     json!({"action": "Prepare the release notes.", "done_when": "The notes are published.",
                            "constraints": ["Do not change the code."], "authority_ref": grant}), false)
             }
@@ -462,7 +480,7 @@ impl<'a> Resolver<'a> {
             Attack::Spoof { of, victim } => {
                 // A fresh message claiming to come from a victim, or an old
                 // one replayed, under mallory's credentials.
-                let thread = THREADS[victim as usize % THREADS.len()];
+                let thread = self.thread(victim);
                 let m = if of % 2 == 0 {
                     pick(&self.said.messages, of)?
                 } else {
@@ -522,11 +540,14 @@ impl<'a> Resolver<'a> {
                 // identity context: a key of its own there (L-DUP-1).
                 let m = pick(&self.said.messages, of)?;
                 let here = m["thread"].as_str()?;
-                let there = if super::scenario::context_of(here) == "annex" {
-                    "plan"
-                } else {
-                    "side"
-                };
+                let there = thread_in(
+                    if super::scenario::context_of(here) == "annex" {
+                        "plan"
+                    } else {
+                        "side"
+                    },
+                    self.epoch,
+                );
                 let from = m["from"].as_str()?.to_owned();
                 let to = self.others(&from, 0xff);
                 let fresh = json!({"tern": "0.1", "id": m["id"], "from": from, "to": to, "thread": there,
@@ -568,7 +589,7 @@ impl<'a> Resolver<'a> {
                 let from = self.person(from);
                 let to = self.others(&from, 0xff);
                 let id = self.said.next_id(&from);
-                let m = json!({"tern": "0.1", "id": id, "from": from, "to": to, "thread": "plan",
+                let m = json!({"tern": "0.1", "id": id, "from": from, "to": to, "thread": self.thread(0),
                                "reply": format!("{from}:never"), "act": "ASK", "body": {"question": "As I said before?"}});
                 self.misbehaving(&m)?
             }

@@ -19,9 +19,9 @@ use tern_model::message::{GrantRef, MessageRef, Principal, ThreadId};
 
 use super::faults::{Fault, FaultSet};
 use super::invariants::{self as inv, Invariant};
-use super::reach::{pending_ids, Reach, Sent};
+use super::reach::{Reach, Sent};
 use super::resolve::{Outgoing, Resolver};
-use super::scenario::{Scenario, THREADS};
+use super::scenario::{epoch_of, Scenario};
 use super::shorthand;
 use super::situations::{Coverage, Moment, Situation};
 use super::workload::{Mix, Step};
@@ -249,9 +249,12 @@ impl<'a> Run<'a> {
         record: bool,
     ) -> Result<Run<'a>, Box<Violation>> {
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-        let scenario = Scenario::new(config.agents, config.faults.has(Fault::Skew), |n| {
-            rng.next_u64() % n.max(1)
-        });
+        let scenario = Scenario::new(
+            config.agents,
+            config.steps,
+            config.faults.has(Fault::Skew),
+            |n| rng.next_u64() % n.max(1),
+        );
         let world = World::new();
         let mut run = Run {
             config,
@@ -376,8 +379,7 @@ impl<'a> Run<'a> {
 
     fn crash(&mut self, a: usize, why: &str) {
         self.fault(Fault::Crash);
-        let pending = pending_ids(&self.agents[a].oracle.outcomes());
-        self.reach.on_crash(a, pending);
+        self.reach.on_crash(a);
         let agent = &mut self.agents[a];
         if let Some(r) = agent.receiver.as_mut() {
             r.kill();
@@ -421,8 +423,8 @@ impl<'a> Run<'a> {
             self.deliver_to(a, &u.frame, &u.principal, u.sent)?;
         }
         if self.agents[a].receiver.is_some() {
-            for t in THREADS {
-                self.check_view(a, t)?;
+            for t in self.scenario.threads_of(epoch_of(self.step)) {
+                self.check_view(a, &t)?;
             }
         }
         Ok(())
@@ -1283,6 +1285,7 @@ impl<'a> Run<'a> {
         for (i, step) in steps.iter().enumerate() {
             self.step = i;
             self.stats.steps += 1;
+            resolver.enter_epoch(epoch_of(i));
             self.now += TICK_MS;
             self.restart_due()?;
             self.play_step(step, &mut resolver)?;
@@ -1293,8 +1296,8 @@ impl<'a> Run<'a> {
         self.quiesce()?;
         // Every view of every agent, once more, now that nothing is in flight.
         for a in 0..self.agents.len() {
-            for t in THREADS {
-                self.check_view(a, t)?;
+            for t in self.scenario.threads() {
+                self.check_view(a, &t)?;
             }
         }
         self.check_agreement()
@@ -1340,7 +1343,8 @@ impl<'a> Run<'a> {
     /// Order independence: receivers that stored the same frames of a thread
     /// derive the same view.
     fn check_agreement(&mut self) -> Checked {
-        for thread in THREADS {
+        for thread in self.scenario.threads() {
+            let thread = thread.as_str();
             let mut groups: BTreeMap<Vec<Vec<u8>>, Vec<usize>> = BTreeMap::new();
             for a in 0..self.agents.len() {
                 let set: Vec<Vec<u8>> = self.agents[a]

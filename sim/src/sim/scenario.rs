@@ -24,8 +24,30 @@ pub const MAX_AGENTS: usize = NAMES.len();
 /// are qualified by the identity context" exercised.
 pub const THREADS: [&str; 3] = ["plan", "ops", "side"];
 
+/// Steps per conversation. A longer run moves on to fresh threads every
+/// `EPOCH_STEPS` steps (`plan.1`, `ops.1`, `side.1`, then `.2`...), and its
+/// workload refers only to what was said in the current conversation: so a
+/// step costs the same at step 10 and at step 100,000, as a long soak of
+/// many conversations needs, while each conversation is as long as a whole
+/// default run.
+pub const EPOCH_STEPS: usize = 250;
+
+/// The conversation step `step` belongs to.
+pub fn epoch_of(step: usize) -> usize {
+    step / EPOCH_STEPS
+}
+
+/// Thread `base` (one of [`THREADS`]) in conversation `epoch`.
+pub fn thread_in(base: &str, epoch: usize) -> String {
+    if epoch == 0 {
+        base.to_owned()
+    } else {
+        format!("{base}.{epoch}")
+    }
+}
+
 pub fn context_of(thread: &str) -> &'static str {
-    if thread == "side" {
+    if thread.split('.').next() == Some("side") {
         "annex"
     } else {
         "main"
@@ -49,11 +71,25 @@ pub struct Scenario {
     pub skew: Vec<i64>,
     pub grants: BTreeMap<GrantRef, Grant>,
     pub policy: Policy,
+    /// How many conversations the run has (see [`EPOCH_STEPS`]).
+    pub epochs: usize,
 }
 
 impl Scenario {
     /// `pick` supplies the run's random choices (grantees, expiries, skews).
-    pub fn new(agents: usize, skewed: bool, mut pick: impl FnMut(u64) -> u64) -> Scenario {
+    /// A run of `steps` steps.
+    pub fn new(
+        agents: usize,
+        steps: usize,
+        skewed: bool,
+        mut pick: impl FnMut(u64) -> u64,
+    ) -> Scenario {
+        let epochs = epoch_of(steps.max(1) - 1) + 1;
+        let every = |base: &str| -> BTreeSet<ThreadId> {
+            (0..epochs)
+                .map(|e| ThreadId::new(thread_in(base, e)).expect("valid"))
+                .collect()
+        };
         let names: Vec<String> = NAMES[..agents].iter().map(|s| s.to_string()).collect();
         let skew = names
             .iter()
@@ -75,7 +111,7 @@ impl Scenario {
                 Grant {
                     id,
                     grantee: Participant::new(name.as_str()).expect("valid name"),
-                    threads: [ThreadId::new("ops").expect("valid")].into_iter().collect(),
+                    threads: every("ops"),
                     expires_at: Some(LocalTime(1_000 + pick(4_000) as i64)),
                     requires_approval: false,
                 },
@@ -87,9 +123,7 @@ impl Scenario {
                     Grant {
                         id,
                         grantee: Participant::new(name.as_str()).expect("valid name"),
-                        threads: [ThreadId::new("plan").expect("valid")]
-                            .into_iter()
-                            .collect(),
+                        threads: every("plan"),
                         expires_at: None,
                         requires_approval: pick(2) == 0,
                     },
@@ -106,7 +140,7 @@ impl Scenario {
                     Grant {
                         id,
                         grantee: Participant::new(name.as_str()).expect("valid name"),
-                        threads: [ThreadId::new("ops").expect("valid")].into_iter().collect(),
+                        threads: every("ops"),
                         expires_at: Some(LocalTime(1_000 + 4_000 * k + pick(4_000) as i64)),
                         requires_approval: false,
                     },
@@ -133,12 +167,11 @@ impl Scenario {
             skew,
             grants,
             policy: Policy {
-                permitted_without_grant: [ThreadId::new("side").expect("valid")]
-                    .into_iter()
-                    .collect(),
+                permitted_without_grant: every("side"),
                 approval_required: BTreeSet::new(),
                 approvals,
             },
+            epochs,
         }
     }
 
@@ -147,6 +180,17 @@ impl Scenario {
         let mut all = self.agents.clone();
         all.push(ADVERSARY.to_owned());
         all
+    }
+
+    /// The threads of conversation `epoch`.
+    pub fn threads_of(&self, epoch: usize) -> Vec<String> {
+        let epoch = epoch.min(self.epochs - 1);
+        THREADS.iter().map(|b| thread_in(b, epoch)).collect()
+    }
+
+    /// Every thread of the run, conversation by conversation.
+    pub fn threads(&self) -> Vec<String> {
+        (0..self.epochs).flat_map(|e| self.threads_of(e)).collect()
     }
 
     /// The grant references a message may cite (including one nobody has).
@@ -179,13 +223,12 @@ impl Scenario {
                     .into_iter()
                     .map(|c| (ContextName::new(c).expect("valid"), bind(c)))
                     .collect(),
-                threads: THREADS
+                threads: self
+                    .threads()
                     .into_iter()
                     .map(|t| {
-                        (
-                            ThreadId::new(t).expect("valid"),
-                            ContextName::new(context_of(t)).expect("valid"),
-                        )
+                        let context = ContextName::new(context_of(&t)).expect("valid");
+                        (ThreadId::new(t).expect("valid"), context)
                     })
                     .collect(),
             },
