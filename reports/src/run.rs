@@ -47,31 +47,29 @@ pub fn summary(runs: u64, stats: &Stats, violations: u64) -> String {
         out.push_str(&table(rows));
     }
     out.push('\n');
-    out.push_str(&situations_table(&stats.situations, false));
+    out.push_str(&situations_table(&stats.situations));
     out
 }
 
 /// The situation catalogue with how often a batch reached each, and the
-/// ones it never reached. With `core`, the broken frames that only the
-/// profile reads are not sent, so they are shown as not applicable rather
-/// than missed.
-pub fn situations_table(coverage: &Coverage, core: bool) -> String {
+/// ones it never reached. (`run` always judges by the profile, so every
+/// situation applies.)
+pub fn situations_table(coverage: &Coverage) -> String {
     let rows: Vec<SituationRow> = coverage
         .iter()
         .map(|(s, n)| SituationRow {
             name: s.name(),
-            count: (!core || s.at_core()).then_some(n),
+            count: n,
             clauses: s.clauses().join(" "),
         })
         .collect();
     situation_rows_table(&rows)
 }
 
-/// One row of a situation table: `count` is `None` where the situation
-/// does not apply.
+/// One row of a situation table.
 pub struct SituationRow {
     pub name: String,
-    pub count: Option<u64>,
+    pub count: u64,
     pub clauses: String,
 }
 
@@ -85,13 +83,13 @@ pub fn situation_rows_table(rows: &[SituationRow]) -> String {
     for r in rows {
         table_rows.push(vec![
             t(&r.name),
-            r.count.map_or("n/a at core".to_owned(), |n| n.to_string()),
+            r.count.to_string(),
             r.clauses.clone(),
         ]);
     }
     let missed: Vec<&str> = rows
         .iter()
-        .filter(|r| r.count == Some(0))
+        .filter(|r| r.count == 0)
         .map(|r| r.name.as_str())
         .collect();
     let mut out = table(table_rows);
@@ -108,19 +106,13 @@ pub fn situation_rows_table(rows: &[SituationRow]) -> String {
 }
 
 /// The same as data: every situation with its count, and the missed ones.
-pub fn situations_json(coverage: &Coverage, core: bool) -> Value {
-    let applicable = |s: &tern_harness::sim::situations::Situation| !core || s.at_core();
+pub fn situations_json(coverage: &Coverage) -> Value {
     json!({
         "reached": coverage
             .iter()
-            .filter(|(s, _)| applicable(s))
             .map(|(s, n)| json!({"situation": s.name(), "family": s.family(), "count": n, "clauses": s.clauses()}))
             .collect::<Vec<_>>(),
-        "missed": coverage
-            .iter()
-            .filter(|(s, n)| *n == 0 && applicable(s))
-            .map(|(s, _)| s.name())
-            .collect::<Vec<_>>(),
+        "missed": coverage.missed().iter().map(|s| s.name()).collect::<Vec<_>>(),
     })
 }
 

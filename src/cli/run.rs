@@ -282,7 +282,7 @@ fn print_json(
             "checks": stats.checks,
             "faults": stats.faults,
         },
-        "situations": tern_reports::run::situations_json(&stats.situations, false),
+        "situations": tern_reports::run::situations_json(&stats.situations),
         "violation": ce.map(|c| violation_json(&c.violation)),
         "counterexample": ce.map(|c| json!({
             "seed": c.config.seed,

@@ -228,7 +228,7 @@ fn situations_table(situations: &[super::SituationCount]) -> String {
         .iter()
         .map(|s| crate::run::SituationRow {
             name: s.situation.clone(),
-            count: Some(s.count),
+            count: s.count,
             clauses: s.clauses.join(" "),
         })
         .collect();

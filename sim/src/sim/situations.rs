@@ -136,10 +136,15 @@ impl Situation {
     }
 
     /// Whether a run that judges by the seed's rules alone (`--level core`)
-    /// can reach it: the broken frames of profile readings are not sent
-    /// then.
+    /// can reach it: the broken frames of profile readings, frames into a
+    /// thread no context knows (L-ID-2) and misrouted frames (L-ID-5) are
+    /// not sent then.
     pub fn at_core(self) -> bool {
-        !matches!(self, Situation::Malformed(m) if !m.seed_rule())
+        match self {
+            Situation::Malformed(m) => m.seed_rule(),
+            Situation::Rejected(RejectClass::UnknownThread | RejectClass::NotAddressed) => false,
+            _ => true,
+        }
     }
 }
 
