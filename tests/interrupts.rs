@@ -58,18 +58,25 @@ fn an_interrupt_while_shrinking_saves_the_best_counterexample() {
         .expect("a trace folder")
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(
-        traces,
-        ["counterexample-1.jsonl"],
-        "no partial file is left"
+    // One file, the failing seed's, and no partial one beside it.
+    assert_eq!(traces.len(), 1, "no partial file is left: {traces:?}");
+    let trace = &traces[0];
+    assert!(
+        trace.starts_with("counterexample-") && trace.ends_with(".jsonl"),
+        "{trace}"
+    );
+    assert!(
+        text.contains(&format!("tern-sim-traces/{trace}")),
+        "the run names the file it saved: {text}"
     );
     // The saved run still fails, the same way (the mutant in process: the
     // trace names the subprocess command).
+    let path = format!("tern-sim-traces/{trace}");
     let replay = run_in(
         dir.path(),
         &[
             "replay",
-            "tern-sim-traces/counterexample-1.jsonl",
+            &path,
             "--mutant",
             "memory-dedup",
             "--format",

@@ -133,6 +133,8 @@ struct Agent {
     /// The last frame delivered and answered: a crash between operations
     /// loses the transport's acknowledgement of it, so it comes again.
     last_answered: Option<Unreported>,
+    /// A crash scheduled for the next start-up, at its first sync.
+    recovery_crash: Option<CrashPoint>,
     /// Per thread: IDs the implementation's view has shown (history check)
     /// and frames stored (order-independence check).
     seen_ids: BTreeMap<String, BTreeSet<String>>,
@@ -289,6 +291,7 @@ impl<'a> Run<'a> {
                 down_until: None,
                 unreported: Vec::new(),
                 last_answered: None,
+                recovery_crash: None,
                 seen_ids: BTreeMap::new(),
                 stored: BTreeMap::new(),
             });
@@ -355,10 +358,35 @@ impl<'a> Run<'a> {
         let world = self
             .world
             .for_agent(&self.agents[a].name, &self.agents[a].storage);
-        match self
+        // A crash scheduled for this recovery fires at its next sync.
+        let point = self.agents[a].recovery_crash.take();
+        if let Some(point) = point {
+            self.agents[a].storage.arm(point);
+        }
+        let started = self
             .implementation
-            .start(&init, self.agents[a].storage.clone(), world)
-        {
+            .start(&init, self.agents[a].storage.clone(), world);
+        let fired = point.is_some() && self.agents[a].storage.fired();
+        if point.is_some() && !fired {
+            self.agents[a].storage.disarm();
+        }
+        match started {
+            Err(ImplError::Crashed) if fired => {
+                self.stats.situations.reach(Situation::Moment(match point {
+                    Some(CrashPoint::AfterSync) => Moment::CrashInRecoveryDurable,
+                    _ => Moment::CrashInRecovery,
+                }));
+                self.crash(a, "during its recovery");
+                return Ok(());
+            }
+            Ok(_) if fired => {
+                return Err(self.violation(
+                    inv::ALIVE,
+                    Some(a),
+                    "a crash (the scheduled crash fired during start-up)".into(),
+                    "a started receiver: the implementation swallowed the crash".into(),
+                ));
+            }
             Ok(r) => self.agents[a].receiver = Some(r),
             Err(e) => return Err(self.unsound(a, "the implementation starts", e)),
         }
@@ -1196,7 +1224,24 @@ impl<'a> Run<'a> {
             Step::Crash { agent, point } => {
                 let a = *agent as usize % n;
                 if self.agents[a].receiver.is_some() {
-                    match point % 5 {
+                    match point % 7 {
+                        // Now, and again at the recovery's first sync:
+                        // before what it writes is durable, or after.
+                        5 | 6 => {
+                            self.agents[a].pending_crash = None;
+                            self.agents[a].recovery_crash = Some(if point % 7 == 5 {
+                                CrashPoint::BeforeSync
+                            } else {
+                                CrashPoint::AfterSync
+                            });
+                            self.stats
+                                .situations
+                                .reach(Situation::Moment(Moment::CrashIdle));
+                            self.crash(
+                                a,
+                                "between operations; it will crash again while recovering",
+                            );
+                        }
                         0 => {
                             self.agents[a].pending_crash = None;
                             self.stats
@@ -1308,6 +1353,7 @@ impl<'a> Run<'a> {
         self.cuts.clear();
         for a in 0..self.agents.len() {
             self.agents[a].pending_crash = None;
+            self.agents[a].recovery_crash = None;
             if self.agents[a].receiver.is_none() {
                 self.restart(a)?;
             }

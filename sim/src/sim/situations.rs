@@ -48,6 +48,8 @@ moments! {
     CrashBeforeDurable = "crash before a delivery is durable", ["S1.30", "S8.8"], "A crash during a delivery, before its outcome is durable.";
     CrashAfterDurable = "crash after a delivery is durable", ["S1.30", "S8.8"], "A crash during a delivery, after its outcome is durable but before it is reported.";
     CrashBeforeEffect = "crash between intent and effect", ["S1.30", "S1.31"], "A crash during an execution, after its intent is durable and before its effect.";
+    CrashInRecovery = "crash during recovery before it is durable", ["S1.30", "S1.31"], "A crash while the receiver starts up from its storage, before what the recovery writes is durable.";
+    CrashInRecoveryDurable = "crash during recovery once durable", ["S1.30", "S1.31"], "A crash while the receiver starts up from its storage, once what the recovery wrote is durable.";
     CrashAfterEffect = "crash right after an effect", ["S1.30", "S1.31"], "A crash during an execution, right after its effect.";
     RedeliveredNotDurable = "redelivery after a crash before durability", ["S1.27", "S1.30"], "A frame redelivered after its delivery crashed before it was durable.";
     RedeliveredDurable = "redelivery after a crash once durable", ["S1.27", "S1.30"], "A frame redelivered after its delivery crashed once it was durable.";

@@ -121,7 +121,9 @@ pub enum Step {
     },
     /// Crash an agent: 0 now, 1 at its next sync before it is durable, 2 at
     /// its next sync once durable, 3 right after its next effect, 4 at its
-    /// next effect before it happens (its intent durable).
+    /// next effect before it happens (its intent durable), 5 and 6 now and
+    /// again while it recovers (at the recovery's first sync, before or
+    /// after it is durable).
     Crash {
         agent: u8,
         point: u8,
@@ -359,7 +361,7 @@ pub fn step_strategy(mix: Mix) -> BoxedStrategy<Step> {
     if mix.crashes {
         arms.push((
             1,
-            (u(), 0..5u8)
+            (u(), 0..7u8)
                 .prop_map(|(agent, point)| Step::Crash { agent, point })
                 .boxed(),
         ));
