@@ -236,6 +236,69 @@ fn s1_dedup_keys_are_qualified_by_the_identity_context() {
     );
 }
 
+/// Delivers `v` with its `extensions` member `n` spelt as `literal`.
+fn send_with_number(t: &mut Tester, v: &serde_json::Value, literal: &str) -> Vec<Outcome> {
+    let mut v = v.clone();
+    v["extensions"] = json!({"n": 0});
+    let text = serde_json::to_string(&v)
+        .unwrap()
+        .replace("\"n\":0", &format!("\"n\":{literal}"));
+    let p = principal(v["from"].as_str().unwrap());
+    t.ledger
+        .deliver(text.as_bytes(), &p, tern_model::ledger::LocalTime(0))
+        .into_iter()
+        .map(|e| e.outcome)
+        .collect()
+}
+
+#[test]
+fn p_eq_3_integers_one_binary64_apart_are_other_content_under_one_id() {
+    let a = request("drafter:1", &["reviewer"], "design", None);
+    let mut t = Tester::new(None);
+    assert_eq!(
+        send_with_number(&mut t, &a, "9007199254740992"),
+        [Outcome::Accepted]
+    );
+    let second = send_with_number(&mut t, &a, "9007199254740993");
+    assert!(
+        matches!(&second[0], Outcome::Rejected(r) if r.class == RejectClass::IdConflict),
+        "{second:?}"
+    );
+    assert_eq!(t.status("design", "drafter:1"), "equivocated");
+}
+
+#[test]
+fn p_eq_3_equal_numbers_are_a_duplicate_and_print_alike_whatever_came_first() {
+    let a = request("drafter:1", &["reviewer"], "design", None);
+    let spellings = [
+        "1e16",
+        "10000000000000000",
+        "1.0e16",
+        "100000000000000000e-1",
+    ];
+    let mut views = Vec::new();
+    for first in spellings {
+        let mut t = Tester::new(None);
+        assert_eq!(send_with_number(&mut t, &a, first), [Outcome::Accepted]);
+        for other in spellings {
+            if other != first {
+                assert_eq!(
+                    send_with_number(&mut t, &a, other),
+                    [Outcome::Duplicate],
+                    "{first} then {other}"
+                );
+            }
+        }
+        views.push(serde_json::to_string(&t.view("design")).unwrap());
+    }
+    assert!(
+        views[0].contains("\"n\":10000000000000000}"),
+        "{}",
+        views[0]
+    );
+    assert!(views.iter().all(|v| *v == views[0]));
+}
+
 // ---- Section 1: references -------------------------------------------------
 
 #[test]
