@@ -1365,3 +1365,131 @@ fn s4_a_fresh_report_resolves_progress_after_a_report_revision_conflict() {
         Refusal::RevisionConflict
     );
 }
+
+// ---- L-REV-9: a COMMIT reads its REQUEST as its reply chain saw it ---------
+
+/// `commit(...)` with `reply` set to `reply`.
+fn commit_replying(
+    id: &str,
+    request: &str,
+    reply: &str,
+    authority: Option<&str>,
+) -> serde_json::Value {
+    let mut c = commit(id, &["drafter"], "design", request, authority);
+    c["reply"] = json!(reply);
+    c
+}
+
+fn request_body(authority: Option<&str>) -> serde_json::Value {
+    json!({"action": "Review", "done_when": "Reviewed", "constraints": [], "authority_ref": authority})
+}
+
+#[test]
+fn l_rev_9_a_commit_made_after_its_request_was_withdrawn_is_disputed() {
+    let withdraw = revise(
+        "drafter:2",
+        &["reviewer"],
+        "design",
+        "drafter:1",
+        "drafter:1",
+        None,
+    );
+    let after = commit_replying("reviewer:1", "drafter:1", "drafter:2", None);
+    // Whatever the arrival order: the reply chain, not arrival, says "after".
+    let orders: [[&serde_json::Value; 2]; 2] = [[&withdraw, &after], [&after, &withdraw]];
+    for order in orders {
+        let mut t = Tester::new(Some("reviewer"));
+        t.accept(&request(
+            "drafter:1",
+            &["reviewer"],
+            "design",
+            Some("grant:forever"),
+        ));
+        for v in order {
+            t.send(v);
+        }
+        let c = t.commitment("design", "reviewer:1");
+        assert_eq!(c["disputes"], json!(["request_withdrawn"]), "{c}");
+        assert_eq!(
+            refused(t.execute("design", "reviewer:1")),
+            Refusal::Disputed
+        );
+    }
+}
+
+#[test]
+fn l_rev_8_a_commit_that_names_no_withdrawal_keeps_its_standing() {
+    let mut t = Tester::new(Some("reviewer"));
+    t.accept(&request(
+        "drafter:1",
+        &["reviewer"],
+        "design",
+        Some("grant:forever"),
+    ));
+    t.accept(&commit_replying(
+        "reviewer:1",
+        "drafter:1",
+        "drafter:1",
+        None,
+    ));
+    t.accept(&revise(
+        "drafter:2",
+        &["reviewer"],
+        "design",
+        "drafter:1",
+        "drafter:1",
+        None,
+    ));
+    assert_eq!(t.commitment("design", "reviewer:1")["disputes"], json!([]));
+    assert!(matches!(
+        t.execute("design", "reviewer:1"),
+        Execution::Executed { .. }
+    ));
+}
+
+#[test]
+fn l_rev_9_a_commit_to_a_replacement_falls_back_on_the_replacements_grant() {
+    let replace = revise(
+        "drafter:2",
+        &["reviewer"],
+        "design",
+        "drafter:1",
+        "drafter:1",
+        Some(request_body(Some("grant:forever"))),
+    );
+    // Made in reply to the replacement: its grant applies, and naming it in
+    // the COMMIT is no mismatch.
+    for authority in [None, Some("grant:forever")] {
+        let mut t = Tester::new(Some("reviewer"));
+        t.accept(&request("drafter:1", &["reviewer"], "design", None));
+        t.accept(&replace);
+        t.accept(&commit_replying(
+            "reviewer:1",
+            "drafter:1",
+            "drafter:2",
+            authority,
+        ));
+        assert_eq!(t.commitment("design", "reviewer:1")["disputes"], json!([]));
+        assert!(
+            matches!(
+                t.execute("design", "reviewer:1"),
+                Execution::Executed { .. }
+            ),
+            "{authority:?}"
+        );
+    }
+    // Made in reply to the original: the original's terms (no grant) stay.
+    let mut t = Tester::new(Some("reviewer"));
+    t.accept(&request("drafter:1", &["reviewer"], "design", None));
+    t.accept(&replace);
+    t.accept(&commit_replying(
+        "reviewer:1",
+        "drafter:1",
+        "drafter:1",
+        None,
+    ));
+    assert_eq!(
+        refused(t.execute("design", "reviewer:1")),
+        Refusal::NoAuthority
+    );
+}
