@@ -236,6 +236,69 @@ fn s1_dedup_keys_are_qualified_by_the_identity_context() {
     );
 }
 
+/// Delivers `v` with its `extensions` member `n` spelt as `literal`.
+fn send_with_number(t: &mut Tester, v: &serde_json::Value, literal: &str) -> Vec<Outcome> {
+    let mut v = v.clone();
+    v["extensions"] = json!({"n": 0});
+    let text = serde_json::to_string(&v)
+        .unwrap()
+        .replace("\"n\":0", &format!("\"n\":{literal}"));
+    let p = principal(v["from"].as_str().unwrap());
+    t.ledger
+        .deliver(text.as_bytes(), &p, tern_model::ledger::LocalTime(0))
+        .into_iter()
+        .map(|e| e.outcome)
+        .collect()
+}
+
+#[test]
+fn p_eq_3_integers_one_binary64_apart_are_other_content_under_one_id() {
+    let a = request("drafter:1", &["reviewer"], "design", None);
+    let mut t = Tester::new(None);
+    assert_eq!(
+        send_with_number(&mut t, &a, "9007199254740992"),
+        [Outcome::Accepted]
+    );
+    let second = send_with_number(&mut t, &a, "9007199254740993");
+    assert!(
+        matches!(&second[0], Outcome::Rejected(r) if r.class == RejectClass::IdConflict),
+        "{second:?}"
+    );
+    assert_eq!(t.status("design", "drafter:1"), "equivocated");
+}
+
+#[test]
+fn p_eq_3_equal_numbers_are_a_duplicate_and_print_alike_whatever_came_first() {
+    let a = request("drafter:1", &["reviewer"], "design", None);
+    let spellings = [
+        "1e16",
+        "10000000000000000",
+        "1.0e16",
+        "100000000000000000e-1",
+    ];
+    let mut views = Vec::new();
+    for first in spellings {
+        let mut t = Tester::new(None);
+        assert_eq!(send_with_number(&mut t, &a, first), [Outcome::Accepted]);
+        for other in spellings {
+            if other != first {
+                assert_eq!(
+                    send_with_number(&mut t, &a, other),
+                    [Outcome::Duplicate],
+                    "{first} then {other}"
+                );
+            }
+        }
+        views.push(serde_json::to_string(&t.view("design")).unwrap());
+    }
+    assert!(
+        views[0].contains("\"n\":10000000000000000}"),
+        "{}",
+        views[0]
+    );
+    assert!(views.iter().all(|v| *v == views[0]));
+}
+
 // ---- Section 1: references -------------------------------------------------
 
 #[test]
@@ -1300,5 +1363,133 @@ fn s4_a_fresh_report_resolves_progress_after_a_report_revision_conflict() {
     assert_eq!(
         refused(t.execute("ops", "reviewer:1")),
         Refusal::RevisionConflict
+    );
+}
+
+// ---- L-REV-9: a COMMIT reads its REQUEST as its reply chain saw it ---------
+
+/// `commit(...)` with `reply` set to `reply`.
+fn commit_replying(
+    id: &str,
+    request: &str,
+    reply: &str,
+    authority: Option<&str>,
+) -> serde_json::Value {
+    let mut c = commit(id, &["drafter"], "design", request, authority);
+    c["reply"] = json!(reply);
+    c
+}
+
+fn request_body(authority: Option<&str>) -> serde_json::Value {
+    json!({"action": "Review", "done_when": "Reviewed", "constraints": [], "authority_ref": authority})
+}
+
+#[test]
+fn l_rev_9_a_commit_made_after_its_request_was_withdrawn_is_disputed() {
+    let withdraw = revise(
+        "drafter:2",
+        &["reviewer"],
+        "design",
+        "drafter:1",
+        "drafter:1",
+        None,
+    );
+    let after = commit_replying("reviewer:1", "drafter:1", "drafter:2", None);
+    // Whatever the arrival order: the reply chain, not arrival, says "after".
+    let orders: [[&serde_json::Value; 2]; 2] = [[&withdraw, &after], [&after, &withdraw]];
+    for order in orders {
+        let mut t = Tester::new(Some("reviewer"));
+        t.accept(&request(
+            "drafter:1",
+            &["reviewer"],
+            "design",
+            Some("grant:forever"),
+        ));
+        for v in order {
+            t.send(v);
+        }
+        let c = t.commitment("design", "reviewer:1");
+        assert_eq!(c["disputes"], json!(["request_withdrawn"]), "{c}");
+        assert_eq!(
+            refused(t.execute("design", "reviewer:1")),
+            Refusal::Disputed
+        );
+    }
+}
+
+#[test]
+fn l_rev_8_a_commit_that_names_no_withdrawal_keeps_its_standing() {
+    let mut t = Tester::new(Some("reviewer"));
+    t.accept(&request(
+        "drafter:1",
+        &["reviewer"],
+        "design",
+        Some("grant:forever"),
+    ));
+    t.accept(&commit_replying(
+        "reviewer:1",
+        "drafter:1",
+        "drafter:1",
+        None,
+    ));
+    t.accept(&revise(
+        "drafter:2",
+        &["reviewer"],
+        "design",
+        "drafter:1",
+        "drafter:1",
+        None,
+    ));
+    assert_eq!(t.commitment("design", "reviewer:1")["disputes"], json!([]));
+    assert!(matches!(
+        t.execute("design", "reviewer:1"),
+        Execution::Executed { .. }
+    ));
+}
+
+#[test]
+fn l_rev_9_a_commit_to_a_replacement_falls_back_on_the_replacements_grant() {
+    let replace = revise(
+        "drafter:2",
+        &["reviewer"],
+        "design",
+        "drafter:1",
+        "drafter:1",
+        Some(request_body(Some("grant:forever"))),
+    );
+    // Made in reply to the replacement: its grant applies, and naming it in
+    // the COMMIT is no mismatch.
+    for authority in [None, Some("grant:forever")] {
+        let mut t = Tester::new(Some("reviewer"));
+        t.accept(&request("drafter:1", &["reviewer"], "design", None));
+        t.accept(&replace);
+        t.accept(&commit_replying(
+            "reviewer:1",
+            "drafter:1",
+            "drafter:2",
+            authority,
+        ));
+        assert_eq!(t.commitment("design", "reviewer:1")["disputes"], json!([]));
+        assert!(
+            matches!(
+                t.execute("design", "reviewer:1"),
+                Execution::Executed { .. }
+            ),
+            "{authority:?}"
+        );
+    }
+    // Made in reply to the original: the original's terms (no grant) stay.
+    let mut t = Tester::new(Some("reviewer"));
+    t.accept(&request("drafter:1", &["reviewer"], "design", None));
+    t.accept(&replace);
+    t.accept(&commit_replying(
+        "reviewer:1",
+        "drafter:1",
+        "drafter:1",
+        None,
+    ));
+    assert_eq!(
+        refused(t.execute("design", "reviewer:1")),
+        Refusal::NoAuthority
     );
 }

@@ -1161,3 +1161,122 @@ fn p_err_2_a_strict_json_error_in_a_body_before_act_outranks_the_envelope() {
         rejects(text.as_bytes(), ErrorClass::Parse, pointer);
     }
 }
+
+/// The ASK of [`ask`] with `extensions` holding `{"n": <literal>}`, as text.
+fn with_number(literal: &str) -> Vec<u8> {
+    let mut a = ask();
+    a["extensions"] = json!({"n": 0});
+    String::from_utf8(frame(&a))
+        .unwrap()
+        .replace("\"n\":0", &format!("\"n\":{literal}"))
+        .into_bytes()
+}
+
+#[track_caller]
+fn number_line(literal: &str) -> String {
+    parse_frame(&with_number(literal)).unwrap().to_json_line()
+}
+
+#[test]
+fn p_eq_3_numbers_compare_by_exact_decimal_value() {
+    let equal_groups: [&[&str]; 5] = [
+        &["1", "1.0", "1e0", "10e-1", "0.1e1", "100E-2", "0.00001e+5"],
+        &["0", "-0", "0.0", "-0.0e-3", "0e400"],
+        &[
+            "9007199254740993",
+            "9007199254740993.000",
+            "9.007199254740993e15",
+        ],
+        &["1e-400", "10e-401", "0.0001e-396"],
+        &[
+            "123456789012345678901234567890",
+            "1.2345678901234567890123456789e29",
+        ],
+    ];
+    for group in equal_groups {
+        let first = parse_frame(&with_number(group[0])).unwrap();
+        for other in &group[1..] {
+            assert_eq!(first, parse_frame(&with_number(other)).unwrap(), "{other}");
+        }
+    }
+    // Pairs that one binary64 would hold: different values all the same.
+    for (a, b) in [
+        ("9007199254740992", "9007199254740993"),
+        ("0.1", "0.10000000000000001"),
+        ("1e-400", "0"),
+        ("1e-400", "2e-400"),
+        (
+            "123456789012345678901234567890",
+            "123456789012345678901234567891",
+        ),
+        ("1", "-1"),
+    ] {
+        assert_ne!(
+            parse_frame(&with_number(a)).unwrap(),
+            parse_frame(&with_number(b)).unwrap(),
+            "{a} {b}"
+        );
+    }
+}
+
+#[test]
+fn p_eq_3_a_member_named_like_the_readers_number_token_stays_an_object() {
+    let a = parse_frame(&with_number(r#"{"$serde_json::private::Number":"1"}"#)).unwrap();
+    assert_ne!(a, parse_frame(&with_number("1")).unwrap());
+    assert!(a
+        .to_json_line()
+        .contains(r#""n":{"$serde_json::private::Number":"1"}"#));
+}
+
+#[test]
+fn p_eq_3_numbers_print_one_canonical_spelling_of_their_value() {
+    for (literal, canonical) in [
+        ("1.0", "1"),
+        ("-0", "0"),
+        ("-0.0", "0"),
+        ("1e16", "10000000000000000"),
+        ("9007199254740992.0", "9007199254740992"),
+        ("9007199254740993", "9007199254740993"),
+        ("1e20", "100000000000000000000"),
+        ("1e21", "1e+21"),
+        ("-1.50", "-1.5"),
+        ("12.3400e1", "123.4"),
+        ("0.000001", "0.000001"),
+        ("1e-7", "1e-7"),
+        ("-25e-8", "-2.5e-7"),
+        ("1.5e300", "1.5e+300"),
+        ("1e-400", "1e-400"),
+        (
+            "123456789012345678901234567890",
+            "1.2345678901234567890123456789e+29",
+        ),
+    ] {
+        let line = number_line(literal);
+        assert!(
+            line.contains(&format!("\"n\":{canonical}}}")),
+            "{literal} printed as {line}"
+        );
+        // The spelling reads back as the same value.
+        assert_eq!(number_line(canonical), line, "{literal}");
+    }
+}
+
+#[test]
+fn p_json_8_overflow_is_rejected_and_underflow_kept_exact() {
+    // Overflow: rejected whatever the spelling, huge exponents included.
+    let huge = format!("1e{}", "9".repeat(60));
+    for bad in ["1e309", "-1.8e308", "17976931348623159e292", huge.as_str()] {
+        rejects(&with_number(bad), ErrorClass::Parse, "/extensions/n");
+    }
+    // The largest finite binary64 and numbers just below its rounding edge.
+    for good in ["1.7976931348623157e308", "-1.7976931348623158e308"] {
+        accepts(&with_number(good));
+    }
+    // Underflow, even with an exponent far beyond i128, is accepted.
+    let tiny = format!("1e-{}", "9".repeat(60));
+    accepts(&with_number(&tiny));
+    assert_ne!(
+        parse_frame(&with_number(&tiny)).unwrap(),
+        parse_frame(&with_number("0")).unwrap()
+    );
+}

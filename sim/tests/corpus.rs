@@ -391,6 +391,14 @@ fn a_malformed_case_is_reported_with_its_file_and_member() {
         (GOOD.replace("\"op\": \"deliver\"", "\"op\": \"send\""), "steps[0]", "unknown variant `send`"),
         (GOOD.replace(",\n             \"expect\": {\"events\": [{\"event\": \"delivered\", \"id\": null, \"outcome\": \"rejected\", \"class\": \"parse\"}]}", ""), "/steps/0", "needs `expect`"),
         (GOOD.replace("\"core\"", "\"strict\""), "/level", "core"),
+        (
+            GOOD.replace(
+                "\"class\": \"parse\"}]}}]",
+                "\"class\": \"parse\"}]}}, {\"op\": \"view\", \"thread\": \"t\", \"expect\": {\"messages\": [{\"$absent\": true}]}}]",
+            ),
+            "/steps/1/expect/messages/0",
+            "an object's member",
+        ),
     ];
     for (text, pointer, words) in cases {
         let e = load_one(&text).expect_err(&text).to_string();

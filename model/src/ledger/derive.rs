@@ -8,7 +8,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::json::Json;
-use crate::message::{Body, Message, MessageRef, ProgressState, ReportBody, ReviseMode};
+use crate::message::{
+    Body, Message, MessageRef, ProgressState, ReportBody, RequestBody, ReviseMode,
+};
 use crate::wire::{parse_body, Pointer};
 
 use super::store::{CtxId, EntryId, Status};
@@ -72,6 +74,17 @@ pub struct CommitmentState {
     pub superseded_by: Vec<MessageRef>,
     pub reports: Vec<MessageRef>,
     pub chain: ChainHead,
+}
+
+/// A REQUEST as one COMMIT read it ([`Ledger::request_as_seen`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum RequestSeen {
+    /// The request body in force for this COMMIT.
+    Body(RequestBody),
+    /// The COMMIT replies, directly or not, to the request's withdrawal.
+    Withdrawn,
+    /// The message under the reference is not a REQUEST.
+    Unknown,
 }
 
 impl CommitmentState {
@@ -152,6 +165,58 @@ impl Ledger {
         }
     }
 
+    /// The REQUEST `req_eid` as the COMMIT `commit_eid` read it (L-REV-9):
+    /// its content as of the latest revision in the request's chain that the
+    /// COMMIT's reply chain reaches, or as first sent if it reaches none.
+    /// The reply chain is the only order the committer itself states, so an
+    /// existing commitment (one that names no revision) keeps the terms it
+    /// was made under (L-REV-8), whatever arrived first.
+    pub(crate) fn request_as_seen(
+        &self,
+        ctx: CtxId,
+        commit_eid: EntryId,
+        req_eid: EntryId,
+    ) -> RequestSeen {
+        let seen_by_commit = self.reply_ancestors(ctx, commit_eid);
+        let revisions = self.sorted(self.index.revisions.get(&req_eid));
+        let mut node_id = self.entries[req_eid].id.clone();
+        let mut latest: Option<EntryId> = None;
+        // Along the unique chain; at a conflict the walk stops, and the
+        // conflict blocks execution anyway (L-REV-6).
+        for _ in 0..=revisions.len() {
+            let next: Vec<EntryId> = revisions
+                .iter()
+                .copied()
+                .filter(|&r| {
+                    matches!(&self.entries[r].message().body, Body::Revise(rv) if rv.previous == node_id)
+                })
+                .collect();
+            let [only] = next[..] else { break };
+            if seen_by_commit.contains(&only) {
+                latest = Some(only);
+            }
+            node_id = self.entries[only].id.clone();
+        }
+        let message = match latest {
+            None => self.entries[req_eid].message(),
+            Some(r) => self.entries[r].message(),
+        };
+        match &message.body {
+            Body::Request(request) => RequestSeen::Body(request.clone()),
+            Body::Revise(rv) if rv.mode == ReviseMode::Withdraw => RequestSeen::Withdrawn,
+            Body::Revise(rv) => rv
+                .replacement
+                .as_ref()
+                .and_then(|j| parse_body(crate::message::Act::Request, j, &Pointer::root()).ok())
+                .and_then(|b| match b {
+                    Body::Request(request) => Some(RequestSeen::Body(request)),
+                    _ => None,
+                })
+                .unwrap_or(RequestSeen::Unknown),
+            _ => RequestSeen::Unknown,
+        }
+    }
+
     /// The entries reachable from `eid` by following `reply` links.
     fn reply_ancestors(&self, ctx: CtxId, eid: EntryId) -> BTreeSet<EntryId> {
         let mut seen = BTreeSet::new();
@@ -201,12 +266,20 @@ impl Ledger {
             if !request_msg.to.contains(&commit_msg.from) {
                 disputes.insert("committer_not_addressed");
             }
-            if let Body::Request(request) = &request_msg.body {
-                if let (Some(a), Some(b)) = (&commit.authority_ref, &request.authority_ref) {
-                    if a != b {
-                        disputes.insert("authority_mismatch");
+            match self.request_as_seen(ctx, eid, req_eid) {
+                // Committing to a request its sender had withdrawn, as the
+                // COMMIT's own reply chain shows (L-REV-9, G-16).
+                RequestSeen::Withdrawn => {
+                    disputes.insert("request_withdrawn");
+                }
+                RequestSeen::Body(request) => {
+                    if let (Some(a), Some(b)) = (&commit.authority_ref, &request.authority_ref) {
+                        if a != b {
+                            disputes.insert("authority_mismatch");
+                        }
                     }
                 }
+                RequestSeen::Unknown => {}
             }
             if matches!(self.chain(req_eid).0, ChainHead::Conflict { .. }) {
                 annotations.insert("request_revision_conflict");

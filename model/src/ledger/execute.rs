@@ -9,7 +9,7 @@
 use crate::message::{Act, Body, MessageRef, ThreadId};
 
 use super::config::{LocalTime, Viewer};
-use super::derive::{ChainHead, Progress};
+use super::derive::{ChainHead, Progress, RequestSeen};
 use super::outcome::{EffectKey, Execution, Refusal};
 use super::store::Status;
 use super::Ledger;
@@ -146,11 +146,12 @@ impl Ledger {
             return Err(Refusal::Terminal);
         }
 
-        // Authority (section 5): the COMMIT's grant, else the REQUEST's; a
-        // null reference grants nothing beyond local policy.
-        let request_grant = request_eid.and_then(|q| match &self.entries[q].message().body {
-            Body::Request(r) => r.authority_ref.clone(),
-            _ => None,
+        // Authority (section 5): the COMMIT's grant, else the REQUEST's as
+        // the COMMIT read it (L-EXE-5, L-REV-9); a null reference grants
+        // nothing beyond local policy.
+        let request_grant = request_eid.and_then(|q| match self.request_as_seen(ctx, eid, q) {
+            RequestSeen::Body(r) => r.authority_ref,
+            RequestSeen::Withdrawn | RequestSeen::Unknown => None,
         });
         let grant_ref = commit.authority_ref.clone().or(request_grant);
         let policy = &self.config.policy;

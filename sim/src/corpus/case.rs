@@ -599,10 +599,18 @@ impl Case {
                         crash,
                     }
                 }
-                RawStep::View { thread, expect } => Step::View {
-                    thread: name(&at, &format!("{p}/thread"), &thread, |s| ThreadId::new(s))?,
-                    pattern: expect,
-                },
+                RawStep::View { thread, expect } => {
+                    if let Some(place) = super::pattern::misplaced_absent(&expect) {
+                        return Err(at.err(
+                            format!("{p}/expect{place}"),
+                            "`{\"$absent\": true}` can only be the pattern of an object's member",
+                        ));
+                    }
+                    Step::View {
+                        thread: name(&at, &format!("{p}/thread"), &thread, |s| ThreadId::new(s))?,
+                        pattern: expect,
+                    }
+                }
                 RawStep::Effects { expect } => Step::Effects { expect },
                 RawStep::Crash {} => Step::Crash,
                 RawStep::Restart {} => Step::Restart,
