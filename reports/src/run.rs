@@ -81,11 +81,7 @@ pub fn situation_rows_table(rows: &[SituationRow]) -> String {
         "clauses".to_owned(),
     ]];
     for r in rows {
-        table_rows.push(vec![
-            t(&r.name),
-            r.count.to_string(),
-            r.clauses.clone(),
-        ]);
+        table_rows.push(vec![t(&r.name), r.count.to_string(), r.clauses.clone()]);
     }
     let missed: Vec<&str> = rows
         .iter()
