@@ -74,7 +74,7 @@ impl Reach {
             let previous = r.previous.as_str();
             // The latest link is the last REVISE sent, or the target itself.
             let latest = chain.last().map_or(target.as_str(), String::as_str);
-            sent.skips_link = previous != latest && !chain.iter().any(|c| *c == id);
+            sent.skips_link = previous != latest && !chain.contains(&id);
             if !chain.contains(&id) {
                 chain.push(id.clone());
             }
