@@ -169,6 +169,14 @@ impl Implementation for SubprocessImpl {
     ) -> Result<Box<dyn Receiver>, ImplError> {
         let dir = self.state_dir(&storage);
         let limits = self.limits_now();
+        // A crash scheduled for this recovery: before it, the process is
+        // killed as it starts, so its recovery makes nothing durable; after
+        // it, it is killed once it answered `init`, its recovery durable.
+        let armed = storage.armed();
+        if armed == Some(CrashPoint::BeforeSync) {
+            storage.fire();
+            return Err(ImplError::Crashed);
+        }
         let mut child = ChildProcess::spawn(&self.command, limits)?;
         let request = json!({
             "op": "init",
@@ -181,6 +189,11 @@ impl Implementation for SubprocessImpl {
         });
         let answer = child.request(request, limits.startup, &world)?;
         let identity = identity_of(&answer).map_err(|why| child.fail(why))?;
+        if armed == Some(CrashPoint::AfterSync) {
+            storage.fire();
+            child.kill();
+            return Err(ImplError::Crashed);
+        }
         Ok(Box::new(SubprocessReceiver {
             child,
             storage,
