@@ -193,13 +193,16 @@ pub fn classify_view(expected: &Value, actual: &Value) -> Invariant {
             e["progress"].as_str().unwrap_or(""),
             a["progress"].as_str().unwrap_or(""),
         );
+        // Named by what the model's progress is, not by what its
+        // annotations happen to mention: a terminal state shown otherwise
+        // broke `terminal-stays-terminal`, a blocked one shown fulfilled
+        // broke `blocked-not-completion`; any other disagreement falls
+        // through to the checks below.
         if ep != ap {
-            if matches!(ep, "fulfilled" | "failed")
-                || e["annotations"].to_string().contains("terminal")
-            {
+            if matches!(ep, "fulfilled" | "failed") {
                 return TERMINAL;
             }
-            if ap == "fulfilled" {
+            if ep == "blocked" && ap == "fulfilled" {
                 return BLOCKED;
             }
         }
@@ -239,4 +242,37 @@ pub fn classify_view(expected: &Value, actual: &Value) -> Invariant {
         }
     }
     VIEWS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn view(progress: &str, annotations: &[&str]) -> Value {
+        json!({"messages": [{"id": "bob:1", "status": "accepted"}],
+               "commitments": [{"id": "bob:1", "progress": progress, "annotations": annotations}],
+               "revisions": [], "effects": []})
+    }
+
+    /// A verdict names the invariant that was broken, not one that the
+    /// annotations happen to mention (issue: a progress disagreement was
+    /// called `terminal-stays-terminal` because an annotation said
+    /// "terminal").
+    #[test]
+    fn progress_disagreements_are_named_by_the_models_progress() {
+        let annotated = view("active", &["terminal_report_invalidated"]);
+        assert_eq!(
+            classify_view(&annotated, &view("fulfilled", &[])).name,
+            VIEWS.name
+        );
+        assert_eq!(
+            classify_view(&view("fulfilled", &[]), &view("active", &[])).name,
+            TERMINAL.name
+        );
+        assert_eq!(
+            classify_view(&view("blocked", &[]), &view("fulfilled", &[])).name,
+            BLOCKED.name
+        );
+    }
 }
