@@ -23,7 +23,6 @@ use tern_harness::mutants::{Mutant, MutantImpl};
 use tern_harness::reference::ReferenceImpl;
 use tern_harness::sim::driver::{first_violation, shrink, Batch, Jobs, ShrinkBudget};
 use tern_harness::sim::faults::FaultSet;
-use tern_harness::sim::invariants;
 use tern_reports::run::{
     selftest_json, selftest_table, violation_text, KillSpread, KilledIn, MutantRow,
 };
@@ -129,17 +128,6 @@ fn try_mutant(m: Mutant, args: &SelftestArgs) -> MutantRow {
     row
 }
 
-/// Whether a failing case is about the mutant's target: it lists the
-/// invariant, or cites one of the invariant's clauses.
-fn names_target(m: Mutant, case: &Case) -> bool {
-    let clauses = invariants::clauses(m.target().name);
-    case.invariants.iter().any(|i| i == m.target().name)
-        || case
-            .clauses
-            .iter()
-            .any(|c| clauses.contains(&c.id.as_str()))
-}
-
 /// A mutant the simulation did not kill, against the corpus: killed by its
 /// target when a failing case names it, else by the first failing case's
 /// first invariant.
@@ -152,7 +140,7 @@ fn try_corpus(row: &mut MutantRow, m: Mutant, corpus: &Corpus) {
         .filter(|r| r.status.is_failure())
         .filter_map(|r| cases.iter().copied().find(|c| c.id == r.id))
         .collect();
-    let (case, invariant) = match failing.iter().find(|c| names_target(m, c)) {
+    let (case, invariant) = match failing.iter().find(|c| c.is_about(m.target())) {
         Some(c) => (*c, m.target().name.to_owned()),
         None => match failing.first() {
             Some(c) => (

@@ -157,6 +157,20 @@ pub struct Case {
 }
 
 impl Case {
+    /// Whether the case is about `invariant`: it lists the invariant, or
+    /// cites one of the seed clauses the invariant checks. A failing case
+    /// about a mutant's target invariant is what "killed by the corpus"
+    /// means.
+    pub fn is_about(&self, invariant: crate::sim::invariants::Invariant) -> bool {
+        self.invariants.iter().any(|i| i == invariant.name)
+            || self
+                .clauses
+                .iter()
+                .any(|c| invariant.clauses.contains(&c.id.as_str()))
+    }
+}
+
+impl Case {
     /// The section a case is filed under: its main (first) clause's.
     pub fn section(&self) -> u8 {
         self.clauses.first().map_or(0, |c| c.section)

@@ -106,20 +106,15 @@ impl Reach {
             coverage.reach(Situation::Malformed(kind));
         }
         let pending = self.pending.entry(a).or_default();
-        for e in events {
-            let id = e.id.as_ref().map(|i| i.as_str().to_owned());
-            match (&e.outcome, id) {
-                (Outcome::Pending { .. }, Some(id)) => {
-                    pending.insert(id);
-                }
-                (_, Some(id)) => {
-                    pending.remove(&id);
-                }
-                _ => {}
-            }
-        }
         let restarted = self.pending_at_crash.get(&a);
         for e in events {
+            if let Some(id) = &e.id {
+                if matches!(e.outcome, Outcome::Pending { .. }) {
+                    pending.insert(id.as_str().to_owned());
+                } else {
+                    pending.remove(id.as_str());
+                }
+            }
             match e.kind {
                 EventKind::Delivered => {}
                 EventKind::Released => {

@@ -102,20 +102,24 @@ impl Scenario {
             })
             .collect();
         let mut grants = BTreeMap::new();
+        // A grant for `ops` with no approval needed, expiring at `expires`.
+        let ops_grant = |id: String, name: &str, expires: i64| {
+            let id = GrantRef::new(id).expect("nonempty");
+            let grant = Grant {
+                id: id.clone(),
+                grantee: Participant::new(name).expect("valid name"),
+                threads: every("ops"),
+                expires_at: Some(LocalTime(expires)),
+                requires_approval: false,
+            };
+            (id, grant)
+        };
         for (i, name) in names.iter().enumerate() {
             // Each agent has a grant for `ops` that expires during the run,
             // and some have one needing human approval for `plan`.
-            let id = GrantRef::new(format!("grant:{name}-ops")).expect("nonempty");
-            grants.insert(
-                id.clone(),
-                Grant {
-                    id,
-                    grantee: Participant::new(name.as_str()).expect("valid name"),
-                    threads: every("ops"),
-                    expires_at: Some(LocalTime(1_000 + pick(4_000) as i64)),
-                    requires_approval: false,
-                },
-            );
+            let expires = 1_000 + pick(4_000) as i64;
+            let (id, grant) = ops_grant(format!("grant:{name}-ops"), name, expires);
+            grants.insert(id, grant);
             if i % 2 == 0 {
                 let id = GrantRef::new(format!("grant:{name}-plan")).expect("nonempty");
                 grants.insert(
@@ -134,17 +138,9 @@ impl Scenario {
         // several expiry instants: each can be crossed only once.
         for name in &names {
             for k in 1..=2i64 {
-                let id = GrantRef::new(format!("grant:{name}-ops-{}", k + 1)).expect("nonempty");
-                grants.insert(
-                    id.clone(),
-                    Grant {
-                        id,
-                        grantee: Participant::new(name.as_str()).expect("valid name"),
-                        threads: every("ops"),
-                        expires_at: Some(LocalTime(1_000 + 4_000 * k + pick(4_000) as i64)),
-                        requires_approval: false,
-                    },
-                );
+                let expires = 1_000 + 4_000 * k + pick(4_000) as i64;
+                let (id, grant) = ops_grant(format!("grant:{name}-ops-{}", k + 1), name, expires);
+                grants.insert(id, grant);
             }
         }
         // Human approvals recorded ahead of time for about half of the
