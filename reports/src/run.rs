@@ -178,8 +178,10 @@ pub enum KilledIn {
 pub struct MutantRow {
     pub name: String,
     pub target: String,
-    /// The situation the mutant needs (`Mutant::needs`).
+    /// What a run must do before the defect shows (`Mutant::needs`).
     pub needs: String,
+    /// The catalogue's situation it needs (`Mutant::situation`).
+    pub situation: String,
     pub killed_by: Option<String>,
     pub killed_in: Option<KilledIn>,
     /// Simulation runs played: the runs to kill, or the whole budget.
@@ -215,7 +217,7 @@ pub fn selftest_table(rows: &[MutantRow]) -> String {
         "runs to kill".to_owned(),
         "shrunk length".to_owned(),
         "kill (ms)".to_owned(),
-        "needs".to_owned(),
+        "situation it needs".to_owned(),
     ]];
     for r in rows {
         t.push(vec![
@@ -235,7 +237,7 @@ pub fn selftest_table(rows: &[MutantRow]) -> String {
                 .map_or_else(|| format!("> {}", r.seeds_needed), |n| n.to_string()),
             r.shrunk_len.map_or("-".to_owned(), |n| n.to_string()),
             r.kill_millis.to_string(),
-            r.needs.clone(),
+            r.situation.clone(),
         ]);
     }
     table(t)
@@ -357,6 +359,7 @@ pub fn selftest_json(rows: &[MutantRow]) -> Value {
             "mutant": r.name,
             "target": r.target,
             "needs": r.needs,
+            "situation": r.situation,
             "killed": r.killed_by.is_some(),
             "invariant": r.killed_by,
             "killed_in": match &r.killed_in {
@@ -384,6 +387,7 @@ mod tests {
             name: name.to_owned(),
             target: "t".to_owned(),
             needs: String::new(),
+            situation: String::new(),
             killed_by: killed.map(|(i, _)| i.to_owned()),
             killed_in: killed.map(|(_, runs)| KilledIn::Simulation { runs }),
             seeds_needed: killed.map_or(20, |(_, r)| r),

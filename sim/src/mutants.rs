@@ -7,6 +7,7 @@
 
 mod body_keys;
 mod recovered;
+mod skipped;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,11 +20,13 @@ use tern_model::message::{MessageRef, Principal, ThreadId};
 use crate::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver};
 use crate::reference::{Record, Recording, ReferenceReceiver};
 use crate::sim::invariants::{self as inv, Invariant};
+use crate::sim::malformed::Malformation;
+use crate::sim::situations::{Moment, Situation};
 use crate::storage::{Durable, Storage};
 use crate::world::{AgentWorld, Effects};
 
 macro_rules! zoo {
-    ($($id:ident = $name:literal, $invariant:ident, $what:literal, $needs:literal;)*) => {
+    ($($id:ident = $name:literal, $invariant:ident, $what:literal, $needs:literal, $kin:ident, $family:ident($situation:expr);)*) => {
         /// Every mutant of the zoo.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
         pub enum Mutant { $($id),* }
@@ -44,10 +47,23 @@ macro_rules! zoo {
                 match self { $(Mutant::$id => $what),* }
             }
 
-            /// The situation a run must reach before the defect shows: what
+            /// What a run must do before the defect shows, in words: what
             /// a workload that fails to kill the mutant is missing.
             pub fn needs(self) -> &'static str {
                 match self { $(Mutant::$id => $needs),* }
+            }
+
+            /// The catalogue's situation in which the defect shows (the
+            /// mutant is wrong only there), so that a budget that never
+            /// reaches it is known not to test it.
+            pub fn situation(self) -> Situation {
+                match self { $(Mutant::$id => Situation::$family($situation)),* }
+            }
+
+            /// How the defect is made: its own code, or one of the
+            /// families that are wrong in one situation each.
+            pub fn kin(self) -> Kin {
+                match self { $(Mutant::$id => Kin::$kin),* }
             }
 
             pub fn by_name(name: &str) -> Option<Mutant> {
@@ -58,52 +74,124 @@ macro_rules! zoo {
 }
 
 zoo! {
-    DuplicateKeys = "accepts-duplicate-keys", STRICT_PARSING, "reads frames with repeated keys, keeping the last value", "a frame with a repeated key";
-    NonFinite = "accepts-non-finite-numbers", STRICT_PARSING, "reads numbers out of range as zero", "a frame with a number out of range";
-    LossyUtf8 = "accepts-invalid-utf8", STRICT_PARSING, "repairs invalid UTF-8 instead of rejecting it", "a frame with invalid UTF-8";
-    AnyVersion = "accepts-any-version", VERSION, "treats every `tern` version as 0.1", "a frame of another `tern` version";
-    TrustsFrom = "trusts-from", IDENTITY, "believes `from` without the transport's principal", "a frame whose `from` is not its principal";
-    FirstWins = "first-content-wins", ID_CONFLICT, "keeps the first content of a reused ID and calls the second a duplicate", "an ID reused with other content";
-    InfersPending = "infers-pending", PENDING, "accepts messages whose references are still missing", "a message whose reference has not arrived";
-    AnyoneReports = "anyone-reports", ONLY_AUTHOR, "accepts REPORTs from anyone", "a REPORT by someone other than the committer";
-    RevisesOthers = "revises-others", OWN_REVISIONS, "accepts REVISEs of other senders' messages", "a REVISE of another sender's message";
-    LastRevisionWins = "last-revision-wins", NO_SILENT_BRANCH, "resolves competing revisions by taking the last one", "two competing REVISEs of one message";
-    MemoryDedup = "memory-dedup", AT_MOST_ONCE, "keeps executed effects in memory only, so a restart executes again", "an execution, then a crash and an ask to execute again";
-    EffectBeforeIntent = "effect-before-intent", AT_MOST_ONCE, "performs an effect before its record is durable", "a crash right after an effect";
-    IntentAsDone = "intent-as-done", EXECUTIONS, "after a restart, counts a durable intent as executed without asking the world whether its effect happened", "a crash between a durable intent and its effect";
-    AcksAcks = "acks-acks", NO_ACK_OF_ACK, "acknowledges every ACK it accepts", "an ACK accepted";
-    AcksAcksLater = "acks-acks-later", NO_ACK_OF_ACK, "acknowledges each ACK it accepts one delivery later, in a batch with its next answer", "an ACK accepted, then another accepted message";
-    RepliesToInvalid = "replies-to-invalid", NO_REPLY_TO_INVALID, "answers rejected frames with a message", "a rejected frame";
-    ReopensTerminal = "reopens-terminal", TERMINAL, "lets a report after a terminal one make the commitment active", "a REPORT after a terminal REPORT";
-    BlockedIsDone = "blocked-is-done", BLOCKED, "shows blocked commitments as fulfilled", "a blocked REPORT";
-    IgnoresExpiry = "ignores-expiry", AUTHORITY, "never lets a grant expire", "an execution after its grant's expiry";
-    ClaimsAuthorise = "claims-authorise", AUTHORITY, "takes a thread's evidence-backed claims as authority", "evidence-backed claims in a thread without authority";
-    ExecutesOthers = "executes-others", BINDS_SENDER, "executes other participants' commitments", "an execution of another participant's COMMIT";
-    ReExecutes = "re-executes", AT_MOST_ONCE, "performs an effect again when asked again", "a second ask to execute one commitment";
-    ErasesHistory = "erases-history", HISTORY, "drops revised messages from its view", "a revised message";
-    ProposeCommits = "propose-commits", NO_COMMITMENT_FROM_TALK, "records a PROPOSE as a commitment", "an accepted PROPOSE";
-    ExecutesWithdrawn = "executes-withdrawn", LIFECYCLE, "executes withdrawn, superseded and disputed commitments", "an execution of a withdrawn, superseded or disputed COMMIT";
-    IgnoresConflict = "ignores-revision-conflict", CONFLICT_BLOCKS, "executes while a revision conflict is known", "an execution under a known revision conflict";
-    ExecutesPending = "executes-pending", PENDING, "executes commitments whose references are missing", "an execution of a COMMIT whose references are missing";
-    AcceptsUnknownFields = "accepts-malformed-bodies", SCHEMA, "accepts envelopes and bodies that break the schema", "a frame with an unknown or mistyped member";
-    AcceptsMisrouted = "accepts-misrouted", ADDRESSING, "records messages addressed to someone else", "a frame not addressed to the receiver";
-    NoDedup = "no-dedup", DEDUP, "treats a repeated delivery as new", "a repeated delivery";
-    LooseReferences = "loose-references", REFERENCES, "accepts references to the wrong act or thread", "a reference to the wrong act or thread";
-    LooseChains = "loose-revision-chains", REVISION_CHAIN, "accepts a `previous` outside the revision chain", "a REVISE whose `previous` is outside the chain";
-    AnyReplacement = "any-replacement", REPLACEMENT, "accepts replacements that are not a valid body of the target's act", "a replacing REVISE with an invalid body";
-    AnyoneRenews = "anyone-renews", RENEWAL, "lets anyone ask to replace a commitment", "a renewal asked by someone other than the requester";
-    RejectsChallenges = "rejects-challenges", VALID_ACCEPTED, "rejects every CHALLENGE", "a valid CHALLENGE";
-    SilentReleases = "silent-releases", OUTCOMES, "never reports the release of a pending message", "a pending message released";
-    MisreportsExecution = "misreports-execution", EXECUTIONS, "performs an effect and then reports it as refused", "an execution performed";
-    HidesPending = "hides-pending", VIEWS, "leaves pending messages out of its view", "a pending message in a view";
-    CrashesOnChallenge = "crashes-on-challenge", ALIVE, "fails with an internal error on any CHALLENGE", "a CHALLENGE";
-    EffectInView = "effect-in-view", AUTHORITY, "performs an effect while answering a view (a status probe with a side effect)", "a view asked";
-    ExpiryAtArrival = "expiry-at-commit-arrival", AUTHORITY, "judges a grant's expiry at the time the COMMIT arrived, not at the time it is executed", "a COMMIT that arrives before its grant expires and is executed after";
-    ValidAtExpiry = "valid-at-expiry-instant", AUTHORITY, "still honours a grant at exactly its expiry instant", "an execution at exactly its grant's expiry instant";
-    DedupAfterAnswer = "dedup-after-answer", DEDUP, "writes its dedup record after it answers, so a crash loses the record and a redelivery counts as new", "a crash right after a delivery, then a redelivery of that frame";
-    PendingInMemory = "pending-in-memory", HISTORY, "holds pending messages in memory only, so a restart loses them", "a crash while a message is pending";
-    RevisesRevisions = "revises-revisions", OWN_REVISIONS, "accepts a REVISE whose target is an earlier REVISE instead of the original", "a REVISE that targets a REVISE";
-    BodyDuplicateKeys = "accepts-duplicate-keys-in-body", STRICT_PARSING, "reads repeated keys inside `body`, keeping the last value (the envelope stays strict)", "a frame with a repeated key inside its body";
+    DuplicateKeys = "accepts-duplicate-keys", STRICT_PARSING, "reads frames with repeated keys, keeping the last value", "a frame with a repeated key", Own, Malformed(Malformation::DuplicateEnvelopeKey);
+    NonFinite = "accepts-non-finite-numbers", STRICT_PARSING, "reads numbers out of range as zero", "a frame with a number out of range", Own, Malformed(Malformation::NonFinite);
+    LossyUtf8 = "accepts-invalid-utf8", STRICT_PARSING, "repairs invalid UTF-8 instead of rejecting it", "a frame with invalid UTF-8", Own, Malformed(Malformation::InvalidUtf8);
+    AnyVersion = "accepts-any-version", VERSION, "treats every `tern` version as 0.1", "a frame of another `tern` version", Own, Malformed(Malformation::OtherVersion);
+    TrustsFrom = "trusts-from", IDENTITY, "believes `from` without the transport's principal", "a frame whose `from` is not its principal", Own, Rejected(RejectClass::Identity);
+    FirstWins = "first-content-wins", ID_CONFLICT, "keeps the first content of a reused ID and calls the second a duplicate", "an ID reused with other content", Own, Rejected(RejectClass::IdConflict);
+    InfersPending = "infers-pending", PENDING, "accepts messages whose references are still missing", "a message whose reference has not arrived", Own, Moment(Moment::Pending);
+    AnyoneReports = "anyone-reports", ONLY_AUTHOR, "accepts REPORTs from anyone", "a REPORT by someone other than the committer", Own, Rejected(RejectClass::NotAuthor);
+    RevisesOthers = "revises-others", OWN_REVISIONS, "accepts REVISEs of other senders' messages", "a REVISE of another sender's message", Own, Rejected(RejectClass::ForeignRevision);
+    LastRevisionWins = "last-revision-wins", NO_SILENT_BRANCH, "resolves competing revisions by taking the last one", "two competing REVISEs of one message", Own, Moment(Moment::PreviousSkipsLink);
+    MemoryDedup = "memory-dedup", AT_MOST_ONCE, "keeps executed effects in memory only, so a restart executes again", "an execution, then a crash and an ask to execute again", Own, Moment(Moment::CrashIdle);
+    EffectBeforeIntent = "effect-before-intent", AT_MOST_ONCE, "performs an effect before its record is durable", "a crash right after an effect", Own, Moment(Moment::CrashAfterEffect);
+    IntentAsDone = "intent-as-done", EXECUTIONS, "after a restart, counts a durable intent as executed without asking the world whether its effect happened", "a crash between a durable intent and its effect", Own, Moment(Moment::CrashBeforeEffect);
+    AcksAcks = "acks-acks", NO_ACK_OF_ACK, "acknowledges every ACK it accepts", "an ACK accepted", Own, Moment(Moment::Accepted);
+    AcksAcksLater = "acks-acks-later", NO_ACK_OF_ACK, "acknowledges each ACK it accepts one delivery later, in a batch with its next answer", "an ACK accepted, then another accepted message", Own, Moment(Moment::Accepted);
+    RepliesToInvalid = "replies-to-invalid", NO_REPLY_TO_INVALID, "answers rejected frames with a message", "a rejected frame", Own, Rejected(RejectClass::Parse);
+    ReopensTerminal = "reopens-terminal", TERMINAL, "lets a report after a terminal one make the commitment active", "a REPORT after a terminal REPORT", Own, Refused(Refusal::Terminal);
+    BlockedIsDone = "blocked-is-done", BLOCKED, "shows blocked commitments as fulfilled", "a blocked REPORT", Own, Moment(Moment::Accepted);
+    IgnoresExpiry = "ignores-expiry", AUTHORITY, "never lets a grant expire", "an execution after its grant's expiry", Own, Moment(Moment::ExpiryOneAfter);
+    ClaimsAuthorise = "claims-authorise", AUTHORITY, "takes a thread's evidence-backed claims as authority", "evidence-backed claims in a thread without authority", Own, Refused(Refusal::NoAuthority);
+    ExecutesOthers = "executes-others", BINDS_SENDER, "executes other participants' commitments", "an execution of another participant's COMMIT", Own, Refused(Refusal::NotOwnCommitment);
+    ReExecutes = "re-executes", AT_MOST_ONCE, "performs an effect again when asked again", "a second ask to execute one commitment", Own, Refused(Refusal::AlreadyExecuted);
+    ErasesHistory = "erases-history", HISTORY, "drops revised messages from its view", "a revised message", Own, Moment(Moment::Accepted);
+    ProposeCommits = "propose-commits", NO_COMMITMENT_FROM_TALK, "records a PROPOSE as a commitment", "an accepted PROPOSE", Own, Refused(Refusal::NotACommitment);
+    ExecutesWithdrawn = "executes-withdrawn", LIFECYCLE, "executes withdrawn, superseded and disputed commitments", "an execution of a withdrawn, superseded or disputed COMMIT", Own, Refused(Refusal::Withdrawn);
+    IgnoresConflict = "ignores-revision-conflict", CONFLICT_BLOCKS, "executes while a revision conflict is known", "an execution under a known revision conflict", Own, Refused(Refusal::RevisionConflict);
+    ExecutesPending = "executes-pending", PENDING, "executes commitments whose references are missing", "an execution of a COMMIT whose references are missing", Own, Refused(Refusal::PendingCommitment);
+    AcceptsUnknownFields = "accepts-malformed-bodies", SCHEMA, "accepts envelopes and bodies that break the schema", "a frame with an unknown or mistyped member", Own, Malformed(Malformation::UnknownBodyField);
+    AcceptsMisrouted = "accepts-misrouted", ADDRESSING, "records messages addressed to someone else", "a frame not addressed to the receiver", Own, Rejected(RejectClass::NotAddressed);
+    NoDedup = "no-dedup", DEDUP, "treats a repeated delivery as new", "a repeated delivery", Own, Moment(Moment::Duplicate);
+    LooseReferences = "loose-references", REFERENCES, "accepts references to the wrong act or thread", "a reference to the wrong act or thread", Own, Rejected(RejectClass::Reference);
+    LooseChains = "loose-revision-chains", REVISION_CHAIN, "accepts a `previous` outside the revision chain", "a REVISE whose `previous` is outside the chain", Own, Rejected(RejectClass::RevisionChain);
+    AnyReplacement = "any-replacement", REPLACEMENT, "accepts replacements that are not a valid body of the target's act", "a replacing REVISE with an invalid body", Own, Rejected(RejectClass::Replacement);
+    AnyoneRenews = "anyone-renews", RENEWAL, "lets anyone ask to replace a commitment", "a renewal asked by someone other than the requester", Own, Rejected(RejectClass::ReplacesNotRequester);
+    RejectsChallenges = "rejects-challenges", VALID_ACCEPTED, "rejects every CHALLENGE", "a valid CHALLENGE", Own, Moment(Moment::Accepted);
+    SilentReleases = "silent-releases", OUTCOMES, "never reports the release of a pending message", "a pending message released", Own, Moment(Moment::Released);
+    MisreportsExecution = "misreports-execution", EXECUTIONS, "performs an effect and then reports it as refused", "an execution performed", Own, Moment(Moment::Executed);
+    HidesPending = "hides-pending", VIEWS, "leaves pending messages out of its view", "a pending message in a view", Own, Moment(Moment::Pending);
+    CrashesOnChallenge = "crashes-on-challenge", ALIVE, "fails with an internal error on any CHALLENGE", "a CHALLENGE", Own, Moment(Moment::Accepted);
+    EffectInView = "effect-in-view", AUTHORITY, "performs an effect while answering a view (a status probe with a side effect)", "a view asked", Own, Moment(Moment::Accepted);
+    ExpiryAtArrival = "expiry-at-commit-arrival", AUTHORITY, "judges a grant's expiry at the time the COMMIT arrived, not at the time it is executed", "a COMMIT that arrives before its grant expires and is executed after", Own, Moment(Moment::ExpiredSinceArrival);
+    ValidAtExpiry = "valid-at-expiry-instant", AUTHORITY, "still honours a grant at exactly its expiry instant", "an execution at exactly its grant's expiry instant", Own, Moment(Moment::ExpiryExactly);
+    DedupAfterAnswer = "dedup-after-answer", DEDUP, "writes its dedup record after it answers, so a crash loses the record and a redelivery counts as new", "a crash right after a delivery, then a redelivery of that frame", Own, Moment(Moment::RedeliveredAfterAnswer);
+    PendingInMemory = "pending-in-memory", HISTORY, "holds pending messages in memory only, so a restart loses them", "a crash while a message is pending", Own, Moment(Moment::ReleasedAfterRestart);
+    RevisesRevisions = "revises-revisions", OWN_REVISIONS, "accepts a REVISE whose target is an earlier REVISE instead of the original", "a REVISE that targets a REVISE", Own, Moment(Moment::ReviseOfRevise);
+    BodyDuplicateKeys = "accepts-duplicate-keys-in-body", STRICT_PARSING, "reads repeated keys inside `body`, keeping the last value (the envelope stays strict)", "a frame with a repeated key inside its body", Own, Malformed(Malformation::DuplicateBodyKey);
+    NeverInvalidates = "never-invalidates", ID_CONFLICT, "never reports that a later delivery changed an earlier verdict", "an ID conflict that changes an earlier verdict", Own, Moment(Moment::Invalidated);
+    ExpiresEarly = "expires-early", EXECUTIONS, "lets a grant expire one millisecond before its instant", "an execution 1 ms before its grant's expiry", Own, Moment(Moment::ExpiryOneBefore);
+    ContextBlindIds = "context-blind-ids", VALID_ACCEPTED, "keys its ID records by ID alone, so an ID used in one identity context is a reuse in another", "one ID used in two identity contexts", Own, Moment(Moment::SameIdTwoContexts);
+    RedeliveryResets = "redelivery-resets-execution", AT_MOST_ONCE, "forgets that a commitment was executed when its COMMIT is delivered again", "a COMMIT redelivered after its effect, then an ask to execute it again", Own, Moment(Moment::EffectThenRedelivered);
+    SkipsTruncationCheck = "skips-truncation-check", STRICT_PARSING, "reads a truncated frame as far as it goes", "a truncated frame", SkipsCheck, Malformed(Malformation::Truncated);
+    SkipsClaimDuplicateKeys = "skips-claim-duplicate-keys", STRICT_PARSING, "lets a repeated key inside a claim through", "a frame with a repeated key in a claim", SkipsCheck, Malformed(Malformation::DuplicateClaimKey);
+    SkipsEvidenceDuplicateKeys = "skips-evidence-duplicate-keys", STRICT_PARSING, "lets a repeated key inside an evidence object through", "a frame with a repeated key in evidence", SkipsCheck, Malformed(Malformation::DuplicateEvidenceKey);
+    SkipsExtensionsDuplicateKeys = "skips-extensions-duplicate-keys", STRICT_PARSING, "lets a repeated key in `extensions` through", "a frame with a repeated key in extensions", SkipsCheck, Malformed(Malformation::DuplicateExtensionsKey);
+    SkipsDeepDuplicateKeys = "skips-deep-duplicate-keys", STRICT_PARSING, "checks repeated keys only near the top, not deep inside `extensions`", "a frame with a repeated key deep in extensions", SkipsCheck, Malformed(Malformation::DuplicateNestedKey);
+    SkipsEscapedDuplicateKeys = "skips-escaped-duplicate-keys", STRICT_PARSING, "compares keys before unescaping, so two spellings of one key pass", "a frame whose keys are equal only after unescaping", SkipsCheck, Malformed(Malformation::DuplicateAfterUnescape);
+    SkipsSurrogateCheck = "skips-surrogate-check", STRICT_PARSING, "takes a lone surrogate escape as text", "a frame with a lone surrogate escape", SkipsCheck, Malformed(Malformation::LoneSurrogate);
+    SkipsOverlongUtf8Check = "skips-overlong-utf8-check", STRICT_PARSING, "decodes overlong UTF-8 sequences", "a frame with an overlong UTF-8 encoding", SkipsCheck, Malformed(Malformation::OverlongUtf8);
+    AcceptsNumericVersion = "accepts-numeric-version", SCHEMA, "reads a numeric `tern` as its string", "a frame whose version is a number", SkipsCheck, Malformed(Malformation::VersionNotString);
+    AcceptsPatchVersions = "accepts-patch-versions", VERSION, "takes `0.1.0` as version 0.1", "a frame of version 0.1.0", SkipsCheck, Malformed(Malformation::VersionThreeParts);
+    AcceptsVersionlessFrames = "accepts-versionless-frames", SCHEMA, "takes a frame without `tern` as version 0.1", "a frame with no version member", SkipsCheck, Malformed(Malformation::VersionMissing);
+    SkipsEnvelopeFieldCheck = "skips-envelope-field-check", SCHEMA, "ignores unknown envelope members", "a frame with an unknown envelope member", SkipsCheck, Malformed(Malformation::UnknownEnvelopeField);
+    SkipsTrailingDataCheck = "skips-trailing-data-check", STRICT_PARSING, "reads the first value of a frame and ignores what follows", "a frame with a second value after the object", SkipsCheck, Malformed(Malformation::TrailingValue);
+    SkipsBomCheck = "skips-bom-check", STRICT_PARSING, "skips a byte order mark", "a frame that starts with a byte order mark", SkipsCheck, Malformed(Malformation::ByteOrderMark);
+    SkipsOverflowCheck = "skips-overflow-check", STRICT_PARSING, "reads a number that overflows binary64", "a frame with a number overflowing binary64", SkipsCheck, Malformed(Malformation::NumberOverflow);
+    SkipsDepthLimit = "skips-depth-limit", STRICT_PARSING, "reads frames nested deeper than the limit", "a frame nested one level too deep", SkipsCheck, Malformed(Malformation::NestingTooDeep);
+    SkipsSizeLimit = "skips-size-limit", STRICT_PARSING, "reads frames larger than the limit", "a frame one byte over the size limit", SkipsCheck, Malformed(Malformation::Oversized);
+    SkipsParticipantNameCheck = "skips-participant-name-check", SCHEMA, "takes any string as a recipient's name", "a frame with a bad participant name in `to`", SkipsCheck, Malformed(Malformation::BadParticipant);
+    SkipsReferenceSyntaxCheck = "skips-reference-syntax-check", SCHEMA, "takes any string as a message reference", "a frame whose `reply` is not a message reference", SkipsCheck, Malformed(Malformation::BadReference);
+    SkipsIdNamespaceCheck = "skips-id-namespace-check", SCHEMA, "does not check that an ID belongs to its sender", "a frame whose ID has another sender's prefix", SkipsCheck, Malformed(Malformation::ForeignId);
+    SkipsRecipientListCheck = "skips-recipient-list-check", SCHEMA, "takes an empty `to`, or one that repeats a name", "a frame whose `to` is empty or repeats a name", SkipsCheck, Malformed(Malformation::BadRecipients);
+    SkipsThreadCheck = "skips-thread-check", SCHEMA, "takes an empty thread", "a frame with an empty thread", SkipsCheck, Malformed(Malformation::EmptyThread);
+    SkipsReplyPresenceCheck = "skips-reply-presence-check", SCHEMA, "reads a missing `reply` as null", "a frame without `reply`", SkipsCheck, Malformed(Malformation::ReplyMissing);
+    SkipsActCheck = "skips-act-check", SCHEMA, "takes an unknown act (or one in the wrong case) as a message", "a frame with an unknown act", SkipsCheck, Malformed(Malformation::UnknownAct);
+    SkipsBodyTypeCheck = "skips-body-type-check", SCHEMA, "takes a body that is not an object", "a frame whose body is not an object", SkipsCheck, Malformed(Malformation::BodyNotObject);
+    SkipsEvidenceIdCheck = "skips-evidence-id-check", SCHEMA, "lets one message define an evidence ID twice", "a frame that defines an evidence ID twice", SkipsCheck, Malformed(Malformation::EvidenceIdRepeated);
+    SkipsExtensionsTypeCheck = "skips-extensions-type-check", SCHEMA, "takes `extensions` that is not an object", "a frame whose extensions is not an object", SkipsCheck, Malformed(Malformation::ExtensionsNotObject);
+    SkipsNonemptyTextCheck = "skips-nonempty-text-check", SCHEMA, "takes empty text", "a frame with an empty text field", SkipsCheck, Malformed(Malformation::EmptyText);
+    SkipsNeverNullCheck = "skips-never-null-check", SCHEMA, "reads `null` for an optional field as its absence", "a frame with null for an optional field", SkipsCheck, Malformed(Malformation::NullOptional);
+    SkipsListElementCheck = "skips-list-element-check", SCHEMA, "checks that lists are arrays but not what they hold", "a frame with a list element of the wrong kind", SkipsCheck, Malformed(Malformation::BadListElement);
+    SkipsEnumerationCase = "skips-enumeration-case", SCHEMA, "compares enumeration values without case", "a frame with an enumeration value in the wrong case", SkipsCheck, Malformed(Malformation::MiscasedEnumeration);
+    SkipsRequiredFields = "skips-required-fields", SCHEMA, "takes a body with a required field missing", "a frame whose body lacks a required field", SkipsCheck, Malformed(Malformation::MissingBodyField);
+    SkipsClaimFieldCheck = "skips-claim-field-check", SCHEMA, "ignores extra members of claims and evidence objects", "a frame with an extra member in a claim or evidence", SkipsCheck, Malformed(Malformation::ExtraObjectMember);
+    SkipsTimestampCheck = "skips-timestamp-check", SCHEMA, "takes any string as a timestamp or evidence ID", "a frame with a bad timestamp or evidence ID", SkipsCheck, Malformed(Malformation::BadTimestampOrEvidenceId);
+    SkipsAuthoritySyntaxCheck = "skips-authority-syntax-check", SCHEMA, "takes an empty `authority_ref`", "a frame with an empty authority_ref", SkipsCheck, Malformed(Malformation::EmptyAuthority);
+    ConvertsTypes = "converts-types", SCHEMA, "converts values of the wrong JSON type", "a frame with a value of the wrong JSON type", SkipsCheck, Malformed(Malformation::TypeConverted);
+    AcceptsVersionErrors = "accepts-version-errors", VERSION, "takes frames of unsupported versions as valid", "a frame of an unsupported version", AcceptsRejected, Rejected(RejectClass::Version);
+    AcceptsEnvelopeErrors = "accepts-envelope-errors", SCHEMA, "takes frames whose envelope breaks the schema as valid", "a frame with a broken envelope", AcceptsRejected, Rejected(RejectClass::Envelope);
+    AcceptsBodyErrors = "accepts-body-errors", SCHEMA, "takes frames whose body breaks the schema as valid", "a frame with a broken body", AcceptsRejected, Rejected(RejectClass::Body);
+    AcceptsUnknownThreads = "accepts-unknown-threads", IDENTITY, "accepts messages in threads no identity context knows", "a message in a thread no context knows", AcceptsRejected, Rejected(RejectClass::UnknownThread);
+    AcceptsUnknownParticipants = "accepts-unknown-participants", IDENTITY, "accepts messages from participants no context binds", "a message from a participant no context binds", AcceptsRejected, Rejected(RejectClass::UnknownParticipant);
+    RevisesUnrevisable = "revises-unrevisable", OWN_REVISIONS, "accepts REVISEs of ASK, ACK, CHALLENGE and REVISE", "a REVISE of an act that cannot be revised", AcceptsRejected, Rejected(RejectClass::NotRevisable);
+    ExecutesUnknown = "executes-unknown", PENDING, "performs the effect of a commitment it never stored", "an execution of a commitment never received", IgnoresRefusal, Refused(Refusal::UnknownCommitment);
+    ExecutesRejected = "executes-rejected", PENDING, "performs the effect of a COMMIT it rejected", "an execution of a rejected COMMIT", IgnoresRefusal, Refused(Refusal::RejectedCommitment);
+    ExecutesIdConflicted = "executes-id-conflicted", ID_CONFLICT, "executes a commitment whose ID is in conflict", "an execution of a COMMIT whose ID was reused", IgnoresRefusal, Refused(Refusal::IdConflict);
+    ExecutesSuperseded = "executes-superseded", LIFECYCLE, "executes a superseded commitment", "an execution of a superseded COMMIT", IgnoresRefusal, Refused(Refusal::Superseded);
+    ExecutesDisputed = "executes-disputed", LIFECYCLE, "executes a disputed commitment", "an execution of a disputed COMMIT", IgnoresRefusal, Refused(Refusal::Disputed);
+    IgnoresUnknownGrants = "ignores-unknown-grants", AUTHORITY, "executes under a grant its registry does not hold", "an execution under an unknown grant", IgnoresRefusal, Refused(Refusal::UnknownGrant);
+    IgnoresGrantee = "ignores-grantee", AUTHORITY, "executes under a grant given to someone else", "an execution under another participant's grant", IgnoresRefusal, Refused(Refusal::GrantNotForExecutor);
+    IgnoresGrantScope = "ignores-grant-scope", AUTHORITY, "executes under a grant outside its threads", "an execution under a grant outside its scope", IgnoresRefusal, Refused(Refusal::OutOfScope);
+    ExecutesExpired = "executes-expired", AUTHORITY, "executes under an expired grant", "an execution under an expired grant", IgnoresRefusal, Refused(Refusal::GrantExpired);
+    IgnoresApproval = "ignores-approval", AUTHORITY, "executes without the human approval its grant requires", "an execution under a grant that needs an approval not given", IgnoresRefusal, Refused(Refusal::ApprovalRequired);
+}
+
+/// How a mutant's defect is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kin {
+    /// A defect of its own, written for it.
+    Own,
+    /// The wire layer lacks the check its broken frame's kind breaks
+    /// (`Mutant::situation` names the kind), and accepts that frame.
+    SkipsCheck,
+    /// Every frame the reference rejects with its situation's class is
+    /// accepted instead.
+    AcceptsRejected,
+    /// Every execution the reference refuses for its situation's refusal
+    /// (as the first reason) is performed instead.
+    IgnoresRefusal,
 }
 
 /// A mutant as an implementation.
@@ -160,6 +248,8 @@ where
         world,
         seen: BTreeMap::new(),
         owed_ack: None,
+        id_contexts: BTreeMap::new(),
+        redelivered: BTreeSet::new(),
     }))
 }
 
@@ -179,6 +269,12 @@ struct MutantReceiver<S, W> {
     /// Thread/ID of stored messages whose dedup record a crash lost, for
     /// `dedup-after-answer`.
     forgotten: BTreeSet<String>,
+    /// ID → the identity context it was first stored in, for
+    /// `context-blind-ids` (in memory: a restart forgets it).
+    id_contexts: BTreeMap<String, String>,
+    /// Thread/ID of COMMITs delivered again as duplicates, for
+    /// `redelivery-resets-execution`.
+    redelivered: BTreeSet<String>,
 }
 
 /// A frame's thread and ID, the key of the per-message notes above.
@@ -526,6 +622,49 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
                 }
             }
             Mutant::DedupAfterAnswer => self.deliver_then_note(frame, principal, now)?,
+            Mutant::NeverInvalidates => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                d.events.retain(|e| e.kind != EventKind::Invalidated);
+                d
+            }
+            Mutant::ContextBlindIds => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                if let Ok(m) = tern_model::parse_frame(frame) {
+                    let context = self.context_of(&m.thread);
+                    let id = m.id.to_string();
+                    if let Some(first) = d.events.first_mut() {
+                        let stored =
+                            matches!(first.outcome, Outcome::Accepted | Outcome::Pending { .. });
+                        match self.id_contexts.get(&id) {
+                            Some(c) if *c != context && stored => {
+                                first.outcome =
+                                    Outcome::Rejected(tern_model::ledger::Rejection::new(
+                                        RejectClass::IdConflict,
+                                        tern_model::Pointer::root(),
+                                        format!("ID `{id}` is already in use"),
+                                    ));
+                            }
+                            None if stored => {
+                                self.id_contexts.insert(id, context);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                d
+            }
+            Mutant::RedeliveryResets => {
+                let d = self.inner.deliver(frame, principal, now)?;
+                if let (Ok(m), Some(Outcome::Duplicate)) = (
+                    tern_model::parse_frame(frame),
+                    d.events.first().map(|e| &e.outcome),
+                ) {
+                    if m.act() == tern_model::Act::Commit {
+                        self.redelivered.insert(key_of(&m));
+                    }
+                }
+                d
+            }
             Mutant::ExpiryAtArrival => {
                 let d = self.inner.deliver(frame, principal, now)?;
                 if let Ok(m) = tern_model::parse_frame(frame) {
@@ -539,7 +678,23 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
                 }
                 d
             }
-            _ => self.inner.deliver(frame, principal, now)?,
+            m => {
+                let d = self.inner.deliver(frame, principal, now)?;
+                match (m.kin(), m.situation()) {
+                    (Kin::AcceptsRejected, Situation::Rejected(class)) => {
+                        accepted_instead(d, class)
+                    }
+                    (Kin::SkipsCheck, Situation::Malformed(kind)) => {
+                        match tern_model::parse_frame(frame) {
+                            Err(e) if skipped::recognises(kind, frame, &e) => {
+                                accepted_instead(d, RejectClass::from(e.class))
+                            }
+                            _ => d,
+                        }
+                    }
+                    _ => d,
+                }
+            }
         };
         Ok(d)
     }
@@ -553,6 +708,7 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
         // Local time matters to an execution only through grant expiry.
         let when = match self.mutant {
             Mutant::IgnoresExpiry => LocalTime(0),
+            Mutant::ExpiresEarly => LocalTime(now.0.saturating_add(1)),
             // Expired when `now > expires_at`: one millisecond earlier
             // gives exactly that under the reference's `now >= expires_at`.
             Mutant::ValidAtExpiry => LocalTime(now.0.saturating_sub(1)),
@@ -582,7 +738,10 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
             ) => true,
             (Mutant::IgnoresConflict, Refusal::RevisionConflict) => true,
             (Mutant::ExecutesPending, Refusal::PendingCommitment) => true,
-            _ => false,
+            (Mutant::RedeliveryResets, Refusal::AlreadyExecuted) => {
+                self.redelivered.contains(&format!("{thread}/{commitment}"))
+            }
+            (m, r) => m.kin() == Kin::IgnoresRefusal && m.situation() == Situation::Refused(r),
         };
         if forced {
             self.force(thread, commitment)
@@ -672,5 +831,42 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
             _ => {}
         }
         Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The situations of the catalogue that no mutant of the zoo is wrong
+    /// in yet. The list is kept exact, so that a new mutant or situation
+    /// updates it, and the gap is always visible (docs/simulator.md names
+    /// the same list, with the reasons).
+    const WITHOUT_A_MUTANT: &[&str] = &[
+        // A crash before durability leaves nothing to get wrong but the
+        // recovery, which `memory-dedup` and `pending-in-memory` cover.
+        "crash before a delivery is durable",
+        // The harness accepts `accepted` or `duplicate` for a frame cut
+        // after it was durable; a defect there needs storing twice.
+        "crash after a delivery is durable",
+        "crash during recovery before it is durable",
+        "crash during recovery once durable",
+        "redelivery after a crash before durability",
+        "redelivery after a crash once durable",
+        "ID conflict revealed after an effect",
+        "revision conflict revealed after an effect",
+        // A receiver sees only its local time: no defect can show under
+        // skew alone; the situation checks the harness's own arithmetic.
+        "execution under clock skew",
+    ];
+
+    #[test]
+    fn every_mutant_names_a_situation_and_the_gap_is_known() {
+        let needed: BTreeSet<Situation> = Mutant::ALL.iter().map(|m| m.situation()).collect();
+        let missing: Vec<String> = Situation::all()
+            .filter(|s| !needed.contains(s))
+            .map(Situation::name)
+            .collect();
+        assert_eq!(missing, WITHOUT_A_MUTANT, "situations without a mutant");
     }
 }

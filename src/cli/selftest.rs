@@ -51,7 +51,7 @@ pub struct SelftestArgs {
     #[arg(long, value_parser = parse_agents)]
     agents: Option<usize>,
 
-    #[arg(long, default_value_t = 120)]
+    #[arg(long, default_value_t = 200)]
     steps: usize,
 
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
@@ -100,6 +100,7 @@ fn try_mutant(m: Mutant, args: &SelftestArgs) -> MutantRow {
         name: m.name().to_owned(),
         target: m.target().name.to_owned(),
         needs: m.needs().to_owned(),
+        situation: m.situation().name(),
         killed_by: None,
         killed_in: None,
         seeds_needed: args.seeds(),

@@ -288,6 +288,13 @@ impl<'a> Resolver<'a> {
                     json!(grants[grant as usize % grants.len()])
                 };
                 let to = self.others(&from, to);
+                // Half the requests are for `ops`, where the grants expire,
+                // so that executions meet expiry instants.
+                let th = if th % 2 == 0 {
+                    1
+                } else {
+                    [0, 2][(th / 2) as usize % 2]
+                };
                 self.message(&from, to, &thread(th), None, "REQUEST",
                     json!({"action": "Prepare the release notes.", "done_when": "The notes are published.",
                            "constraints": ["Do not change the code."], "authority_ref": grant}), false)
@@ -323,7 +330,7 @@ impl<'a> Resolver<'a> {
                     })
                     .map(|g| g.id.to_string())
                     .collect();
-                let grant = match grant % 6 {
+                let grant = match grant % 8 {
                     0 => Value::Null,
                     1 => q["body"]["authority_ref"].clone(),
                     2 => pick(&own, grant).map_or(Value::Null, Value::String),
@@ -359,12 +366,15 @@ impl<'a> Resolver<'a> {
                 withdraw,
             } => {
                 // One in eleven targets an act that cannot be revised (an
-                // ASK, ACK, CHALLENGE or REVISE: L-REV-2).
-                let revisable = if target % 11 == 0 {
-                    self.said.of_acts(&["ASK", "ACK", "CHALLENGE", "REVISE"])
-                } else {
-                    self.said
-                        .of_acts(&["TELL", "PROPOSE", "REQUEST", "COMMIT", "REPORT"])
+                // ASK, ACK, CHALLENGE or REVISE: L-REV-2); three in eleven
+                // a COMMIT, so that revision conflicts meet executions.
+                let commits = self.said.of_act("COMMIT");
+                let revisable = match target % 11 {
+                    0 => self.said.of_acts(&["ASK", "ACK", "CHALLENGE", "REVISE"]),
+                    1..=3 if !commits.is_empty() => commits,
+                    _ => self
+                        .said
+                        .of_acts(&["TELL", "PROPOSE", "REQUEST", "COMMIT", "REPORT"]),
                 };
                 let t = pick_ref(&revisable, target)?;
                 let owner = t["from"].as_str()?.to_owned();
@@ -625,13 +635,15 @@ impl<'a> Resolver<'a> {
                 let m = pick_ref(&fitting, of)?;
                 // A kind the message cannot be broken by (no claim to break)
                 // or that only the profile reads (at core) breaks the body.
-                let (kind, frame) = match Malformation::of(how).apply(&m, self.profile_rules) {
-                    Some(frame) => (Malformation::of(how), frame),
-                    None => (
-                        Malformation::DuplicateBodyKey,
-                        Malformation::DuplicateBodyKey.apply(&m, self.profile_rules)?,
-                    ),
-                };
+                let variant = Malformation::variant_of(how);
+                let (kind, frame) =
+                    match Malformation::of(how).apply(&m, self.profile_rules, variant) {
+                        Some(frame) => (Malformation::of(how), frame),
+                        None => (
+                            Malformation::DuplicateBodyKey,
+                            Malformation::DuplicateBodyKey.apply(&m, self.profile_rules, 0)?,
+                        ),
+                    };
                 let from = m["from"].as_str()?.to_owned();
                 let th = m["thread"].as_str()?.to_owned();
                 let recipients = recipients_of(self, &m);

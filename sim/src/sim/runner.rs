@@ -203,6 +203,14 @@ fn execution_summary(e: &Execution) -> String {
 }
 
 /// The thread and ID of a COMMIT the workload said, if both are valid names.
+/// Whether a commitment whose grant is about to expire is kept for the
+/// timed requests: a stable function of its ID, so that shrinking keeps it.
+fn reserved_for_timing(c: &Value) -> bool {
+    c["id"]
+        .as_str()
+        .is_some_and(|id| id.bytes().map(u32::from).sum::<u32>() % 2 == 0)
+}
+
 fn commitment_of(c: &Value) -> Option<(ThreadId, MessageRef)> {
     let thread = ThreadId::new(c["thread"].as_str()?).ok()?;
     let id = MessageRef::new(c["id"].as_str()?).ok()?;
@@ -968,11 +976,12 @@ impl<'a> Run<'a> {
     /// where it is the only thing at stake; each kind goes to the first
     /// agent, from `a` on, that has something of its kind:
     /// - 11 in 20: a commitment the model would execute now (effects, and
-    ///   the crashes around them, are common instead of rare);
-    /// - 3 in 20: one the model would execute now under a grant that
-    ///   expires, with the clock moved to 1 ms before the expiry, to it, or
-    ///   1 ms after it;
-    /// - 4 in 20: one the model would refuse, the reason drawn first and
+    ///   the crashes around them, are common instead of rare), except half
+    ///   of those whose grant is about to expire, kept for the next kind;
+    /// - 4 in 20: one the model would execute now under a grant that
+    ///   expires, with the clock moved to 1 ms before the expiry, to it
+    ///   (half the time), or 1 ms after it;
+    /// - 3 in 20: one the model would refuse, the reason drawn first and
     ///   evenly among those it would give, so that every refusal is tried;
     /// - 1 in 20 any commitment, and 1 in 20 a message that is no COMMIT.
     ///
@@ -981,7 +990,7 @@ impl<'a> Run<'a> {
     fn choose<'v>(
         &self,
         a: usize,
-        pick: u8,
+        pick: u16,
         resolver: &'v Resolver,
     ) -> Option<(usize, &'v Value, Option<i64>)> {
         let n = self.agents.len();
@@ -999,7 +1008,7 @@ impl<'a> Run<'a> {
                 Some((a, at(&talk)?, None))
             }
             1 => Some((a, at(&resolver.said.all_commitments())?, None)),
-            2..=5 => {
+            2..=4 => {
                 let mut by_reason: BTreeMap<Refusal, Vec<(usize, &Value)>> = BTreeMap::new();
                 for b in from_a {
                     let own = resolver.said.commitments_of(&self.agents[b].name);
@@ -1016,8 +1025,9 @@ impl<'a> Run<'a> {
                 let (b, c) = pool[pick as usize % pool.len()];
                 Some((b, c, None))
             }
-            6..=8 => {
-                let delta = [-1i64, 0, 1][(pick as usize / 20) % 3];
+            5..=8 => {
+                // The instant itself is the boundary most often got wrong.
+                let delta = [-1i64, 0, 0, 1][(pick as usize / 20) % 4];
                 from_a
                     .map(|b| {
                         let reachable = |c: &&Value| {
@@ -1036,15 +1046,17 @@ impl<'a> Run<'a> {
                     .find(|(_, ready)| !ready.is_empty())
                     .and_then(|(b, ready)| Some((b, at(&ready)?, Some(delta))))
             }
-            // Commitments whose grant expires within reach of a timed
-            // request are left to those, which meet the expiry instant.
+            // Half the commitments whose grant expires within reach of a
+            // timed request (by their ID) are left to those, which meet the
+            // expiry instant; the other half are executed while valid.
             _ => from_a
                 .map(|b| {
                     let soon = |c: &&Value| {
-                        self.grant_expiry(c).is_some_and(|e| {
-                            let until = e - self.local(b).0;
-                            (0..=MAX_CLOCK_JUMP_MS).contains(&until)
-                        })
+                        reserved_for_timing(c)
+                            && self.grant_expiry(c).is_some_and(|e| {
+                                let until = e - self.local(b).0;
+                                (0..=MAX_CLOCK_JUMP_MS).contains(&until)
+                            })
                     };
                     let ready = self.executable(b, resolver);
                     (
@@ -1057,7 +1069,7 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn execute(&mut self, a: usize, pick: u8, resolver: &Resolver) -> Checked {
+    fn execute(&mut self, a: usize, pick: u16, resolver: &Resolver) -> Checked {
         let Some((a, chosen, timed)) = self.choose(a, pick, resolver) else {
             return Ok(());
         };

@@ -102,6 +102,10 @@ impl Scenario {
             })
             .collect();
         let mut grants = BTreeMap::new();
+        // A run's virtual clock advances about 20 ms a step: the three
+        // `ops` grants of an agent expire in the first, second and third
+        // third of that time, so a run of any length meets their instants.
+        let span = (steps.clamp(30, EPOCH_STEPS) as u64) * 6;
         // A grant for `ops` with no approval needed, expiring at `expires`.
         let ops_grant = |id: String, name: &str, expires: i64| {
             let id = GrantRef::new(id).expect("nonempty");
@@ -117,7 +121,7 @@ impl Scenario {
         for (i, name) in names.iter().enumerate() {
             // Each agent has a grant for `ops` that expires during the run,
             // and some have one needing human approval for `plan`.
-            let expires = 1_000 + pick(4_000) as i64;
+            let expires = 300 + pick(span) as i64;
             let (id, grant) = ops_grant(format!("grant:{name}-ops"), name, expires);
             grants.insert(id, grant);
             if i % 2 == 0 {
@@ -138,7 +142,7 @@ impl Scenario {
         // several expiry instants: each can be crossed only once.
         for name in &names {
             for k in 1..=2i64 {
-                let expires = 1_000 + 4_000 * k + pick(4_000) as i64;
+                let expires = 300 + span as i64 * k + pick(span) as i64;
                 let (id, grant) = ops_grant(format!("grant:{name}-ops-{}", k + 1), name, expires);
                 grants.insert(id, grant);
             }

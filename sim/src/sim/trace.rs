@@ -18,9 +18,11 @@ use crate::compare::Names;
 /// the commitments the model would execute (docs/simulator.md §3). Format 3:
 /// an `execute` step's pick chooses a kind of aimed request, there are three
 /// more attacks and twenty-one ways of breaking a frame, and the scenario
-/// has more grants. The steps of an older trace would play another run, so
-/// it is refused.
-pub const FORMAT: u64 = 3;
+/// has more grants. Format 4: the pick is 16 bits, a broken frame's `how`
+/// names a kind and a variant (forty-two kinds), and grants expire within
+/// the run's length. The steps of an older trace would play another run,
+/// so it is refused.
+pub const FORMAT: u64 = 4;
 
 /// A trace as read back.
 #[derive(Debug, Clone)]
@@ -161,11 +163,20 @@ pub fn read(input: impl BufRead) -> Result<Trace, TraceError> {
             message: m,
         })?;
     let mix: Mix = serde_json::from_value(h["mix"].clone()).map_err(|_| field("mix"))?;
+    // The scenario (its epochs and its grants' expiry instants) is drawn
+    // for the run's generated length, which a shrunk trace no longer has.
+    let generated = match h.get("original_steps") {
+        None => steps.len(),
+        Some(n) => n
+            .as_u64()
+            .filter(|n| *n as usize >= steps.len())
+            .ok_or_else(|| field("original_steps"))? as usize,
+    };
     Ok(Trace {
         config: RunConfig {
             seed,
             agents,
-            steps: steps.len(),
+            steps: generated,
             faults,
             mix,
             // Traces written before names could be ignored compared them.

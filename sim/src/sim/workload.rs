@@ -117,7 +117,7 @@ pub enum Step {
     /// Ask an agent to execute one of its commitments.
     Execute {
         agent: u8,
-        pick: u8,
+        pick: u16,
     },
     /// Crash an agent: 0 now, 1 at its next sync before it is durable, 2 at
     /// its next sync once durable, 3 right after its next effect, 4 at its
@@ -305,7 +305,10 @@ fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
             .boxed(),
         u().prop_map(|from| Attack::Dangling { from }).boxed(),
         u().prop_map(|target| Attack::Boast { target }).boxed(),
-        (u(), 0..super::malformed::Malformation::ALL.len() as u8)
+        (
+            u(),
+            0..(super::malformed::Malformation::ALL.len() * super::malformed::VARIANTS) as u8,
+        )
             .prop_map(|(of, how)| Attack::Malformed { of, how })
             .boxed(),
         (u(), u())
@@ -322,12 +325,12 @@ fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
             .boxed(),
         u().prop_map(|of| Attack::OtherContext { of }).boxed(),
     ];
-    // Broken frames weigh four: they are twenty-one kinds in one.
+    // Broken frames weigh eight: they are forty-two kinds in one.
     let enabled: Vec<(u32, BoxedStrategy<Attack>)> = all
         .into_iter()
         .enumerate()
         .filter(|(i, _)| mix.attacks & (1 << i) != 0)
-        .map(|(i, s)| (if i == MALFORMED { 4 } else { 1 }, s))
+        .map(|(i, s)| (if i == MALFORMED { 8 } else { 1 }, s))
         .collect();
     (!enabled.is_empty()).then(|| proptest::strategy::Union::new_weighted(enabled).boxed())
 }
@@ -344,7 +347,7 @@ pub fn step_strategy(mix: Mix) -> BoxedStrategy<Step> {
         ),
         (
             3,
-            (u(), u())
+            (u(), any::<u16>())
                 .prop_map(|(agent, pick)| Step::Execute { agent, pick })
                 .boxed(),
         ),
