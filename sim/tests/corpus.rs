@@ -182,13 +182,19 @@ fn every_mutant_is_refused_certification_with_its_clause() {
         // (`dedup.crash-after-durable-delivery`, a profile case).
         // So do the mutants wrong in a situation only the profile's rules
         // reach (a broken frame of a profile reading, a thread no context
-        // knows), and a grant expired a millisecond early (L-EXE-6 again).
+        // knows), a grant expired a millisecond early (L-EXE-6 again),
+        // `Invalidated` events (L-EVT-3), the refusal of an equivocated
+        // COMMIT (L-DUP-4) and the mismatches that make a commitment
+        // disputed (L-COM-8).
         let profile_only = [
             Mutant::AcceptsMisrouted,
             Mutant::NonFinite,
             Mutant::ValidAtExpiry,
             Mutant::ExpiresEarly,
             Mutant::DedupAfterAnswer,
+            Mutant::NeverInvalidates,
+            Mutant::ExecutesIdConflicted,
+            Mutant::ExecutesDisputed,
         ];
         if !profile_only.contains(&m)
             && m.situation().at_core()
@@ -209,7 +215,6 @@ fn every_mutant_is_refused_certification_with_its_clause() {
             core_conformant.push(m.name());
         }
     }
-    eprintln!("problems: {problems:#?}\nonly the simulation: {by_simulation:?}");
     assert!(
         core_conformant.is_empty(),
         "core conformant from the corpus alone although they break a seed rule: {core_conformant:?}"

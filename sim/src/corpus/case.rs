@@ -213,6 +213,11 @@ enum RawStep {
         frame: Option<String>,
         #[serde(default)]
         frame_base64: Option<String>,
+        /// Pads `frame` to exactly this many bytes at its `{{pad}}` marker,
+        /// so that a case can hold a frame at the size limit without a
+        /// file that large.
+        #[serde(default)]
+        pad_to: Option<usize>,
         principal: String,
         #[serde(default)]
         at: Option<String>,
@@ -521,13 +526,25 @@ impl Case {
                 RawStep::Deliver {
                     frame,
                     frame_base64,
+                    pad_to,
                     principal,
                     at: when,
                     expect,
                     crash,
                 } => {
                     let frame = match (frame, frame_base64) {
-                        (Some(f), None) => f.into_bytes(),
+                        (Some(f), None) => match pad_to {
+                            None => f.into_bytes(),
+                            Some(n) => {
+                                padded(&f, n).map_err(|m| at.err(format!("{p}/pad_to"), m))?
+                            }
+                        },
+                        (None, Some(_)) if pad_to.is_some() => {
+                            return Err(at.err(
+                                format!("{p}/pad_to"),
+                                "`pad_to` pads a `frame`, not a `frame_base64`",
+                            ))
+                        }
                         (None, Some(b)) => base64::engine::general_purpose::STANDARD
                             .decode(b)
                             .map_err(|e| {
@@ -691,4 +708,26 @@ impl Case {
             file: file.to_path_buf(),
         })
     }
+}
+
+/// The marker a padded frame is padded at.
+const PAD: &str = "{{pad}}";
+
+/// `frame` with its one `{{pad}}` marker replaced by as many `x` as make it
+/// exactly `len` bytes long. Bounded to twice the frame limit, so a case
+/// cannot make the player allocate without end.
+fn padded(frame: &str, len: usize) -> Result<Vec<u8>, String> {
+    let limit = 2 * tern_model::wire::MAX_FRAME_BYTES;
+    if frame.matches(PAD).count() != 1 {
+        return Err(format!(
+            "a padded frame holds the marker `{PAD}` exactly once"
+        ));
+    }
+    let base = frame.len() - PAD.len();
+    if len < base || len > limit {
+        return Err(format!(
+            "`pad_to` must be between the frame's own {base} bytes and {limit}, not {len}"
+        ));
+    }
+    Ok(frame.replacen(PAD, &"x".repeat(len - base), 1).into_bytes())
 }

@@ -29,6 +29,23 @@ pub struct Sent {
     pub skips_link: bool,
     /// Its ID was used before in another identity context.
     pub other_context: bool,
+    /// Its `to`, when the frame is a valid message.
+    pub addressed: Vec<String>,
+}
+
+impl Sent {
+    /// The copy of this frame to `agent`, in words: a sender's own copy
+    /// (a replayed COMMIT comes back to its sender), a misrouted one, or a
+    /// copy to an addressee (or to anyone, for a frame that does not parse).
+    pub fn copy_to(&self, agent: &str) -> String {
+        match &self.key {
+            Some((_, _, sender)) if sender == agent => format!("{agent}'s own copy"),
+            Some(_) if !self.addressed.iter().any(|a| a == agent) => {
+                format!("the copy misrouted to {agent}")
+            }
+            _ => format!("a copy to {agent}"),
+        }
+    }
 }
 
 /// The run's memory of what happened, for recognising situations.
@@ -81,6 +98,7 @@ impl Reach {
             sent.revises = Some(target);
         }
         sent.act = Some(m.act());
+        sent.addressed = m.to.iter().map(|p| p.as_str().to_owned()).collect();
         sent.key = Some((thread, id, m.from.as_str().to_owned()));
         sent
     }

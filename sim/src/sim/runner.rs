@@ -102,8 +102,14 @@ pub struct Played {
 const TICK_MS: u64 = 10;
 const RETRANSMIT_MS: u64 = 80;
 const DOWNTIME_MS: u64 = 60;
-/// The furthest an execution timed to a grant's expiry moves the clock.
-const MAX_CLOCK_JUMP_MS: i64 = 4_000;
+/// The furthest an execution timed to a grant's expiry moves the clock:
+/// enough for any grant of the run under any skew (±5 s), so that a timed
+/// request never needs earlier ones to bring its instant within reach (and
+/// a shrunk run keeps only the one that fails).
+const MAX_CLOCK_JUMP_MS: i64 = 10_000;
+/// Commitments whose grant expires this soon are the ones half of which
+/// are kept for timed requests.
+const RESERVE_WINDOW_MS: i64 = 4_000;
 /// Bounds the final quiescence, so that an implementation that never
 /// settles cannot hang the harness.
 const MAX_QUIESCE_DELIVERIES: usize = 200_000;
@@ -413,6 +419,25 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
+    /// A crash while agent `a` is idle. Its last answer's acknowledgement
+    /// is lost with it, so the sender delivers that frame again.
+    fn crash_between_operations(&mut self, a: usize, why: &str) {
+        self.agents[a].pending_crash = None;
+        self.stats
+            .situations
+            .reach(Situation::Moment(Moment::CrashIdle));
+        if let Some(last) = self.agents[a].last_answered.take() {
+            if !self.agents[a]
+                .unreported
+                .iter()
+                .any(|u| u.frame == last.frame)
+            {
+                self.agents[a].unreported.push(last);
+            }
+        }
+        self.crash(a, why);
+    }
+
     fn crash(&mut self, a: usize, why: &str) {
         self.fault(Fault::Crash);
         self.reach.on_crash(a);
@@ -556,7 +581,10 @@ impl<'a> Run<'a> {
         if copy.lost {
             self.fault(Fault::Drop);
             let name = self.agents[to].name.clone();
-            self.note(|| format!("  ✗ a copy to {name} is lost; the sender retransmits"));
+            // Say whose copy it is: a misrouted frame or a replay also goes
+            // to agents its `to` does not name.
+            let whose = self.facts[copy.sent].copy_to(&name);
+            self.note(|| format!("  ✗ {whose} is lost; the sender retransmits"));
             self.happen(|at| Happening::Lost {
                 at,
                 index: copy.sent,
@@ -975,7 +1003,7 @@ impl<'a> Run<'a> {
     /// Requests are aimed, so that every decision is reached often and
     /// where it is the only thing at stake; each kind goes to the first
     /// agent, from `a` on, that has something of its kind:
-    /// - 11 in 20: a commitment the model would execute now (effects, and
+    /// - 12 in 20: a commitment the model would execute now (effects, and
     ///   the crashes around them, are common instead of rare), except half
     ///   of those whose grant is about to expire, kept for the next kind;
     /// - 4 in 20: one the model would execute now under a grant that
@@ -983,7 +1011,7 @@ impl<'a> Run<'a> {
     ///   (half the time), or 1 ms after it;
     /// - 3 in 20: one the model would refuse, the reason drawn first and
     ///   evenly among those it would give, so that every refusal is tried;
-    /// - 1 in 20 any commitment, and 1 in 20 a message that is no COMMIT.
+    /// - 1 in 40 any commitment, and 1 in 40 a message that is no COMMIT.
     ///
     /// The pick is among the candidates, so it stays the same commitment
     /// when shrinking removes unrelated steps.
@@ -998,7 +1026,9 @@ impl<'a> Run<'a> {
         let at = |pool: &[&'v Value]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
         let from_a = (0..n).map(|i| (a + i) % n).filter(up);
         match pick % 20 {
-            0 => {
+            // Half the time a message that is no COMMIT, half the time any
+            // commitment (so also other agents').
+            0 if (pick / 20) % 2 == 0 => {
                 let talk: Vec<&Value> = resolver
                     .said
                     .messages
@@ -1007,7 +1037,7 @@ impl<'a> Run<'a> {
                     .collect();
                 Some((a, at(&talk)?, None))
             }
-            1 => Some((a, at(&resolver.said.all_commitments())?, None)),
+            0 => Some((a, at(&resolver.said.all_commitments())?, None)),
             2..=4 => {
                 let mut by_reason: BTreeMap<Refusal, Vec<(usize, &Value)>> = BTreeMap::new();
                 for b in from_a {
@@ -1041,7 +1071,14 @@ impl<'a> Run<'a> {
                             .into_iter()
                             .filter(reachable)
                             .collect();
-                        (b, ready)
+                        // The nearest instant: the jump expires as few other
+                        // grants as it can.
+                        let first = ready.iter().filter_map(|c| self.grant_expiry(c)).min();
+                        let nearest: Vec<&Value> = ready
+                            .into_iter()
+                            .filter(|c| self.grant_expiry(c) == first)
+                            .collect();
+                        (b, nearest)
                     })
                     .find(|(_, ready)| !ready.is_empty())
                     .and_then(|(b, ready)| Some((b, at(&ready)?, Some(delta))))
@@ -1055,7 +1092,7 @@ impl<'a> Run<'a> {
                         reserved_for_timing(c)
                             && self.grant_expiry(c).is_some_and(|e| {
                                 let until = e - self.local(b).0;
-                                (0..=MAX_CLOCK_JUMP_MS).contains(&until)
+                                (0..=RESERVE_WINDOW_MS).contains(&until)
                             })
                     };
                     let ready = self.executable(b, resolver);
@@ -1240,38 +1277,17 @@ impl<'a> Run<'a> {
                         // Now, and again at the recovery's first sync:
                         // before what it writes is durable, or after.
                         5 | 6 => {
-                            self.agents[a].pending_crash = None;
                             self.agents[a].recovery_crash = Some(if point % 7 == 5 {
                                 CrashPoint::BeforeSync
                             } else {
                                 CrashPoint::AfterSync
                             });
-                            self.stats
-                                .situations
-                                .reach(Situation::Moment(Moment::CrashIdle));
-                            self.crash(
+                            self.crash_between_operations(
                                 a,
                                 "between operations; it will crash again while recovering",
                             );
                         }
-                        0 => {
-                            self.agents[a].pending_crash = None;
-                            self.stats
-                                .situations
-                                .reach(Situation::Moment(Moment::CrashIdle));
-                            // Its last answer's acknowledgement is lost with
-                            // it: the sender delivers that frame again.
-                            if let Some(last) = self.agents[a].last_answered.take() {
-                                if !self.agents[a]
-                                    .unreported
-                                    .iter()
-                                    .any(|u| u.frame == last.frame)
-                                {
-                                    self.agents[a].unreported.push(last);
-                                }
-                            }
-                            self.crash(a, "between operations");
-                        }
+                        0 => self.crash_between_operations(a, "between operations"),
                         p => {
                             let point = [
                                 CrashPoint::BeforeSync,
