@@ -123,7 +123,7 @@ zoo! {
     NeverInvalidates = "never-invalidates", ID_CONFLICT, "never reports that a later delivery changed an earlier verdict", "an ID conflict that changes an earlier verdict", Own, Moment(Moment::Invalidated);
     ExpiresEarly = "expires-early", EXECUTIONS, "lets a grant expire one millisecond before its instant", "an execution 1 ms before its grant's expiry", Own, Moment(Moment::ExpiryOneBefore);
     ContextBlindIds = "context-blind-ids", VALID_ACCEPTED, "keys its ID records by ID alone, so an ID used in one identity context is a reuse in another", "one ID used in two identity contexts", Own, Moment(Moment::SameIdTwoContexts);
-    RedeliveryResets = "redelivery-resets-execution", AT_MOST_ONCE, "forgets that a commitment was executed when its COMMIT is delivered again", "a COMMIT redelivered after its effect, then an ask to execute it again", Own, Moment(Moment::EffectThenRedelivered);
+    RedeliveryResets = "redelivery-resets-execution", AT_MOST_ONCE, "forgets that a commitment was executed when its COMMIT is delivered again, so its view no longer lists the effect", "a COMMIT redelivered after its effect", Own, Moment(Moment::EffectThenRedelivered);
     SkipsTruncationCheck = "skips-truncation-check", STRICT_PARSING, "reads a truncated frame as far as it goes", "a truncated frame", SkipsCheck, Malformed(Malformation::Truncated);
     SkipsClaimDuplicateKeys = "skips-claim-duplicate-keys", STRICT_PARSING, "lets a repeated key inside a claim through", "a frame with a repeated key in a claim", SkipsCheck, Malformed(Malformation::DuplicateClaimKey);
     SkipsEvidenceDuplicateKeys = "skips-evidence-duplicate-keys", STRICT_PARSING, "lets a repeated key inside an evidence object through", "a frame with a repeated key in evidence", SkipsCheck, Malformed(Malformation::DuplicateEvidenceKey);
@@ -738,9 +738,6 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
             ) => true,
             (Mutant::IgnoresConflict, Refusal::RevisionConflict) => true,
             (Mutant::ExecutesPending, Refusal::PendingCommitment) => true,
-            (Mutant::RedeliveryResets, Refusal::AlreadyExecuted) => {
-                self.redelivered.contains(&format!("{thread}/{commitment}"))
-            }
             (m, r) => m.kin() == Kin::IgnoresRefusal && m.situation() == Situation::Refused(r),
         };
         if forced {
@@ -757,6 +754,18 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
         }
         let mut v = self.inner.view(thread)?;
         match self.mutant {
+            Mutant::RedeliveryResets => {
+                let context = self.context_of(thread);
+                let forgotten: BTreeSet<String> = self
+                    .redelivered
+                    .iter()
+                    .filter_map(|k| k.strip_prefix(&format!("{thread}/")))
+                    .map(|id| format!("{context}/{id}"))
+                    .collect();
+                if let Some(effects) = v["effects"].as_array_mut() {
+                    effects.retain(|e| e.as_str().is_none_or(|e| !forgotten.contains(e)));
+                }
+            }
             Mutant::LastRevisionWins => {
                 if let Some(revisions) = v["revisions"].as_array_mut() {
                     for r in revisions {

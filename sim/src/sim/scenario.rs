@@ -120,7 +120,7 @@ impl Scenario {
         };
         for (i, name) in names.iter().enumerate() {
             // Each agent has a grant for `ops` that expires during the run,
-            // and some have one needing human approval for `plan`.
+            // and every other one a grant needing human approval for `plan`.
             let expires = 300 + pick(span) as i64;
             let (id, grant) = ops_grant(format!("grant:{name}-ops"), name, expires);
             grants.insert(id, grant);
@@ -133,7 +133,7 @@ impl Scenario {
                         grantee: Participant::new(name.as_str()).expect("valid name"),
                         threads: every("plan"),
                         expires_at: None,
-                        requires_approval: pick(2) == 0,
+                        requires_approval: true,
                     },
                 );
             }
