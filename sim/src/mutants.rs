@@ -272,7 +272,7 @@ struct MutantReceiver<S, W> {
     /// ID → the identity context it was first stored in, for
     /// `context-blind-ids` (in memory: a restart forgets it).
     id_contexts: BTreeMap<String, String>,
-    /// Thread/ID of COMMITs delivered again as duplicates, for
+    /// The effect keys of COMMITs delivered again as duplicates, for
     /// `redelivery-resets-execution`.
     redelivered: BTreeSet<String>,
 }
@@ -311,13 +311,18 @@ impl<S: Durable, W: Effects> MutantReceiver<S, W> {
         }
     }
 
+    /// The effect key of a commitment, as the reference forms it.
+    fn effect_of(&self, thread: &ThreadId, commitment: &MessageRef) -> EffectKey {
+        EffectKey(format!("{}/{}", self.context_of(thread), commitment))
+    }
+
     /// Performs an effect the reference refused: the defect itself.
     fn force(
         &mut self,
         thread: &ThreadId,
         commitment: &MessageRef,
     ) -> Result<Execution, ImplError> {
-        let effect = EffectKey(format!("{}/{}", self.context_of(thread), commitment));
+        let effect = self.effect_of(thread, commitment);
         self.world.perform(&effect)?;
         Ok(Execution::Executed { effect })
     }
@@ -660,7 +665,8 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
                     d.events.first().map(|e| &e.outcome),
                 ) {
                     if m.act() == tern_model::Act::Commit {
-                        self.redelivered.insert(key_of(&m));
+                        let effect = self.effect_of(&m.thread, &m.id);
+                        self.redelivered.insert(effect.0);
                     }
                 }
                 d
@@ -684,7 +690,14 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
                     (Kin::AcceptsRejected, Situation::Rejected(class)) => {
                         accepted_instead(d, class)
                     }
-                    (Kin::SkipsCheck, Situation::Malformed(kind)) => {
+                    // Only a frame the reference rejected can be one whose
+                    // check the mutant lacks.
+                    (Kin::SkipsCheck, Situation::Malformed(kind))
+                        if matches!(
+                            d.events.first().map(|e| &e.outcome),
+                            Some(Outcome::Rejected(_))
+                        ) =>
+                    {
                         match tern_model::parse_frame(frame) {
                             Err(e) if skipped::recognises(kind, frame, &e) => {
                                 accepted_instead(d, RejectClass::from(e.class))
@@ -755,15 +768,8 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
         let mut v = self.inner.view(thread)?;
         match self.mutant {
             Mutant::RedeliveryResets => {
-                let context = self.context_of(thread);
-                let forgotten: BTreeSet<String> = self
-                    .redelivered
-                    .iter()
-                    .filter_map(|k| k.strip_prefix(&format!("{thread}/")))
-                    .map(|id| format!("{context}/{id}"))
-                    .collect();
                 if let Some(effects) = v["effects"].as_array_mut() {
-                    effects.retain(|e| e.as_str().is_none_or(|e| !forgotten.contains(e)));
+                    effects.retain(|e| e.as_str().is_none_or(|e| !self.redelivered.contains(e)));
                 }
             }
             Mutant::LastRevisionWins => {

@@ -368,13 +368,16 @@ impl<'a> Resolver<'a> {
                 // One in eleven targets an act that cannot be revised (an
                 // ASK, ACK, CHALLENGE or REVISE: L-REV-2); three in eleven
                 // a COMMIT, so that revision conflicts meet executions.
-                let commits = self.said.of_act("COMMIT");
+                let any_revisable = || {
+                    self.said
+                        .of_acts(&["TELL", "PROPOSE", "REQUEST", "COMMIT", "REPORT"])
+                };
                 let revisable = match target % 11 {
                     0 => self.said.of_acts(&["ASK", "ACK", "CHALLENGE", "REVISE"]),
-                    1..=3 if !commits.is_empty() => commits,
-                    _ => self
-                        .said
-                        .of_acts(&["TELL", "PROPOSE", "REQUEST", "COMMIT", "REPORT"]),
+                    1..=3 => Some(self.said.of_act("COMMIT"))
+                        .filter(|c| !c.is_empty())
+                        .unwrap_or_else(any_revisable),
+                    _ => any_revisable(),
                 };
                 let t = pick_ref(&revisable, target)?;
                 let owner = t["from"].as_str()?.to_owned();

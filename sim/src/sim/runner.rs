@@ -208,7 +208,6 @@ fn execution_summary(e: &Execution) -> String {
     }
 }
 
-/// The thread and ID of a COMMIT the workload said, if both are valid names.
 /// Whether a commitment whose grant is about to expire is kept for the
 /// timed requests: a stable function of its ID, so that shrinking keeps it.
 fn reserved_for_timing(c: &Value) -> bool {
@@ -217,6 +216,7 @@ fn reserved_for_timing(c: &Value) -> bool {
         .is_some_and(|id| id.bytes().map(u32::from).sum::<u32>() % 2 == 0)
 }
 
+/// The thread and ID of a COMMIT the workload said, if both are valid names.
 fn commitment_of(c: &Value) -> Option<(ThreadId, MessageRef)> {
     let thread = ThreadId::new(c["thread"].as_str()?).ok()?;
     let id = MessageRef::new(c["id"].as_str()?).ok()?;
@@ -1060,23 +1060,23 @@ impl<'a> Run<'a> {
                 let delta = [-1i64, 0, 0, 1][(pick as usize / 20) % 4];
                 from_a
                     .map(|b| {
-                        let reachable = |c: &&Value| {
-                            self.grant_expiry(c).is_some_and(|e| {
-                                let at = e + delta - self.scenario.skew[b];
-                                at >= self.now as i64 && at - self.now as i64 <= MAX_CLOCK_JUMP_MS
-                            })
+                        let reachable = |e: i64| {
+                            let at = e + delta - self.scenario.skew[b];
+                            at >= self.now as i64 && at - self.now as i64 <= MAX_CLOCK_JUMP_MS
                         };
-                        let ready: Vec<&Value> = self
+                        let ready: Vec<(&Value, i64)> = self
                             .executable(b, resolver)
                             .into_iter()
-                            .filter(reachable)
+                            .filter_map(|c| Some((c, self.grant_expiry(c)?)))
+                            .filter(|&(_, e)| reachable(e))
                             .collect();
                         // The nearest instant: the jump expires as few other
                         // grants as it can.
-                        let first = ready.iter().filter_map(|c| self.grant_expiry(c)).min();
+                        let first = ready.iter().map(|&(_, e)| e).min();
                         let nearest: Vec<&Value> = ready
                             .into_iter()
-                            .filter(|c| self.grant_expiry(c) == first)
+                            .filter(|&(_, e)| Some(e) == first)
+                            .map(|(c, _)| c)
                             .collect();
                         (b, nearest)
                     })

@@ -166,6 +166,10 @@ pub(super) fn apply(
     }
     let text = serde_json::to_string(m).ok()?;
     let with_extensions = |ext: &str| text.replacen('{', &format!("{{\"extensions\":{ext},"), 1);
+    let with_version = |tern: &str| {
+        text.replacen("\"tern\":\"0.1\"", &format!("\"tern\":{tern}"), 1)
+            .into_bytes()
+    };
     let set = |path: &[&str], value: Value| {
         edited(m, |v| {
             *get_mut(v, path)? = value;
@@ -173,9 +177,7 @@ pub(super) fn apply(
         })
     };
     Some(match kind {
-        Malformation::DuplicateEnvelopeKey => text
-            .replacen("\"tern\":\"0.1\"", "\"tern\":\"0.1\",\"tern\":\"0.1\"", 1)
-            .into_bytes(),
+        Malformation::DuplicateEnvelopeKey => with_version("\"0.1\",\"tern\":\"0.1\""),
         Malformation::NonFinite if profile => with_extensions("{\"n\":1e999}").into_bytes(),
         Malformation::NonFinite => with_extensions("{\"n\":NaN}").into_bytes(),
         Malformation::InvalidUtf8 => {
@@ -185,9 +187,7 @@ pub(super) fn apply(
             b
         }
         Malformation::Truncated => text.as_bytes()[..text.len() / 2].to_vec(),
-        Malformation::OtherVersion => text
-            .replacen("\"tern\":\"0.1\"", "\"tern\":\"0.2\"", 1)
-            .into_bytes(),
+        Malformation::OtherVersion => with_version("\"0.2\""),
         Malformation::UnknownBodyField => text
             .replacen("\"body\":{", "\"body\":{\"priority\":\"urgent\",", 1)
             .into_bytes(),
@@ -216,12 +216,8 @@ pub(super) fn apply(
             b
         }
         Malformation::LoneSurrogate => with_extensions("{\"s\":\"\\ud800\"}").into_bytes(),
-        Malformation::VersionNotString => text
-            .replacen("\"tern\":\"0.1\"", "\"tern\":0.1", 1)
-            .into_bytes(),
-        Malformation::VersionThreeParts => text
-            .replacen("\"tern\":\"0.1\"", "\"tern\":\"0.1.0\"", 1)
-            .into_bytes(),
+        Malformation::VersionNotString => with_version("0.1"),
+        Malformation::VersionThreeParts => with_version("\"0.1.0\""),
         Malformation::VersionMissing => edited(m, |v| v.as_object_mut()?.remove("tern").map(drop))?,
         Malformation::UnknownEnvelopeField => text
             .replacen('{', "{\"priority\":\"urgent\",", 1)
