@@ -124,6 +124,12 @@ zoo! {
     ExpiresEarly = "expires-early", EXECUTIONS, "lets a grant expire one millisecond before its instant", "an execution 1 ms before its grant's expiry", Own, Moment(Moment::ExpiryOneBefore);
     ContextBlindIds = "context-blind-ids", VALID_ACCEPTED, "keys its ID records by ID alone, so an ID used in one identity context is a reuse in another", "one ID used in two identity contexts", Own, Moment(Moment::SameIdTwoContexts);
     RedeliveryResets = "redelivery-resets-execution", AT_MOST_ONCE, "forgets that a commitment was executed when its COMMIT is delivered again, so its view no longer lists the effect", "a COMMIT redelivered after its effect", Own, Moment(Moment::EffectThenRedelivered);
+    GroupCommit = "group-commit", HISTORY, "answers a delivery before its record is durable and syncs it when the next delivery begins or a view is asked, so a crash at that next delivery loses a message it already answered", "a crash at a delivery before it is durable, right after another answered delivery", Own, Moment(Moment::CrashBeforeDurable);
+    IndexBeforeData = "index-before-data", HISTORY, "makes a frame's dedup key durable before the frame, so a crash between the two makes the redelivery a duplicate of a message it never kept", "a crash at a delivery once its first write is durable, then the redelivery", Own, Moment(Moment::CrashAfterDurable);
+    StoresTwice = "stores-cut-delivery-twice", VIEWS, "makes a frame durable before its dedup key, so a frame whose delivery a crash cut is stored again when it comes back, and its view lists it twice", "a redelivery of a frame made durable by a delivery a crash cut", Own, Moment(Moment::RedeliveredDurable);
+    DistrustsTail = "distrusts-tail-after-failed-start", DEDUP, "after a start-up that crashed once it had written something, takes its log's last delivery for a torn write and drops it, so that message is new to it when it comes again", "a crash during recovery once durable, then the restart and a redelivery", Own, Moment(Moment::CrashInRecoveryDurable);
+    ForgetsEquivocatedEffects = "forgets-equivocated-effects", AT_MOST_ONCE, "drops from its view the effect of a commitment whose ID is reused after the effect, as if the conflict undid it", "an ID conflict on a COMMIT revealed after its effect", Own, Moment(Moment::IdConflictAfterEffect);
+    ForgetsConflictedEffects = "forgets-conflicted-effects", AT_MOST_ONCE, "drops from its view the effect of a commitment whose revisions conflict after the effect, as if the conflict undid it", "competing REVISEs of a COMMIT known after its effect", Own, Moment(Moment::RevisionConflictAfterEffect);
     SkipsTruncationCheck = "skips-truncation-check", STRICT_PARSING, "reads a truncated frame as far as it goes", "a truncated frame", SkipsCheck, Malformed(Malformation::Truncated);
     SkipsClaimDuplicateKeys = "skips-claim-duplicate-keys", STRICT_PARSING, "lets a repeated key inside a claim through", "a frame with a repeated key in a claim", SkipsCheck, Malformed(Malformation::DuplicateClaimKey);
     SkipsEvidenceDuplicateKeys = "skips-evidence-duplicate-keys", STRICT_PARSING, "lets a repeated key inside an evidence object through", "a frame with a repeated key in evidence", SkipsCheck, Malformed(Malformation::DuplicateEvidenceKey);
@@ -230,19 +236,36 @@ where
         Mutant::EffectBeforeIntent => Recording::EffectFirst,
         Mutant::IntentAsDone => Recording::IntentsAsDone,
         Mutant::PendingInMemory => Recording::PendingInMemory,
+        Mutant::GroupCommit => Recording::WriteBehind,
         _ => Recording::Full,
     };
-    let inner = ReferenceReceiver::recover_with(init, storage, world.clone(), recording)?;
     let log = match mutant {
-        Mutant::ExpiryAtArrival | Mutant::DedupAfterAnswer => {
-            recovered::Log::read(inner.storage())?
-        }
+        Mutant::ExpiryAtArrival
+        | Mutant::DedupAfterAnswer
+        | Mutant::StoresTwice
+        | Mutant::IndexBeforeData
+        | Mutant::DistrustsTail => recovered::Log::read(&storage)?,
         _ => recovered::Log::none(),
     };
+    let storage = recovered::Hiding::new(storage, log.torn_tails());
+    if mutant == Mutant::DistrustsTail {
+        // The start-up's first durable write: a crash after it leaves a
+        // start that never ended, which the next start blames on the log.
+        storage.append(Record::Started.encode())?;
+        storage.sync()?;
+    }
+    let inner = ReferenceReceiver::recover_with(init, storage, world.clone(), recording)?;
+    if mutant == Mutant::DistrustsTail {
+        inner.storage().append(Record::Ready.encode())?;
+        inner.storage().sync()?;
+    }
     Ok(Box::new(MutantReceiver {
         mutant,
         arrived: log.commit_arrivals(),
         forgotten: log.answered_unseen(),
+        orphaned: log.seen_unstored(),
+        hidden: BTreeSet::new(),
+        twice: BTreeSet::new(),
         inner,
         init: init.clone(),
         world,
@@ -255,7 +278,7 @@ where
 
 struct MutantReceiver<S, W> {
     mutant: Mutant,
-    inner: ReferenceReceiver<S, W>,
+    inner: ReferenceReceiver<recovered::Hiding<S>, W>,
     init: InitParams,
     world: W,
     /// ID → first frame, for `first-content-wins`.
@@ -275,6 +298,14 @@ struct MutantReceiver<S, W> {
     /// The effect keys of COMMITs delivered again as duplicates, for
     /// `redelivery-resets-execution`.
     redelivered: BTreeSet<String>,
+    /// Thread/ID of frames whose dedup key is durable and whose record is
+    /// not, for `index-before-data`.
+    orphaned: BTreeSet<String>,
+    /// Thread/ID of messages `index-before-data` called duplicates of
+    /// what it never kept: its view leaves them out.
+    hidden: BTreeSet<String>,
+    /// Thread/ID of messages `stores-cut-delivery-twice` stored again.
+    twice: BTreeSet<String>,
 }
 
 /// A frame's thread and ID, the key of the per-message notes above.
@@ -358,10 +389,12 @@ impl<S: Durable, W: Effects> MutantReceiver<S, W> {
             .find(|s| *s == status)
     }
 
-    /// `dedup-after-answer`: the dedup record is appended once the answer
-    /// is decided and synced only with the next delivery, so a crash in
-    /// between loses it; a message whose record was lost is taken as new
-    /// when it comes again.
+    /// The frame's record first, its dedup note (`Seen`) after the
+    /// answer is decided; a message whose note a crash lost is taken as
+    /// new when it comes again. `dedup-after-answer` leaves the note to be
+    /// synced with the next delivery, so a crash between operations loses
+    /// it; `stores-cut-delivery-twice` syncs it at once, so only a crash
+    /// between the two writes does, and it stores that frame again.
     fn deliver_then_note(
         &mut self,
         frame: &[u8],
@@ -379,6 +412,9 @@ impl<S: Durable, W: Effects> MutantReceiver<S, W> {
             if let Some(first) = d.events.first_mut() {
                 if first.outcome == Outcome::Duplicate {
                     first.outcome = Outcome::Accepted;
+                    if self.mutant == Mutant::StoresTwice {
+                        self.twice.insert(key.clone());
+                    }
                 }
             }
         }
@@ -388,8 +424,42 @@ impl<S: Durable, W: Effects> MutantReceiver<S, W> {
         );
         if stored {
             self.inner.storage().append(Record::Seen { key }.encode())?;
+            if self.mutant == Mutant::StoresTwice {
+                self.inner.storage().sync()?;
+            }
         }
         Ok(d)
+    }
+
+    /// `index-before-data`: the dedup note is made durable before the
+    /// frame's record. A frame whose note survived a crash without its
+    /// record is called a duplicate when it comes again, and is missing
+    /// from the view (kept by the reference part, hidden here: the
+    /// observable defect of a receiver that never stored it).
+    fn note_then_deliver(
+        &mut self,
+        frame: &[u8],
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Result<Delivered, ImplError> {
+        let Ok(m) = tern_model::parse_frame(frame) else {
+            return self.inner.deliver(frame, principal, now);
+        };
+        let key = key_of(&m);
+        if self.orphaned.remove(&key) {
+            let mut d = self.inner.deliver(frame, principal, now)?;
+            if let Some(first) = d.events.first_mut() {
+                if matches!(first.outcome, Outcome::Accepted | Outcome::Pending { .. }) {
+                    first.outcome = Outcome::Duplicate;
+                    d.events.truncate(1);
+                    self.hidden.insert(key);
+                }
+            }
+            return Ok(d);
+        }
+        self.inner.storage().append(Record::Seen { key }.encode())?;
+        self.inner.storage().sync()?;
+        self.inner.deliver(frame, principal, now)
     }
 
     fn thread_has_evidence(&mut self, thread: &ThreadId) -> bool {
@@ -626,7 +696,10 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
                     d
                 }
             }
-            Mutant::DedupAfterAnswer => self.deliver_then_note(frame, principal, now)?,
+            Mutant::DedupAfterAnswer | Mutant::StoresTwice => {
+                self.deliver_then_note(frame, principal, now)?
+            }
+            Mutant::IndexBeforeData => self.note_then_deliver(frame, principal, now)?,
             Mutant::NeverInvalidates => {
                 let mut d = self.inner.deliver(frame, principal, now)?;
                 d.events.retain(|e| e.kind != EventKind::Invalidated);
@@ -767,6 +840,59 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
         }
         let mut v = self.inner.view(thread)?;
         match self.mutant {
+            Mutant::IndexBeforeData => {
+                let hidden = |m: &Value| {
+                    m["id"]
+                        .as_str()
+                        .is_some_and(|id| self.hidden.contains(&format!("{thread}/{id}")))
+                };
+                for list in ["messages", "commitments", "pending"] {
+                    if let Some(items) = v[list].as_array_mut() {
+                        items.retain(|m| !hidden(m));
+                    }
+                }
+            }
+            Mutant::StoresTwice => {
+                if let Some(ms) = v["messages"].as_array_mut() {
+                    let again: Vec<Value> = ms
+                        .iter()
+                        .filter(|m| {
+                            m["id"]
+                                .as_str()
+                                .is_some_and(|id| self.twice.contains(&format!("{thread}/{id}")))
+                        })
+                        .cloned()
+                        .collect();
+                    ms.extend(again);
+                }
+            }
+            Mutant::ForgetsEquivocatedEffects | Mutant::ForgetsConflictedEffects => {
+                let undone: Vec<String> = if self.mutant == Mutant::ForgetsEquivocatedEffects {
+                    v["messages"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|m| m["status"] == "equivocated")
+                        .filter_map(|m| m["id"].as_str().map(str::to_owned))
+                        .collect()
+                } else {
+                    v["revisions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|r| r["state"] == "conflict")
+                        .filter_map(|r| r["target"].as_str().map(str::to_owned))
+                        .collect()
+                };
+                let undone: BTreeSet<String> = undone
+                    .iter()
+                    .filter_map(|id| MessageRef::new(id).ok())
+                    .map(|id| self.effect_of(thread, &id).0)
+                    .collect();
+                if let Some(effects) = v["effects"].as_array_mut() {
+                    effects.retain(|e| e.as_str().is_none_or(|e| !undone.contains(e)));
+                }
+            }
             Mutant::RedeliveryResets => {
                 if let Some(effects) = v["effects"].as_array_mut() {
                     effects.retain(|e| e.as_str().is_none_or(|e| !self.redelivered.contains(e)));
@@ -858,18 +984,17 @@ mod tests {
     /// updates it, and the gap is always visible (docs/simulator.md names
     /// the same list, with the reasons).
     const WITHOUT_A_MUTANT: &[&str] = &[
-        // A crash before durability leaves nothing to get wrong but the
-        // recovery, which `memory-dedup` and `pending-in-memory` cover.
-        "crash before a delivery is durable",
-        // The harness accepts `accepted` or `duplicate` for a frame cut
-        // after it was durable; a defect there needs storing twice.
-        "crash after a delivery is durable",
+        // None can have one, by construction. A crash before anything of
+        // a start-up is durable leaves storage as it was before that
+        // start, and a frame redelivered after a crash before its record
+        // was durable is, to the receiver, a first delivery: a receiver
+        // that is a function of its durable storage cannot tell either
+        // apart from a plain restart or a first delivery (in process it is
+        // dropped; over the protocol it is killed). Their defects are
+        // those of the neighbouring situations (`group-commit` loses an
+        // earlier answer at the same crash point).
         "crash during recovery before it is durable",
-        "crash during recovery once durable",
         "redelivery after a crash before durability",
-        "redelivery after a crash once durable",
-        "ID conflict revealed after an effect",
-        "revision conflict revealed after an effect",
         // A receiver sees only its local time: no defect can show under
         // skew alone; the situation checks the harness's own arithmetic.
         "execution under clock skew",

@@ -57,6 +57,11 @@ pub(crate) enum Record {
     Seen {
         key: String,
     },
+    /// A start-up began, and one ended: written only by the
+    /// `distrusts-tail-after-failed-start` mutant, which reads a start that
+    /// never ended as a sign of a torn log. The reference skips both.
+    Started,
+    Ready,
 }
 
 fn put(out: &mut Vec<u8>, bytes: &[u8]) {
@@ -103,6 +108,8 @@ impl Record {
                 out.push(3);
                 put(&mut out, key.as_bytes());
             }
+            Record::Started => out.push(4),
+            Record::Ready => out.push(5),
         }
         out
     }
@@ -142,6 +149,8 @@ impl Record {
             3 => Some(Record::Seen {
                 key: text(take(&mut rest)?)?,
             }),
+            4 => Some(Record::Started),
+            5 => Some(Record::Ready),
             _ => None,
         }
     }
@@ -164,6 +173,11 @@ pub enum Recording {
     /// held in memory and written only once a later delivery releases it,
     /// so a restart loses every message still pending.
     PendingInMemory,
+    /// As `Full` for executions, but a delivery is answered before its
+    /// record is durable: the record is synced when the next delivery
+    /// begins, or when a view is asked (a group commit). A crash at the
+    /// next delivery's sync loses an answered message.
+    WriteBehind,
 }
 
 /// One running reference receiver, over any durable storage and world.
@@ -253,7 +267,7 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
                         }
                     }
                 }
-                Record::Done { .. } | Record::Seen { .. } => {}
+                Record::Done { .. } | Record::Seen { .. } | Record::Started | Record::Ready => {}
             }
         }
         for key in confirm {
@@ -334,11 +348,20 @@ impl<S: Durable, W: Effects> Receiver for ReferenceReceiver<S, W> {
             principal: principal.as_str().to_owned(),
             frame: frame.to_vec(),
         };
-        if self.recording == Recording::PendingInMemory {
-            return self.deliver_holding_pending(record, frame, principal, now);
+        match self.recording {
+            Recording::PendingInMemory => {
+                return self.deliver_holding_pending(record, frame, principal, now)
+            }
+            Recording::WriteBehind => {
+                // The previous answer's record becomes durable only now.
+                self.storage.sync()?;
+                self.storage.append(record.encode())?;
+            }
+            _ => {
+                self.storage.append(record.encode())?;
+                self.storage.sync()?;
+            }
         }
-        self.storage.append(record.encode())?;
-        self.storage.sync()?;
         Ok(Delivered {
             events: self.ledger.deliver(frame, principal, now),
             outgoing: Vec::new(),
@@ -361,7 +384,10 @@ impl<S: Durable, W: Effects> Receiver for ReferenceReceiver<S, W> {
             commitment: commitment.as_str().to_owned(),
         };
         match self.recording {
-            Recording::Full | Recording::IntentsAsDone | Recording::PendingInMemory => {
+            Recording::Full
+            | Recording::IntentsAsDone
+            | Recording::PendingInMemory
+            | Recording::WriteBehind => {
                 self.storage.append(intent.encode())?;
                 self.storage.sync()?;
                 self.ledger.execute(thread, commitment, now);
@@ -384,6 +410,9 @@ impl<S: Durable, W: Effects> Receiver for ReferenceReceiver<S, W> {
     }
 
     fn view(&mut self, thread: &ThreadId) -> Result<serde_json::Value, ImplError> {
+        if self.recording == Recording::WriteBehind {
+            self.storage.sync()?;
+        }
         Ok(self.ledger.view(thread))
     }
 }
@@ -411,6 +440,8 @@ mod tests {
             Record::Seen {
                 key: "t/a:1".into(),
             },
+            Record::Started,
+            Record::Ready,
         ] {
             assert_eq!(Record::decode(&r.encode()), Some(r));
         }

@@ -9,6 +9,42 @@ use crate::plugin::ImplError;
 use crate::reference::Record;
 use crate::storage::Durable;
 
+/// A mutant's storage as its reference part sees it: some records are
+/// hidden from a restart, as if they had never been written.
+pub(super) struct Hiding<S> {
+    inner: S,
+    hidden: BTreeSet<usize>,
+}
+
+impl<S: Durable> Hiding<S> {
+    pub(super) fn new(inner: S, hidden: BTreeSet<usize>) -> Hiding<S> {
+        Hiding { inner, hidden }
+    }
+}
+
+impl<S: Durable> Durable for Hiding<S> {
+    fn append(&self, record: Vec<u8>) -> Result<(), ImplError> {
+        self.inner.append(record)
+    }
+
+    fn sync(&self) -> Result<(), ImplError> {
+        self.inner.sync()
+    }
+
+    fn records(&self) -> Result<Vec<Vec<u8>>, ImplError> {
+        let records = self.inner.records()?;
+        if self.hidden.is_empty() {
+            return Ok(records);
+        }
+        Ok(records
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| !self.hidden.contains(i))
+            .map(|(_, r)| r)
+            .collect())
+    }
+}
+
 /// The durable log, decoded.
 pub(super) struct Log(Vec<Record>);
 
@@ -48,6 +84,45 @@ impl Log {
             if m.act() == tern_model::Act::Commit {
                 out.entry(super::key_of(&m)).or_insert(at);
             }
+        }
+        out
+    }
+
+    /// Thread/ID of every `Seen` note whose frame is not durable: a crash
+    /// came between the note and the frame's record.
+    pub(super) fn seen_unstored(&self) -> BTreeSet<String> {
+        let stored: BTreeSet<String> = self.deliveries().map(|(m, _)| super::key_of(&m)).collect();
+        self.0
+            .iter()
+            .filter_map(|r| match r {
+                Record::Seen { key } if !stored.contains(key) => Some(key.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// For every start-up that began and never ended, the place of the
+    /// last delivery record written before it: what a receiver that
+    /// blames a failed start on a torn log drops.
+    pub(super) fn torn_tails(&self) -> BTreeSet<usize> {
+        let mut out = BTreeSet::new();
+        let mut last_delivery = None;
+        let mut open_start = None;
+        for (i, r) in self.0.iter().enumerate() {
+            match r {
+                Record::Deliver { .. } => last_delivery = Some(i),
+                Record::Started => {
+                    if let Some(Some(d)) = open_start.take() {
+                        out.insert(d);
+                    }
+                    open_start = Some(last_delivery);
+                }
+                Record::Ready => open_start = None,
+                _ => {}
+            }
+        }
+        if let Some(Some(d)) = open_start {
+            out.insert(d);
         }
         out
     }

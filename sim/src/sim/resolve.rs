@@ -37,6 +37,10 @@ pub struct Outgoing {
 pub struct Said {
     /// Honest messages in the order sent.
     pub messages: Vec<Value>,
+    /// COMMITs of the current conversation whose effect was performed, so
+    /// that later revisions and reused IDs can meet an execution (the
+    /// conflicts a receiver must reconcile with what it already did, S4.23).
+    pub executed: Vec<Value>,
     counters: std::collections::BTreeMap<String, u32>,
 }
 
@@ -88,6 +92,13 @@ impl Said {
         self.of_act("COMMIT")
     }
 
+    /// Notes that `commit`'s effect was performed.
+    pub fn note_executed(&mut self, commit: &Value) {
+        if !self.executed.contains(commit) {
+            self.executed.push(commit.clone());
+        }
+    }
+
     /// Looks a message up by ID and thread.
     pub fn find(&self, id: &str) -> Option<&Value> {
         self.messages.iter().find(|m| m["id"] == id)
@@ -130,6 +141,7 @@ impl<'a> Resolver<'a> {
         if epoch != self.epoch {
             self.epoch = epoch;
             self.said.messages.clear();
+            self.said.executed.clear();
         }
     }
 
@@ -372,17 +384,24 @@ impl<'a> Resolver<'a> {
                     self.said
                         .of_acts(&["TELL", "PROPOSE", "REQUEST", "COMMIT", "REPORT"])
                 };
+                // Two of those three pick a COMMIT already executed and
+                // names the original as `previous`: a second such REVISE
+                // competes with the first, so a conflict is revealed after
+                // the effect.
+                let executed = matches!(target % 11, 1 | 2) && !self.said.executed.is_empty();
                 let revisable = match target % 11 {
                     0 => self.said.of_acts(&["ASK", "ACK", "CHALLENGE", "REVISE"]),
+                    1 | 2 if executed => self.said.executed.iter().collect(),
                     1..=3 => Some(self.said.of_act("COMMIT"))
                         .filter(|c| !c.is_empty())
                         .unwrap_or_else(any_revisable),
                     _ => any_revisable(),
                 };
-                let t = pick_ref(&revisable, target)?;
+                let t = pick_ref(&revisable, if executed { target / 11 } else { target })?;
                 let owner = t["from"].as_str()?.to_owned();
                 let chain = self.said.about("REVISE", "target", &t["id"]);
                 let previous = previous
+                    .filter(|_| !executed)
                     .and_then(|p| pick_ref(&chain, p))
                     .map_or(t["id"].clone(), |p| p["id"].clone());
                 let (mode, replacement) = if withdraw {
@@ -569,7 +588,12 @@ impl<'a> Resolver<'a> {
             }
             Attack::ReuseId { of } => {
                 // The original sender equivocates: same ID, other content.
-                let mut m = pick(&self.said.messages, of)?;
+                // Half reuse the ID of a COMMIT already executed, so that
+                // the conflict is revealed after its effect.
+                let mut m = match of % 2 {
+                    0 if !self.said.executed.is_empty() => pick(&self.said.executed, of / 2)?,
+                    _ => pick(&self.said.messages, of)?,
+                };
                 m["extensions"] = json!({"variant": self.said.messages.len()});
                 self.misbehaving(&m)?
             }

@@ -130,6 +130,11 @@ struct Agent {
     /// point. Armed on the storage only for the length of that operation, so
     /// the same operation crashes whatever the implementation's internals.
     pending_crash: Option<CrashPoint>,
+    /// Deliveries to let pass before a sync crash point is armed: a crash
+    /// at the second delivery from now falls right after another answer,
+    /// often with no view asked in between (what a receiver that answers
+    /// before its record is durable gets wrong).
+    crash_after: u8,
     oracle: Ledger,
     down_until: Option<u64>,
     /// Frames whose delivery crashed before the outcome was reported, with
@@ -301,6 +306,7 @@ impl<'a> Run<'a> {
                 receiver: None,
                 storage,
                 pending_crash: None,
+                crash_after: 0,
                 oracle,
                 down_until: None,
                 unreported: Vec::new(),
@@ -618,7 +624,11 @@ impl<'a> Run<'a> {
             return Ok(());
         }
         let point = self.agents[a].pending_crash;
-        let armed = matches!(point, Some(CrashPoint::BeforeSync | CrashPoint::AfterSync));
+        let sync_point = matches!(point, Some(CrashPoint::BeforeSync | CrashPoint::AfterSync));
+        let armed = sync_point && self.agents[a].crash_after == 0;
+        if sync_point && !armed {
+            self.agents[a].crash_after -= 1;
+        }
         if armed {
             self.agents[a]
                 .storage
@@ -1106,10 +1116,12 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn execute(&mut self, a: usize, pick: u16, resolver: &Resolver) -> Checked {
+    fn execute(&mut self, a: usize, pick: u16, resolver: &mut Resolver) -> Checked {
         let Some((a, chosen, timed)) = self.choose(a, pick, resolver) else {
             return Ok(());
         };
+        let chosen = chosen.clone();
+        let chosen = &chosen;
         if self.agents[a].receiver.is_none() {
             return Ok(());
         }
@@ -1169,6 +1181,7 @@ impl<'a> Run<'a> {
         );
         if !new_effects.is_empty() {
             self.reach.on_effect(thread.as_str(), id.as_str());
+            resolver.said.note_executed(chosen);
         }
         for (who, key) in &new_effects {
             let approved = matches!(&expected_decision, Execution::Executed { effect } if effect == key)
@@ -1271,6 +1284,7 @@ impl<'a> Run<'a> {
             }
             Step::Execute { agent, pick } => self.execute(*agent as usize % n, *pick, resolver)?,
             Step::Crash { agent, point } => {
+                let point_draw = *point;
                 let a = *agent as usize % n;
                 if self.agents[a].receiver.is_some() {
                     match point % 7 {
@@ -1296,12 +1310,17 @@ impl<'a> Run<'a> {
                                 CrashPoint::BeforeEffect,
                             ][(p - 1) as usize];
                             self.agents[a].pending_crash = Some(point);
+                            // Half the sync crashes fall at the second
+                            // delivery from now.
+                            let later = p <= 2 && (point_draw / 7) % 2 == 1;
+                            self.agents[a].crash_after = u8::from(later);
+                            let when = if later { " of its second delivery from now" } else { "" };
                             let name = self.agents[a].name.clone();
-                            self.note(|| format!("⚡ {name} will crash at {point:?}"));
+                            self.note(|| format!("⚡ {name} will crash at {point:?}{when}"));
                             self.happen(|at| Happening::Fault {
                                 at,
                                 agent: Some(name),
-                                text: format!("⚡ will crash at {point:?}"),
+                                text: format!("⚡ will crash at {point:?}{when}"),
                             });
                         }
                     }

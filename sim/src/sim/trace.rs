@@ -22,7 +22,7 @@ use crate::compare::Names;
 /// names a kind and a variant (forty-two kinds), and grants expire within
 /// the run's length. The steps of an older trace would play another run,
 /// so it is refused.
-pub const FORMAT: u64 = 4;
+pub const FORMAT: u64 = 5;
 
 /// A trace as read back.
 #[derive(Debug, Clone)]

@@ -364,7 +364,9 @@ pub fn step_strategy(mix: Mix) -> BoxedStrategy<Step> {
     if mix.crashes {
         arms.push((
             1,
-            (u(), 0..7u8)
+            // `point % 7` is where; for the two sync points, `point / 7`
+            // says whether one more delivery passes first.
+            (u(), 0..14u8)
                 .prop_map(|(agent, point)| Step::Crash { agent, point })
                 .boxed(),
         ));
