@@ -294,10 +294,13 @@ impl<'a> Resolver<'a> {
             } => {
                 let from = self.person(from);
                 let grants = self.scenario.grant_refs();
-                let grant = if grant % 3 == 0 {
-                    Value::Null
-                } else {
-                    json!(grants[grant as usize % grants.len()])
+                // One in twelve cites the grant nobody has, so that its
+                // COMMITs (citing it too, or nothing) are refused for an
+                // unknown grant rather than disputed for a mismatch.
+                let grant = match grant % 12 {
+                    0 | 3 | 6 | 9 => Value::Null,
+                    1 => json!("grant:forged"),
+                    _ => json!(grants[grant as usize % grants.len()]),
                 };
                 let to = self.others(&from, to);
                 // Half the requests are for `ops`, where the grants expire,
@@ -316,7 +319,19 @@ impl<'a> Resolver<'a> {
                 request,
                 grant,
             } => {
-                let q = pick_ref(&self.said.of_act("REQUEST"), request)?;
+                // One in nine answers a PROPOSE or TELL as if it were the
+                // REQUEST: a COMMIT its own author's receiver rejects (a
+                // reference to the wrong act, L-REF-6), which that author
+                // may then be asked to execute.
+                let misread = request % 9 == 4;
+                let requests = if misread {
+                    Some(self.said.of_acts(&["PROPOSE", "TELL"]))
+                        .filter(|m| !m.is_empty())
+                        .unwrap_or_else(|| self.said.of_act("REQUEST"))
+                } else {
+                    self.said.of_act("REQUEST")
+                };
+                let q = pick_ref(&requests, if misread { request / 9 } else { request })?;
                 let addressees = strings(&q["to"]);
                 // Usually an addressee commits; now and then someone else does.
                 let from = if from % 7 == 0 || addressees.is_empty() {

@@ -481,13 +481,28 @@ impl<'a> Run<'a> {
             text: "↺ restart from storage".into(),
         });
         self.start(a)?;
-        // The senders retransmit what was never acknowledged.
+        // The senders retransmit what was never acknowledged: first the
+        // frames whose delivery a crash cut (until they are settled, the
+        // receiver may hold what the model does not), then, once the views
+        // are compared, the frame whose acknowledgement a crash between
+        // operations lost. So a receiver that lost a message it had
+        // answered shows it in its view (history), before the redelivery
+        // can make it look like a duplicate taken for new.
         let pending = self.agents[a].unreported.clone();
-        for u in pending {
-            if self.agents[a].receiver.is_none() {
-                break;
+        let (cut, answered): (Vec<_>, Vec<_>) =
+            pending.into_iter().partition(|u| u.point.is_some());
+        for (i, batch) in [cut, answered].into_iter().enumerate() {
+            if i == 1 && !batch.is_empty() && self.agents[a].receiver.is_some() {
+                for t in self.scenario.threads_of(epoch_of(self.step)) {
+                    self.check_view(a, &t)?;
+                }
             }
-            self.deliver_to(a, &u.frame, &u.principal, u.sent)?;
+            for u in batch {
+                if self.agents[a].receiver.is_none() {
+                    break;
+                }
+                self.deliver_to(a, &u.frame, &u.principal, u.sent)?;
+            }
         }
         if self.agents[a].receiver.is_some() {
             for t in self.scenario.threads_of(epoch_of(self.step)) {
@@ -1314,7 +1329,11 @@ impl<'a> Run<'a> {
                             // delivery from now.
                             let later = p <= 2 && (point_draw / 7) % 2 == 1;
                             self.agents[a].crash_after = u8::from(later);
-                            let when = if later { " of its second delivery from now" } else { "" };
+                            let when = if later {
+                                " of its second delivery from now"
+                            } else {
+                                ""
+                            };
                             let name = self.agents[a].name.clone();
                             self.note(|| format!("⚡ {name} will crash at {point:?}{when}"));
                             self.happen(|at| Happening::Fault {
