@@ -185,8 +185,13 @@ fn every_mutant_is_refused_certification_with_its_clause() {
         // knows), a grant expired a millisecond early (L-EXE-6 again),
         // `Invalidated` events (L-EVT-3), the refusal of an equivocated
         // COMMIT (L-DUP-4) and the mismatches that make a commitment
-        // disputed (L-COM-8).
+        // disputed (L-COM-8). A frame stored again after a cut delivery
+        // shows in the profile's reading that its redelivery is a
+        // duplicate (L-DUP-6), and an effect forgotten after an ID
+        // conflict in the profile's equivocation (L-DUP-4).
         let profile_only = [
+            Mutant::StoresTwice,
+            Mutant::ForgetsEquivocatedEffects,
             Mutant::AcceptsMisrouted,
             Mutant::NonFinite,
             Mutant::ValidAtExpiry,

@@ -109,7 +109,12 @@ pub enum Step {
         expect: BTreeMap<String, u32>,
     },
     Crash,
-    Restart,
+    /// A start on the same storage; with `crash`, the start-up is killed at
+    /// its first sync (before or after what it writes is durable), and the
+    /// receiver stays down until the next restart.
+    Restart {
+        crash: Option<DeliverCrash>,
+    },
 }
 
 impl Step {
@@ -120,7 +125,7 @@ impl Step {
             Step::View { .. } => "view",
             Step::Effects { .. } => "effects",
             Step::Crash => "crash",
-            Step::Restart => "restart",
+            Step::Restart { .. } => "restart",
         }
     }
 
@@ -244,7 +249,10 @@ enum RawStep {
         expect: BTreeMap<String, u32>,
     },
     Crash {},
-    Restart {},
+    Restart {
+        #[serde(default)]
+        crash: Option<String>,
+    },
 }
 
 /// Builds errors that name the file and the member.
@@ -644,17 +652,29 @@ impl Case {
                 }
                 RawStep::Effects { expect } => Step::Effects { expect },
                 RawStep::Crash {} => Step::Crash,
-                RawStep::Restart {} => Step::Restart,
+                RawStep::Restart { crash } => Step::Restart {
+                    crash: match crash.as_deref() {
+                        None => None,
+                        Some("before_durable") => Some(DeliverCrash::BeforeDurable),
+                        Some("after_durable") => Some(DeliverCrash::AfterDurable),
+                        Some(_) => {
+                            return Err(at.err(
+                                format!("{p}/crash"),
+                                "a start-up crashes \"before_durable\" or \"after_durable\"",
+                            ))
+                        }
+                    },
+                },
             };
             // The receiver's life: down after a crash until a restart.
             match &step {
-                Step::Restart if up => {
+                Step::Restart { .. } if up => {
                     return Err(at.err(
                         format!("/steps/{i}"),
                         "`restart` while the receiver is running",
                     ))
                 }
-                Step::Restart => up = true,
+                Step::Restart { crash } => up = crash.is_none(),
                 Step::Crash if !up => {
                     return Err(at.err(format!("/steps/{i}"), "`crash` while the receiver is down"))
                 }

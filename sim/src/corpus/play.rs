@@ -243,6 +243,49 @@ impl Player<'_> {
         }
     }
 
+    /// A start-up killed at its first sync. One that never syncs is killed
+    /// when its answer arrives; either way the receiver stays down.
+    fn start_crashing(&mut self, step: usize, crash: DeliverCrash) -> Checked {
+        self.storage.arm(match crash {
+            DeliverCrash::BeforeDurable => CrashPoint::BeforeSync,
+            DeliverCrash::AfterDurable => CrashPoint::AfterSync,
+        });
+        let world = self
+            .world
+            .for_agent(self.init.participant.as_str(), &self.storage);
+        let result = self
+            .implementation
+            .start(&self.init, self.storage.clone(), world);
+        let fired = self.storage.fired();
+        self.record(Exchange {
+            step,
+            op: "restart",
+            sender: None,
+            gloss: "restart from storage".to_owned(),
+            frame: None,
+            answer: "(killed while starting)".to_owned(),
+            fault: Some(match crash {
+                DeliverCrash::BeforeDurable => {
+                    "restart, crashing before what it writes is durable".to_owned()
+                }
+                DeliverCrash::AfterDurable => {
+                    "restart, crashing once what it writes is durable".to_owned()
+                }
+            }),
+            ok: true,
+        });
+        let outcome = match result {
+            Ok(mut r) => {
+                r.kill();
+                Ok(())
+            }
+            Err(e) => Err(e),
+        };
+        self.crashed_as_scheduled(step, outcome, fired, "start-up", "a started receiver")?;
+        self.crash();
+        Ok(())
+    }
+
     /// What an operation with a scheduled crash may return: the injected
     /// crash, or (when it never reached the crash point) an answer the
     /// harness throws away. An answer *after* the crash fired means the
@@ -649,7 +692,7 @@ impl Player<'_> {
                 self.crash();
                 Ok(())
             }
-            Step::Restart => {
+            Step::Restart { crash: None } => {
                 self.record(Exchange {
                     step: i,
                     op: "restart",
@@ -662,6 +705,7 @@ impl Player<'_> {
                 });
                 self.start(i)
             }
+            Step::Restart { crash: Some(c) } => self.start_crashing(i, *c),
         }
     }
 }
