@@ -294,12 +294,12 @@ impl<'a> Resolver<'a> {
             } => {
                 let from = self.person(from);
                 let grants = self.scenario.grant_refs();
-                // One in twelve cites the grant nobody has, so that its
-                // COMMITs (citing it too, or nothing) are refused for an
-                // unknown grant rather than disputed for a mismatch.
-                let grant = match grant % 12 {
-                    0 | 3 | 6 | 9 => Value::Null,
+                // One in twenty-four cites the grant nobody has, so that
+                // its COMMITs (citing it too, or nothing) are refused for
+                // an unknown grant rather than disputed for a mismatch.
+                let grant = match grant % 24 {
                     1 => json!("grant:forged"),
+                    g if g % 3 == 0 => Value::Null,
                     _ => json!(grants[grant as usize % grants.len()]),
                 };
                 let to = self.others(&from, to);
@@ -319,11 +319,11 @@ impl<'a> Resolver<'a> {
                 request,
                 grant,
             } => {
-                // One in nine answers a PROPOSE or TELL as if it were the
+                // One in thirteen answers a PROPOSE or TELL as if it were the
                 // REQUEST: a COMMIT its own author's receiver rejects (a
                 // reference to the wrong act, L-REF-6), which that author
                 // may then be asked to execute.
-                let misread = request % 9 == 4;
+                let misread = request % 13 == 4;
                 let requests = if misread {
                     Some(self.said.of_acts(&["PROPOSE", "TELL"]))
                         .filter(|m| !m.is_empty())
@@ -331,7 +331,7 @@ impl<'a> Resolver<'a> {
                 } else {
                     self.said.of_act("REQUEST")
                 };
-                let q = pick_ref(&requests, if misread { request / 9 } else { request })?;
+                let q = pick_ref(&requests, if misread { request / 13 } else { request })?;
                 let addressees = strings(&q["to"]);
                 // Usually an addressee commits; now and then someone else does.
                 let from = if from % 7 == 0 || addressees.is_empty() {
