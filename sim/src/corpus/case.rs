@@ -255,6 +255,25 @@ enum RawStep {
     },
 }
 
+/// The crash of a step that syncs (a delivery or a start-up), from its
+/// `crash` member.
+fn sync_crash(
+    at: &At<'_>,
+    step: &str,
+    what: &str,
+    crash: Option<&str>,
+) -> Result<Option<DeliverCrash>, CorpusError> {
+    match crash {
+        None => Ok(None),
+        Some("before_durable") => Ok(Some(DeliverCrash::BeforeDurable)),
+        Some("after_durable") => Ok(Some(DeliverCrash::AfterDurable)),
+        Some(_) => Err(at.err(
+            format!("{step}/crash"),
+            format!("{what} crashes \"before_durable\" or \"after_durable\""),
+        )),
+    }
+}
+
 /// Builds errors that name the file and the member.
 struct At<'a> {
     file: &'a Path,
@@ -565,17 +584,7 @@ impl Case {
                             ))
                         }
                     };
-                    let crash = match crash.as_deref() {
-                        None => None,
-                        Some("before_durable") => Some(DeliverCrash::BeforeDurable),
-                        Some("after_durable") => Some(DeliverCrash::AfterDurable),
-                        Some(_) => {
-                            return Err(at.err(
-                                format!("{p}/crash"),
-                                "a delivery crashes \"before_durable\" or \"after_durable\"",
-                            ))
-                        }
-                    };
+                    let crash = sync_crash(&at, &p, "a delivery", crash.as_deref())?;
                     let expect = match (expect, crash) {
                         (Some(_), Some(_)) => {
                             return Err(
@@ -653,17 +662,7 @@ impl Case {
                 RawStep::Effects { expect } => Step::Effects { expect },
                 RawStep::Crash {} => Step::Crash,
                 RawStep::Restart { crash } => Step::Restart {
-                    crash: match crash.as_deref() {
-                        None => None,
-                        Some("before_durable") => Some(DeliverCrash::BeforeDurable),
-                        Some("after_durable") => Some(DeliverCrash::AfterDurable),
-                        Some(_) => {
-                            return Err(at.err(
-                                format!("{p}/crash"),
-                                "a start-up crashes \"before_durable\" or \"after_durable\"",
-                            ))
-                        }
-                    },
+                    crash: sync_crash(&at, &p, "a start-up", crash.as_deref())?,
                 },
             };
             // The receiver's life: down after a crash until a restart.
