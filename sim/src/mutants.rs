@@ -313,6 +313,14 @@ fn key_of(m: &tern_model::Message) -> String {
     format!("{}/{}", m.thread, m.id)
 }
 
+/// Whether the view entry `m` of `thread` is among the `notes` (keyed as
+/// [`key_of`] keys them).
+fn noted(notes: &BTreeSet<String>, thread: &ThreadId, m: &Value) -> bool {
+    m["id"]
+        .as_str()
+        .is_some_and(|id| notes.contains(&format!("{thread}/{id}")))
+}
+
 /// The ACK `me` sends of message `m`.
 fn ack_of(me: &str, m: &tern_model::Message) -> Vec<u8> {
     serde_json::to_vec(
@@ -841,14 +849,9 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
         let mut v = self.inner.view(thread)?;
         match self.mutant {
             Mutant::IndexBeforeData => {
-                let hidden = |m: &Value| {
-                    m["id"]
-                        .as_str()
-                        .is_some_and(|id| self.hidden.contains(&format!("{thread}/{id}")))
-                };
                 for list in ["messages", "commitments", "pending"] {
                     if let Some(items) = v[list].as_array_mut() {
-                        items.retain(|m| !hidden(m));
+                        items.retain(|m| !noted(&self.hidden, thread, m));
                     }
                 }
             }
@@ -856,37 +859,26 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
                 if let Some(ms) = v["messages"].as_array_mut() {
                     let again: Vec<Value> = ms
                         .iter()
-                        .filter(|m| {
-                            m["id"]
-                                .as_str()
-                                .is_some_and(|id| self.twice.contains(&format!("{thread}/{id}")))
-                        })
+                        .filter(|m| noted(&self.twice, thread, m))
                         .cloned()
                         .collect();
                     ms.extend(again);
                 }
             }
             Mutant::ForgetsEquivocatedEffects | Mutant::ForgetsConflictedEffects => {
-                let undone: Vec<String> = if self.mutant == Mutant::ForgetsEquivocatedEffects {
-                    v["messages"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter(|m| m["status"] == "equivocated")
-                        .filter_map(|m| m["id"].as_str().map(str::to_owned))
-                        .collect()
+                // The commitments the conflict is taken to have undone: the
+                // equivocated messages, or the targets of conflicted chains.
+                let (list, field, value, id) = if self.mutant == Mutant::ForgetsEquivocatedEffects {
+                    ("messages", "status", "equivocated", "id")
                 } else {
-                    v["revisions"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter(|r| r["state"] == "conflict")
-                        .filter_map(|r| r["target"].as_str().map(str::to_owned))
-                        .collect()
+                    ("revisions", "state", "conflict", "target")
                 };
-                let undone: BTreeSet<String> = undone
-                    .iter()
-                    .filter_map(|id| MessageRef::new(id).ok())
+                let undone: BTreeSet<String> = v[list]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|x| x[field] == value)
+                    .filter_map(|x| MessageRef::new(x[id].as_str()?).ok())
                     .map(|id| self.effect_of(thread, &id).0)
                     .collect();
                 if let Some(effects) = v["effects"].as_array_mut() {

@@ -76,11 +76,21 @@ impl ExecuteCrash {
     }
 }
 
-/// Where a crash scheduled inside a delivery hits.
+/// Where a crash scheduled inside a delivery (or a start-up) hits: at its
+/// first sync.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeliverCrash {
     BeforeDurable,
     AfterDurable,
+}
+
+impl DeliverCrash {
+    pub fn point(self) -> CrashPoint {
+        match self {
+            DeliverCrash::BeforeDurable => CrashPoint::BeforeSync,
+            DeliverCrash::AfterDurable => CrashPoint::AfterSync,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

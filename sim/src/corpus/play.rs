@@ -19,7 +19,7 @@ use crate::plugin::{
 };
 use crate::replies::KnownAcks;
 use crate::sim::shorthand;
-use crate::storage::{CrashPoint, Storage};
+use crate::storage::Storage;
 use crate::world::World;
 
 /// The outcome of a case (docs/corpus.md section 3).
@@ -227,14 +227,17 @@ impl Player<'_> {
         )
     }
 
-    fn start(&mut self, step: usize) -> Result<(), (Status, Failure)> {
+    /// Starts the implementation on the case's storage and world.
+    fn launch(&self) -> Result<Box<dyn Receiver>, ImplError> {
         let world = self
             .world
             .for_agent(self.init.participant.as_str(), &self.storage);
-        match self
-            .implementation
+        self.implementation
             .start(&self.init, self.storage.clone(), world)
-        {
+    }
+
+    fn start(&mut self, step: usize) -> Result<(), (Status, Failure)> {
+        match self.launch() {
             Ok(r) => {
                 self.receiver = Some(r);
                 Ok(())
@@ -246,16 +249,8 @@ impl Player<'_> {
     /// A start-up killed at its first sync. One that never syncs is killed
     /// when its answer arrives; either way the receiver stays down.
     fn start_crashing(&mut self, step: usize, crash: DeliverCrash) -> Checked {
-        self.storage.arm(match crash {
-            DeliverCrash::BeforeDurable => CrashPoint::BeforeSync,
-            DeliverCrash::AfterDurable => CrashPoint::AfterSync,
-        });
-        let world = self
-            .world
-            .for_agent(self.init.participant.as_str(), &self.storage);
-        let result = self
-            .implementation
-            .start(&self.init, self.storage.clone(), world);
+        self.storage.arm(crash.point());
+        let result = self.launch();
         let fired = self.storage.fired();
         self.record(Exchange {
             step,
@@ -351,10 +346,7 @@ impl Player<'_> {
     ) -> Checked {
         let before = self.world.len();
         if let Some(c) = crash {
-            self.storage.arm(match c {
-                DeliverCrash::BeforeDurable => CrashPoint::BeforeSync,
-                DeliverCrash::AfterDurable => CrashPoint::AfterSync,
-            });
+            self.storage.arm(c.point());
         }
         let result = self.receiver().deliver(frame, principal, at);
         let fired = self.storage.fired();

@@ -92,9 +92,12 @@ impl Said {
         self.of_act("COMMIT")
     }
 
-    /// Notes that `commit`'s effect was performed.
-    pub fn note_executed(&mut self, commit: &Value) {
-        if !self.executed.contains(commit) {
+    /// Notes that the effect of the COMMIT `id` was performed.
+    pub fn note_executed(&mut self, id: &str) {
+        if self.executed.iter().any(|c| c["id"] == id) {
+            return;
+        }
+        if let Some(commit) = self.find(id) {
             self.executed.push(commit.clone());
         }
     }

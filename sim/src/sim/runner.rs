@@ -488,22 +488,33 @@ impl<'a> Run<'a> {
         // operations lost. So a receiver that lost a message it had
         // answered shows it in its view (history), before the redelivery
         // can make it look like a duplicate taken for new.
-        let pending = self.agents[a].unreported.clone();
-        let (cut, answered): (Vec<_>, Vec<_>) =
-            pending.into_iter().partition(|u| u.point.is_some());
-        for (i, batch) in [cut, answered].into_iter().enumerate() {
-            if i == 1 && !batch.is_empty() && self.agents[a].receiver.is_some() {
-                for t in self.scenario.threads_of(epoch_of(self.step)) {
-                    self.check_view(a, &t)?;
-                }
-            }
-            for u in batch {
-                if self.agents[a].receiver.is_none() {
-                    break;
-                }
-                self.deliver_to(a, &u.frame, &u.principal, u.sent)?;
-            }
+        let (cut, answered): (Vec<_>, Vec<_>) = self.agents[a]
+            .unreported
+            .clone()
+            .into_iter()
+            .partition(|u| u.point.is_some());
+        self.redeliver(a, cut)?;
+        if !answered.is_empty() {
+            self.check_views(a)?;
         }
+        self.redeliver(a, answered)?;
+        self.check_views(a)
+    }
+
+    /// Delivers frames again to agent `a`, while it stays up.
+    fn redeliver(&mut self, a: usize, frames: Vec<Unreported>) -> Checked {
+        for u in frames {
+            if self.agents[a].receiver.is_none() {
+                break;
+            }
+            self.deliver_to(a, &u.frame, &u.principal, u.sent)?;
+        }
+        Ok(())
+    }
+
+    /// Compares agent `a`'s view of every thread of the conversation under
+    /// way, if it is up.
+    fn check_views(&mut self, a: usize) -> Checked {
         if self.agents[a].receiver.is_some() {
             for t in self.scenario.threads_of(epoch_of(self.step)) {
                 self.check_view(a, &t)?;
@@ -1135,8 +1146,6 @@ impl<'a> Run<'a> {
         let Some((a, chosen, timed)) = self.choose(a, pick, resolver) else {
             return Ok(());
         };
-        let chosen = chosen.clone();
-        let chosen = &chosen;
         if self.agents[a].receiver.is_none() {
             return Ok(());
         }
@@ -1196,7 +1205,7 @@ impl<'a> Run<'a> {
         );
         if !new_effects.is_empty() {
             self.reach.on_effect(thread.as_str(), id.as_str());
-            resolver.said.note_executed(chosen);
+            resolver.said.note_executed(id.as_str());
         }
         for (who, key) in &new_effects {
             let approved = matches!(&expected_decision, Execution::Executed { effect } if effect == key)
@@ -1299,7 +1308,6 @@ impl<'a> Run<'a> {
             }
             Step::Execute { agent, pick } => self.execute(*agent as usize % n, *pick, resolver)?,
             Step::Crash { agent, point } => {
-                let point_draw = *point;
                 let a = *agent as usize % n;
                 if self.agents[a].receiver.is_some() {
                     match point % 7 {
@@ -1318,6 +1326,9 @@ impl<'a> Run<'a> {
                         }
                         0 => self.crash_between_operations(a, "between operations"),
                         p => {
+                            // Half the sync crashes fall at the second
+                            // delivery from now.
+                            let later = p <= 2 && (point / 7) % 2 == 1;
                             let point = [
                                 CrashPoint::BeforeSync,
                                 CrashPoint::AfterSync,
@@ -1325,9 +1336,6 @@ impl<'a> Run<'a> {
                                 CrashPoint::BeforeEffect,
                             ][(p - 1) as usize];
                             self.agents[a].pending_crash = Some(point);
-                            // Half the sync crashes fall at the second
-                            // delivery from now.
-                            let later = p <= 2 && (point_draw / 7) % 2 == 1;
                             self.agents[a].crash_after = u8::from(later);
                             let when = if later {
                                 " of its second delivery from now"
