@@ -28,7 +28,7 @@ use crate::child_io::{self, Seen, WriteFailure};
 pub use crate::exit_guard::{defer_interrupts, interrupted};
 use crate::exit_guard::{forget_root, register_root};
 use crate::plugin::{
-    Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver,
+    Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View,
 };
 use crate::protocol::{
     config_json, decode_bytes, encode_bytes, event_from_json, execution_from_json, PROTOCOL,
@@ -649,12 +649,14 @@ impl Receiver for SubprocessReceiver {
         self.child.kill();
     }
 
-    fn view(&mut self, thread: &ThreadId) -> Result<Value, ImplError> {
+    fn view(&mut self, thread: &ThreadId) -> Result<View, ImplError> {
         let timeout = self.child.limits.request;
-        self.child.request(
-            json!({"op": "view", "thread": thread.as_str()}),
-            timeout,
-            &self.world,
-        )
+        self.child
+            .request(
+                json!({"op": "view", "thread": thread.as_str()}),
+                timeout,
+                &self.world,
+            )
+            .map(|answer| View::from_value(&answer))
     }
 }

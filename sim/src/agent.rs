@@ -195,7 +195,10 @@ fn handle(req: &Value, receiver: &mut Box<dyn Receiver>) -> Result<Value, String
         }
         Some("view") => {
             let thread = ThreadId::new(field(req, "thread")?)?;
-            receiver.view(&thread).map_err(|e| e.to_string())
+            receiver
+                .view(&thread)
+                .map(|v| v.to_value())
+                .map_err(|e| e.to_string())
         }
         other => Err(format!("unknown op {other:?}")),
     }

@@ -17,7 +17,7 @@ use tern_model::ledger::{
 };
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
-use crate::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver};
+use crate::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View};
 use crate::reference::{Record, Recording, ReferenceReceiver};
 use crate::sim::invariants::{self as inv, Invariant};
 use crate::sim::malformed::Malformation;
@@ -377,7 +377,7 @@ impl<S: Durable, W: Effects> MutantReceiver<S, W> {
         };
         let target = rv.target.as_str();
         self.inner.view(&m.thread).is_ok_and(|v| {
-            v["messages"]
+            v.to_value()["messages"]
                 .as_array()
                 .is_some_and(|ms| ms.iter().any(|x| x["id"] == target && x["act"] == "REVISE"))
         })
@@ -385,7 +385,7 @@ impl<S: Durable, W: Effects> MutantReceiver<S, W> {
 
     /// The status this receiver's view gives message `m`.
     fn status_of(&mut self, m: &tern_model::Message) -> Option<&'static str> {
-        let v = self.inner.view(&m.thread).ok()?;
+        let v = self.inner.view(&m.thread).ok()?.to_value();
         let status = v["messages"]
             .as_array()?
             .iter()
@@ -473,7 +473,7 @@ impl<S: Durable, W: Effects> MutantReceiver<S, W> {
     fn thread_has_evidence(&mut self, thread: &ThreadId) -> bool {
         self.inner
             .view(thread)
-            .map(|v| v["messages"].to_string().contains("\"evidence\":[{"))
+            .map(|v| v.as_str().contains("\"evidence\":[{"))
             .unwrap_or(false)
     }
 }
@@ -841,12 +841,27 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
         }
     }
 
-    fn view(&mut self, thread: &ThreadId) -> Result<Value, ImplError> {
+    fn view(&mut self, thread: &ThreadId) -> Result<View, ImplError> {
         if self.mutant == Mutant::EffectInView {
             let probe = EffectKey(format!("{}/view-probe", self.context_of(thread)));
             self.world.perform(&probe)?;
         }
-        let mut v = self.inner.view(thread)?;
+        let view = self.inner.view(thread)?;
+        // Only the mutants whose defect is in the view pay for editing it.
+        let mut v = match self.mutant {
+            Mutant::IndexBeforeData
+            | Mutant::StoresTwice
+            | Mutant::ForgetsEquivocatedEffects
+            | Mutant::ForgetsConflictedEffects
+            | Mutant::RedeliveryResets
+            | Mutant::LastRevisionWins
+            | Mutant::ReopensTerminal
+            | Mutant::BlockedIsDone
+            | Mutant::HidesPending
+            | Mutant::ErasesHistory
+            | Mutant::ProposeCommits => view.to_value(),
+            _ => return Ok(view),
+        };
         match self.mutant {
             Mutant::IndexBeforeData => {
                 for list in ["messages", "commitments", "pending"] {
@@ -963,7 +978,7 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
             }
             _ => {}
         }
-        Ok(v)
+        Ok(View::from_value(&v))
     }
 }
 

@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+pub use tern_model::ledger::View;
 use tern_model::ledger::{Event, Execution, LedgerConfig, LocalTime};
 use tern_model::message::{MessageRef, Participant, Principal, ThreadId};
 
@@ -122,8 +123,10 @@ pub trait Receiver {
         now: LocalTime,
     ) -> Result<Execution, ImplError>;
 
-    /// The canonical view of a thread (docs/ledger.md).
-    fn view(&mut self, thread: &ThreadId) -> Result<serde_json::Value, ImplError>;
+    /// The canonical view of a thread (docs/ledger.md), as its canonical
+    /// JSON text: views are compared after nearly every step, and equal
+    /// views are equal bytes.
+    fn view(&mut self, thread: &ThreadId) -> Result<View, ImplError>;
 
     /// The harness crashes this receiver: stop now, without any cleanup. An
     /// in-process receiver is simply dropped afterwards; a subprocess is

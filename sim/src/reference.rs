@@ -11,7 +11,7 @@
 use tern_model::ledger::{EffectKey, EventKind, Execution, Ledger, LocalTime, Outcome};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
-use crate::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver};
+use crate::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View};
 use crate::storage::{Durable, Storage};
 use crate::world::{AgentWorld, Effects};
 
@@ -409,11 +409,11 @@ impl<S: Durable, W: Effects> Receiver for ReferenceReceiver<S, W> {
         Ok(decision)
     }
 
-    fn view(&mut self, thread: &ThreadId) -> Result<serde_json::Value, ImplError> {
+    fn view(&mut self, thread: &ThreadId) -> Result<View, ImplError> {
         if self.recording == Recording::WriteBehind {
             self.storage.sync()?;
         }
-        Ok(self.ledger.view(thread))
+        Ok(self.ledger.view_text(thread))
     }
 }
 

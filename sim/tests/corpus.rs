@@ -284,8 +284,8 @@ impl Receiver for Twisted {
     fn view(
         &mut self,
         thread: &tern_model::message::ThreadId,
-    ) -> Result<serde_json::Value, ImplError> {
-        let mut v = self.1.view(thread)?;
+    ) -> Result<tern_harness::plugin::View, ImplError> {
+        let mut v = self.1.view(thread)?.to_value();
         if let (Twist::OtherNames, Some(ms)) = (self.0, v["messages"].as_array_mut()) {
             for m in ms {
                 if m.get("class").is_some() {
@@ -293,7 +293,7 @@ impl Receiver for Twisted {
                 }
             }
         }
-        Ok(v)
+        Ok(tern_harness::plugin::View::from_value(&v))
     }
 }
 

@@ -70,7 +70,7 @@ impl Receiver for HangingReceiver {
     ) -> Result<Execution, ImplError> {
         self.inner.execute(thread, commitment, now)
     }
-    fn view(&mut self, thread: &ThreadId) -> Result<serde_json::Value, ImplError> {
+    fn view(&mut self, thread: &ThreadId) -> Result<tern_harness::plugin::View, ImplError> {
         self.inner.view(thread)
     }
 }

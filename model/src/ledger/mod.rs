@@ -33,6 +33,7 @@ pub use derive::{ChainHead, CommitmentState, Progress};
 pub use outcome::{
     EffectKey, Event, EventKind, Execution, Outcome, Refusal, RejectClass, Rejection,
 };
+pub use view::View;
 
 use crate::message::{ContextName, Message, MessageRef, Principal, ThreadId};
 use crate::wire::{parse_frame, Pointer, WireError};
@@ -377,6 +378,15 @@ impl Ledger {
         } else {
             self.threads.insert(thread.clone(), BTreeSet::from([eid]));
         }
+    }
+
+    /// Whether the view of `thread` lists the message `id`: what a caller
+    /// that compares views by their text needs to know of one message
+    /// without building the view.
+    pub fn shows(&self, thread: &ThreadId, id: &MessageRef) -> bool {
+        self.existing_context(thread)
+            .and_then(|ctx| self.contexts[ctx].ids.get(id))
+            .is_some_and(|&eid| self.in_thread(thread, eid))
     }
 
     /// Whether some content stored under `eid` is in `thread`.

@@ -8,6 +8,7 @@
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hasher;
+use std::sync::OnceLock;
 
 use crate::message::{Body, Claim, ContextName, Message, MessageRef};
 
@@ -21,17 +22,32 @@ pub(crate) type CtxId = usize;
 pub(crate) struct Variant {
     pub message: Message,
     pub origin: u64,
+    /// The content's canonical JSON, made the first time a view shows it
+    /// and kept: a stored message never changes, and views are asked far
+    /// more often than messages arrive. A ledger that is never asked for a
+    /// view (`check` without `--views`) never pays for it.
+    text: OnceLock<Box<str>>,
 }
 
 impl Variant {
     pub fn new(mut message: Message, origin: u64) -> Variant {
         compact(&mut message);
-        Variant { message, origin }
+        Variant {
+            message,
+            origin,
+            text: OnceLock::new(),
+        }
     }
 
-    /// The message as canonical JSON, as views show it.
-    pub fn content(&self) -> serde_json::Value {
-        serde_json::to_value(&self.message).unwrap_or(serde_json::Value::Null)
+    /// The message as canonical JSON (sorted keys, no spaces), as views
+    /// show it.
+    pub fn content_text(&self) -> &str {
+        self.text.get_or_init(|| {
+            serde_json::to_value(&self.message)
+                .unwrap_or(serde_json::Value::Null)
+                .to_string()
+                .into_boxed_str()
+        })
     }
 }
 

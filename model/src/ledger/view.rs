@@ -4,8 +4,17 @@
 //! incidental (no arrival order, no delivery numbers, no local times), so two
 //! receivers that derived the same state print the same bytes. The format is
 //! documented in docs/ledger.md.
+//!
+//! A view is written straight as text, from each stored content's cached
+//! canonical JSON: the simulator compares views after almost every step, so
+//! building a `serde_json::Value` tree of every message each time cost far
+//! more than the deliveries themselves. Equal views are equal bytes, so a
+//! comparison is one `memcmp`; the tree is built only to explain a
+//! difference.
 
-use serde_json::{json, Map, Value};
+use std::fmt;
+
+use serde_json::Value;
 
 use crate::message::{Body, ThreadId};
 
@@ -13,9 +22,83 @@ use super::derive::ChainHead;
 use super::store::{EntryId, Status};
 use super::Ledger;
 
+/// A thread's view as canonical JSON text: the form receivers are compared
+/// in. Two views are equal exactly when their canonical texts are.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct View(String);
+
+impl View {
+    /// The canonical form of any JSON view (an implementation's answer):
+    /// `serde_json`'s maps keep keys sorted and its compact printer adds no
+    /// spaces, so printing the value is canonicalising it.
+    pub fn from_value(value: &Value) -> View {
+        View(value.to_string())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The view as a JSON tree, to explain a difference or to edit it.
+    /// Every `View` holds JSON this crate printed, so it always parses.
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+}
+
+impl fmt::Display for View {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A JSON string, escaped as `serde_json` prints it.
+fn string(out: &mut Vec<u8>, s: &str) {
+    // Writing into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+/// A JSON list of strings.
+fn strings<'s>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'s str>) {
+    out.push(b'[');
+    for (i, s) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        string(out, s);
+    }
+    out.push(b']');
+}
+
+/// `"key":` (keys are written in sorted order by the callers).
+fn key(out: &mut Vec<u8>, k: &str) {
+    out.push(b'"');
+    out.extend_from_slice(k.as_bytes());
+    out.extend_from_slice(b"\":");
+}
+
+/// A list of items written by `each`, comma-separated.
+fn list<T>(out: &mut Vec<u8>, items: &[T], mut each: impl FnMut(&mut Vec<u8>, &T)) {
+    out.push(b'[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        each(out, item);
+    }
+    out.push(b']');
+}
+
 impl Ledger {
-    /// The canonical view of `thread` (an empty view for an unknown thread).
+    /// The canonical view of `thread` as a JSON tree (an empty view for an
+    /// unknown thread). Tests and reports read it; comparisons use
+    /// [`Ledger::view_text`].
     pub fn view(&self, thread: &ThreadId) -> Value {
+        self.view_text(thread).to_value()
+    }
+
+    /// The canonical view of `thread`, as text.
+    pub fn view_text(&self, thread: &ThreadId) -> View {
         let mut ids: Vec<EntryId> = self
             .threads
             .get(thread)
@@ -23,50 +106,82 @@ impl Ledger {
             .unwrap_or_default();
         ids.sort_by(|a, b| self.entries[*a].id.cmp(&self.entries[*b].id));
 
-        let mut messages = Vec::new();
-        let mut pending = Vec::new();
-        let mut commitments = Vec::new();
-        let mut revisions = Vec::new();
+        let mut messages: Vec<u8> = Vec::with_capacity(256 * ids.len() + 16);
+        let mut pending: Vec<u8> = Vec::new();
+        let mut commitments: Vec<u8> = Vec::new();
+        let mut revisions: Vec<u8> = Vec::new();
+        let sep = |buf: &mut Vec<u8>| {
+            if !buf.is_empty() {
+                buf.push(b',');
+            }
+        };
         for &eid in &ids {
             let entry = &self.entries[eid];
             let ctx = entry.ctx;
-            let mut m = Map::new();
-            m.insert("id".into(), json!(entry.id.as_str()));
-            m.insert("from".into(), json!(entry.id.sender()));
+            sep(&mut messages);
+            messages.push(b'{');
             match &entry.status {
                 Status::Equivocated => {
-                    m.insert("status".into(), json!("equivocated"));
+                    key(&mut messages, "from");
+                    string(&mut messages, entry.id.sender());
+                    messages.push(b',');
+                    key(&mut messages, "id");
+                    string(&mut messages, entry.id.as_str());
+                    messages.extend_from_slice(b",\"status\":\"equivocated\",");
                     // Every content sent under the ID, in canonical order, so
                     // that no arrival order makes one of them "the" message.
-                    let mut variants: Vec<Value> =
-                        entry.variants.iter().map(|v| v.content()).collect();
-                    variants.sort_by_cached_key(|v| v.to_string());
+                    let mut variants: Vec<&str> =
+                        entry.variants.iter().map(|v| v.content_text()).collect();
+                    variants.sort_unstable();
                     variants.dedup();
-                    m.insert("variants".into(), Value::Array(variants));
+                    key(&mut messages, "variants");
+                    list(&mut messages, &variants, |out, v| {
+                        out.extend_from_slice(v.as_bytes())
+                    });
                 }
                 status => {
-                    m.insert("act".into(), json!(entry.message().act().as_str()));
+                    key(&mut messages, "act");
+                    string(&mut messages, entry.message().act().as_str());
+                    messages.push(b',');
+                    if let Status::Rejected(r) = status {
+                        key(&mut messages, "class");
+                        string(&mut messages, r.class.as_str());
+                        messages.push(b',');
+                    }
                     // The content itself, so that receivers holding different
                     // contents under one ID never compare equal.
-                    m.insert("content".into(), entry.variants[0].content());
-                    match status {
-                        Status::Accepted => {
-                            m.insert("status".into(), json!("accepted"));
-                        }
+                    key(&mut messages, "content");
+                    messages.extend_from_slice(entry.variants[0].content_text().as_bytes());
+                    messages.push(b',');
+                    key(&mut messages, "from");
+                    string(&mut messages, entry.id.sender());
+                    messages.push(b',');
+                    key(&mut messages, "id");
+                    string(&mut messages, entry.id.as_str());
+                    let status = match status {
+                        Status::Accepted => Some("accepted"),
                         Status::Pending(missing) => {
-                            m.insert("status".into(), json!("pending"));
-                            let waiting: Vec<&str> = missing.iter().map(|r| r.as_str()).collect();
-                            pending.push(json!({"id": entry.id.as_str(), "waiting_for": waiting}));
+                            sep(&mut pending);
+                            pending.push(b'{');
+                            key(&mut pending, "id");
+                            string(&mut pending, entry.id.as_str());
+                            pending.push(b',');
+                            key(&mut pending, "waiting_for");
+                            strings(&mut pending, missing.iter().map(|r| r.as_str()));
+                            pending.push(b'}');
+                            Some("pending")
                         }
-                        Status::Rejected(r) => {
-                            m.insert("status".into(), json!("rejected"));
-                            m.insert("class".into(), json!(r.class.as_str()));
-                        }
-                        Status::Unsettled | Status::Equivocated => {}
+                        Status::Rejected(_) => Some("rejected"),
+                        Status::Unsettled | Status::Equivocated => None,
+                    };
+                    if let Some(status) = status {
+                        messages.push(b',');
+                        key(&mut messages, "status");
+                        string(&mut messages, status);
                     }
                 }
             }
-            messages.push(Value::Object(m));
+            messages.push(b'}');
 
             if entry.status != Status::Accepted {
                 continue;
@@ -74,55 +189,85 @@ impl Ledger {
             let message = entry.message();
             if let Body::Commit(commit) = &message.body {
                 let state = self.commitment(ctx, eid);
-                let mut c = Map::new();
-                c.insert("id".into(), json!(entry.id.as_str()));
-                c.insert("committer".into(), json!(message.from.as_str()));
-                c.insert("request".into(), json!(commit.request.as_str()));
-                c.insert("due".into(), json!(commit.due.as_ref().map(|d| d.as_str())));
-                c.insert("progress".into(), json!(state.progress.as_str()));
-                c.insert("annotations".into(), json!(state.annotations));
-                c.insert("disputes".into(), json!(state.disputes));
-                c.insert(
-                    "superseded_by".into(),
-                    json!(state
-                        .superseded_by
-                        .iter()
-                        .map(|r| r.as_str())
-                        .collect::<Vec<_>>()),
-                );
-                c.insert(
-                    "reports".into(),
-                    json!(state.reports.iter().map(|r| r.as_str()).collect::<Vec<_>>()),
-                );
-                commitments.push(Value::Object(c));
+                let c = &mut commitments;
+                sep(c);
+                c.push(b'{');
+                key(c, "annotations");
+                strings(c, state.annotations.iter().copied());
+                c.push(b',');
+                key(c, "committer");
+                string(c, message.from.as_str());
+                c.push(b',');
+                key(c, "disputes");
+                strings(c, state.disputes.iter().copied());
+                c.push(b',');
+                key(c, "due");
+                match &commit.due {
+                    Some(d) => string(c, d.as_str()),
+                    None => c.extend_from_slice(b"null"),
+                }
+                c.push(b',');
+                key(c, "id");
+                string(c, entry.id.as_str());
+                c.push(b',');
+                key(c, "progress");
+                string(c, state.progress.as_str());
+                c.push(b',');
+                key(c, "reports");
+                strings(c, state.reports.iter().map(|r| r.as_str()));
+                c.push(b',');
+                key(c, "request");
+                string(c, commit.request.as_str());
+                c.push(b',');
+                key(c, "superseded_by");
+                strings(c, state.superseded_by.iter().map(|r| r.as_str()));
+                c.push(b'}');
             }
             if message.act().is_revisable() && self.has_indexed(self.index.revisions.get(&eid)) {
                 let (head, _) = self.chain(eid);
-                let all: Vec<&str> = self
-                    .sorted(self.index.revisions.get(&eid))
-                    .into_iter()
-                    .map(|r| self.entries[r].id.as_str())
-                    .collect();
-                let (state, head_id, conflict) = match &head {
-                    ChainHead::Original => ("original", Value::Null, Value::Null),
-                    ChainHead::Replaced(h) => ("replaced", json!(h.as_str()), Value::Null),
-                    ChainHead::Withdrawn(h) => ("withdrawn", json!(h.as_str()), Value::Null),
-                    ChainHead::Conflict { at, successors } => (
-                        "conflict",
-                        Value::Null,
-                        json!({
-                            "at": at.as_str(),
-                            "successors": successors.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-                        }),
-                    ),
-                };
-                revisions.push(json!({
-                    "target": entry.id.as_str(),
-                    "revisions": all,
-                    "state": state,
-                    "head": head_id,
-                    "conflict": conflict,
-                }));
+                let all = self.sorted(self.index.revisions.get(&eid));
+                let r = &mut revisions;
+                sep(r);
+                r.push(b'{');
+                key(r, "conflict");
+                match &head {
+                    ChainHead::Conflict { at, successors } => {
+                        r.push(b'{');
+                        key(r, "at");
+                        string(r, at.as_str());
+                        r.push(b',');
+                        key(r, "successors");
+                        strings(r, successors.iter().map(|s| s.as_str()));
+                        r.push(b'}');
+                    }
+                    _ => r.extend_from_slice(b"null"),
+                }
+                r.push(b',');
+                key(r, "head");
+                match &head {
+                    ChainHead::Replaced(h) | ChainHead::Withdrawn(h) => string(r, h.as_str()),
+                    ChainHead::Original | ChainHead::Conflict { .. } => {
+                        r.extend_from_slice(b"null")
+                    }
+                }
+                r.push(b',');
+                key(r, "revisions");
+                strings(r, all.iter().map(|&e| self.entries[e].id.as_str()));
+                r.push(b',');
+                key(r, "state");
+                string(
+                    r,
+                    match &head {
+                        ChainHead::Original => "original",
+                        ChainHead::Replaced(_) => "replaced",
+                        ChainHead::Withdrawn(_) => "withdrawn",
+                        ChainHead::Conflict { .. } => "conflict",
+                    },
+                );
+                r.push(b',');
+                key(r, "target");
+                string(r, entry.id.as_str());
+                r.push(b'}');
             }
         }
         let effects: Vec<String> = self
@@ -136,18 +281,31 @@ impl Ledger {
             })
             .map(|(ctx, id)| self.effect_key(*ctx, id).0)
             .collect();
-        // Built member by member: `json!` would copy every list once more.
-        let mut view = Map::new();
-        view.insert("thread".into(), Value::String(thread.as_str().to_owned()));
-        view.insert("messages".into(), Value::Array(messages));
-        view.insert("pending".into(), Value::Array(pending));
-        view.insert("commitments".into(), Value::Array(commitments));
-        view.insert("revisions".into(), Value::Array(revisions));
-        view.insert(
-            "effects".into(),
-            Value::Array(effects.into_iter().map(Value::String).collect()),
+
+        let mut out: Vec<u8> = Vec::with_capacity(
+            messages.len() + pending.len() + commitments.len() + revisions.len() + 128,
         );
-        Value::Object(view)
+        // `"name":[items],` for a list whose items are already written.
+        let section = |out: &mut Vec<u8>, name: &str, items: &[u8]| {
+            key(out, name);
+            out.push(b'[');
+            out.extend_from_slice(items);
+            out.extend_from_slice(b"],");
+        };
+        out.push(b'{');
+        section(&mut out, "commitments", &commitments);
+        key(&mut out, "effects");
+        strings(&mut out, effects.iter().map(String::as_str));
+        out.push(b',');
+        section(&mut out, "messages", &messages);
+        section(&mut out, "pending", &pending);
+        section(&mut out, "revisions", &revisions);
+        key(&mut out, "thread");
+        string(&mut out, thread.as_str());
+        out.push(b'}');
+        // Every piece written above is UTF-8: JSON punctuation, escaped
+        // strings and contents that serde_json printed.
+        View(String::from_utf8(out).unwrap_or_default())
     }
 
     /// Every thread this ledger has stored a message for, sorted.

@@ -608,7 +608,7 @@ impl Player<'_> {
                     ok: true,
                 };
                 let view = match result {
-                    Ok(v) => v,
+                    Ok(v) => v.to_value(),
                     Err(e) => {
                         x.answer = e.to_string();
                         x.ok = false;

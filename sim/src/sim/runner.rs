@@ -25,7 +25,7 @@ use super::scenario::{epoch_of, Scenario};
 use super::shorthand;
 use super::situations::{Coverage, Moment, Situation};
 use super::workload::{Mix, Step};
-use crate::plugin::{ImplError, Implementation, Receiver};
+use crate::plugin::{ImplError, Implementation, Receiver, View};
 use crate::replies::KnownAcks;
 use crate::storage::{CrashPoint, Storage};
 use crate::world::World;
@@ -149,6 +149,11 @@ struct Agent {
     /// Per thread: IDs the implementation's view has shown (history check)
     /// and frames stored (order-independence check).
     seen_ids: BTreeMap<String, BTreeSet<String>>,
+    /// Per thread: IDs the oracle's events named since the last view that
+    /// matched the oracle's. A view equal to the oracle's shows exactly
+    /// the oracle's IDs, so these (those the oracle shows) join `seen_ids`
+    /// without reading the view.
+    unconfirmed: BTreeMap<String, Vec<MessageRef>>,
     stored: BTreeMap<String, BTreeSet<Vec<u8>>>,
 }
 
@@ -313,6 +318,7 @@ impl<'a> Run<'a> {
                 last_answered: None,
                 recovery_crash: None,
                 seen_ids: BTreeMap::new(),
+                unconfirmed: BTreeMap::new(),
                 stored: BTreeMap::new(),
             });
         }
@@ -732,6 +738,19 @@ impl<'a> Run<'a> {
         self.agents[a].unreported.retain(|u| u.frame != frame);
         let expected = self.agents[a].oracle.deliver(frame, principal, local);
         self.stats.checks += 1;
+        for e in &expected {
+            if let (Some(t), Some(id)) = (&e.thread, &e.id) {
+                let agent = &mut self.agents[a];
+                match agent.unconfirmed.get_mut(t.as_str()) {
+                    Some(ids) => ids.push(id.clone()),
+                    None => {
+                        agent
+                            .unconfirmed
+                            .insert(t.as_str().to_owned(), vec![id.clone()]);
+                    }
+                }
+            }
+        }
         let name = self.agents[a].name.clone();
         self.reach.on_delivery(
             &mut self.stats.situations,
@@ -881,7 +900,7 @@ impl<'a> Run<'a> {
     /// view is a read: an effect performed while answering one bypasses
     /// every authority check, so it is a violation like an effect during a
     /// delivery or at start-up (only `execute` may act on the world).
-    fn view_of(&mut self, a: usize, t: &ThreadId) -> Result<Option<Value>, Box<Violation>> {
+    fn view_of(&mut self, a: usize, t: &ThreadId) -> Result<Option<View>, Box<Violation>> {
         let before = self.world.len();
         let Some(receiver) = self.agents[a].receiver.as_mut() else {
             return Ok(None);
@@ -914,6 +933,30 @@ impl<'a> Run<'a> {
         let Some(actual) = self.view_of(a, &t)? else {
             return Ok(());
         };
+        let expected = self.agents[a].oracle.view_text(&t);
+        if actual == expected {
+            // The oracle's own view: it keeps every ID it ever showed and
+            // lists commitments from COMMITs only, so the history and
+            // commitment checks below hold of it. What it newly shows
+            // joins the IDs seen.
+            let agent = &mut self.agents[a];
+            if let Some(new) = agent.unconfirmed.remove(thread) {
+                let oracle = &agent.oracle;
+                let seen = agent.seen_ids.entry(thread.to_owned()).or_default();
+                for id in new.iter().filter(|id| oracle.shows(&t, id)) {
+                    if !seen.contains(id.as_str()) {
+                        seen.insert(id.as_str().to_owned());
+                    }
+                }
+            }
+            return Ok(());
+        }
+        self.explain_view(a, thread, expected.to_value(), actual.to_value())
+    }
+
+    /// A view that differs from the oracle's by its text: the checks on
+    /// the view as a tree, and the name of the difference.
+    fn explain_view(&mut self, a: usize, thread: &str, expected: Value, actual: Value) -> Checked {
         let ids: BTreeSet<String> = actual["messages"]
             .as_array()
             .map(|ms| {
@@ -957,7 +1000,6 @@ impl<'a> Run<'a> {
                 }
             }
         }
-        let expected = self.agents[a].oracle.view(&t);
         if !self.config.names.same_view(&expected, &actual) {
             // An effect the receiver counts as done that the world never
             // saw: a crash came between its intent and its effect, and it
@@ -1483,7 +1525,7 @@ impl<'a> Run<'a> {
                     let Some(view) = self.view_of(a, &t)? else {
                         continue;
                     };
-                    let view = shared_part(&view);
+                    let view = shared_part(&view.to_value());
                     match &first {
                         None => first = Some((a, view)),
                         Some((b, other)) if *other != view => {
