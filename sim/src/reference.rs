@@ -8,11 +8,14 @@
 //! not, the intent is dropped and the commitment may be executed later. That
 //! is the operation-level idempotency and reconciliation of section 1.
 
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
 use tern_model::ledger::{EffectKey, EventKind, Execution, Ledger, LocalTime, Outcome};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use crate::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View};
-use crate::storage::{Durable, Storage};
+use crate::storage::{Checkpoint, Durable, Storage};
 use crate::world::{AgentWorld, Effects};
 
 /// The reference implementation, the default IUT.
@@ -180,6 +183,23 @@ pub enum Recording {
     WriteBehind,
 }
 
+/// What a recovery rebuilt from the log, kept as a [`Checkpoint`]: a
+/// restart then replays only the records after it.
+#[derive(Debug, Clone)]
+struct Recovered {
+    ledger: Ledger,
+    /// Effects of intents that replay dropped because the world had not
+    /// performed them.
+    dropped: Vec<EffectKey>,
+    /// Effects a `Done` record confirms.
+    done: BTreeSet<String>,
+}
+
+/// A recovery that replayed at least this many records keeps a checkpoint:
+/// a restart then costs one copy of the ledger and a replay of at most
+/// about this many records, whatever the history.
+const CHECKPOINT_AFTER: usize = 128;
+
 /// One running reference receiver, over any durable storage and world.
 pub struct ReferenceReceiver<S = Storage, W = AgentWorld> {
     ledger: Ledger,
@@ -210,21 +230,40 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
         world: W,
         recording: Recording,
     ) -> Result<Self, ImplError> {
-        let mut ledger = Ledger::new(init.config.clone());
+        // Only the correct recording keeps checkpoints: the mutants'
+        // defects are in how they replay.
+        let checkpointed = recording == Recording::Full;
+        let resumed = storage.checkpoint().filter(|_| checkpointed).and_then(|c| {
+            let state = c.state.downcast_ref::<Recovered>()?;
+            // Replay decides a dropped intent by asking the world; the
+            // checkpoint holds only while the world still says no.
+            let valid = state.dropped.iter().all(|e| !world.performed(e));
+            valid.then(|| (c.records, state.clone()))
+        });
+        let (start, mut state) = resumed.unwrap_or_else(|| {
+            (
+                0,
+                Recovered {
+                    ledger: Ledger::new(init.config.clone()),
+                    dropped: Vec::new(),
+                    done: BTreeSet::new(),
+                },
+            )
+        });
+        let ledger = &mut state.ledger;
         let records: Vec<Record> = storage
-            .records()?
+            .records_from(start)?
             .iter()
             .map(|r| {
                 Record::decode(r).ok_or_else(|| ImplError::Misbehaved("corrupt log record".into()))
             })
             .collect::<Result<_, _>>()?;
-        let done: std::collections::BTreeSet<&str> = records
-            .iter()
-            .filter_map(|r| match r {
-                Record::Done { key } => Some(key.as_str()),
-                _ => None,
-            })
-            .collect();
+        for r in &records {
+            if let Record::Done { key } = r {
+                state.done.insert(key.clone());
+            }
+        }
+        let done = &state.done;
         let mut confirm = Vec::new();
         for record in &records {
             match record {
@@ -265,17 +304,27 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
                         if !done.contains(effect.0.as_str()) {
                             confirm.push(effect);
                         }
+                    } else {
+                        state.dropped.push(effect);
                     }
                 }
                 Record::Done { .. } | Record::Seen { .. } | Record::Started | Record::Ready => {}
             }
         }
+        let replayed = records.len() + confirm.len();
         for key in confirm {
-            storage.append(Record::Done { key: key.0 }.encode())?;
+            storage.append(Record::Done { key: key.0.clone() }.encode())?;
+            state.done.insert(key.0);
         }
         storage.sync()?;
+        if checkpointed && replayed >= CHECKPOINT_AFTER {
+            storage.keep_checkpoint(Checkpoint {
+                records: start + replayed,
+                state: Rc::new(state.clone()),
+            });
+        }
         Ok(ReferenceReceiver {
-            ledger,
+            ledger: state.ledger,
             storage,
             world,
             recording,

@@ -1,6 +1,7 @@
 //! Simulated durable storage: an append-only record log per agent, where
 //! what was not synced is lost on a crash.
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -29,6 +30,21 @@ struct Inner {
     pending: Vec<Vec<u8>>,
     armed: Option<CrashPoint>,
     fired: bool,
+    checkpoint: Option<Checkpoint>,
+}
+
+/// What a receiver rebuilt from the first `records` durable records, kept
+/// beside the log so that its next start replays only the records after
+/// them: without it, every restart replays the whole history, and a long
+/// run with crashes costs the square of its length. It stands for a
+/// snapshot file written atomically once those records are durable; the
+/// crash schedule does not reach it (crash points fire at the log's
+/// syncs and at effects, as before), and only the in-process reference
+/// keeps one.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    pub records: usize,
+    pub state: Rc<dyn Any>,
 }
 
 /// A handle on one agent's storage, shared by the harness and the receiver.
@@ -86,6 +102,12 @@ impl Storage {
         self.0.borrow().durable.clone()
     }
 
+    /// The durable records from the `from`-th on.
+    pub fn records_from(&self, from: usize) -> Vec<Vec<u8>> {
+        let inner = self.0.borrow();
+        inner.durable.get(from..).unwrap_or_default().to_vec()
+    }
+
     /// Schedules a crash (harness side).
     pub fn arm(&self, point: CrashPoint) {
         self.0.borrow_mut().armed = Some(point);
@@ -129,6 +151,22 @@ pub trait Durable {
     fn append(&self, record: Vec<u8>) -> Result<(), ImplError>;
     fn sync(&self) -> Result<(), ImplError>;
     fn records(&self) -> Result<Vec<Vec<u8>>, ImplError>;
+
+    /// The durable records from the `from`-th on.
+    fn records_from(&self, from: usize) -> Result<Vec<Vec<u8>>, ImplError> {
+        let mut all = self.records()?;
+        Ok(all.split_off(from.min(all.len())))
+    }
+
+    /// The last checkpoint kept, if this storage keeps them.
+    fn checkpoint(&self) -> Option<Checkpoint> {
+        None
+    }
+
+    /// Keeps a checkpoint of the state after the first `records` durable
+    /// records, which must all be durable now; a storage that keeps none
+    /// ignores it.
+    fn keep_checkpoint(&self, _checkpoint: Checkpoint) {}
 }
 
 impl Durable for Storage {
@@ -142,5 +180,20 @@ impl Durable for Storage {
 
     fn records(&self) -> Result<Vec<Vec<u8>>, ImplError> {
         Ok(Storage::records(self))
+    }
+
+    fn records_from(&self, from: usize) -> Result<Vec<Vec<u8>>, ImplError> {
+        Ok(Storage::records_from(self, from))
+    }
+
+    fn checkpoint(&self) -> Option<Checkpoint> {
+        self.0.borrow().checkpoint.clone()
+    }
+
+    fn keep_checkpoint(&self, checkpoint: Checkpoint) {
+        let mut inner = self.0.borrow_mut();
+        if checkpoint.records <= inner.durable.len() {
+            inner.checkpoint = Some(checkpoint);
+        }
     }
 }

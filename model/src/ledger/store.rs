@@ -8,7 +8,7 @@
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hasher;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::message::{Body, Claim, ContextName, Message, MessageRef};
 
@@ -20,22 +20,24 @@ pub(crate) type CtxId = usize;
 /// One content seen under an ID, with the delivery that brought it.
 #[derive(Debug, Clone)]
 pub(crate) struct Variant {
-    pub message: Message,
+    /// Shared, with its text, by every copy of the ledger: a restarted
+    /// receiver that resumes from a copy of its ledger copies no message.
+    pub message: Arc<Message>,
     pub origin: u64,
     /// The content's canonical JSON, made the first time a view shows it
     /// and kept: a stored message never changes, and views are asked far
     /// more often than messages arrive. A ledger that is never asked for a
     /// view (`check` without `--views`) never pays for it.
-    text: OnceLock<Box<str>>,
+    text: Arc<OnceLock<Box<str>>>,
 }
 
 impl Variant {
     pub fn new(mut message: Message, origin: u64) -> Variant {
         compact(&mut message);
         Variant {
-            message,
+            message: Arc::new(message),
             origin,
-            text: OnceLock::new(),
+            text: Arc::new(OnceLock::new()),
         }
     }
 
@@ -43,7 +45,7 @@ impl Variant {
     /// show it.
     pub fn content_text(&self) -> &str {
         self.text.get_or_init(|| {
-            serde_json::to_value(&self.message)
+            serde_json::to_value(&*self.message)
                 .unwrap_or(serde_json::Value::Null)
                 .to_string()
                 .into_boxed_str()
@@ -158,14 +160,14 @@ impl Entry {
     /// stored under this ID (section 1: a duplicate).
     pub fn holds(&self, message: &Message) -> bool {
         if self.digests.is_empty() {
-            return self.variants.iter().any(|v| v.message == *message);
+            return self.variants.iter().any(|v| *v.message == *message);
         }
         self.digests
             .get(&digest(message))
             .is_some_and(|candidates| {
                 candidates
                     .iter()
-                    .any(|&i| self.variants[i].message == *message)
+                    .any(|&i| *self.variants[i].message == *message)
             })
     }
 
