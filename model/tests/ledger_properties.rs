@@ -22,10 +22,20 @@ fn deliver_all(ledger: &mut Ledger, frames: &[Sent], now: i64) -> Vec<Outcome> {
         .collect()
 }
 
+/// Every thread's view. Each is also checked canonical: the text the
+/// ledger writes directly is what printing its JSON tree gives (sorted
+/// keys, no spaces), since receivers' views are compared as text.
 fn views(ledger: &Ledger) -> Value {
     let mut out = serde_json::Map::new();
     for t in ["design", "ops", "other"] {
-        out.insert(t.into(), ledger.view(&thread(t)));
+        let text = ledger.view_text(&thread(t));
+        let tree = text.to_value();
+        assert_eq!(
+            tern_model::ledger::View::from_value(&tree),
+            text,
+            "the view of {t} is not in canonical form"
+        );
+        out.insert(t.into(), tree);
     }
     Value::Object(out)
 }

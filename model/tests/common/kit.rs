@@ -220,8 +220,17 @@ impl Tester {
             .execute(&thread(thread_name), &mref(id), LocalTime(self.now))
     }
 
+    /// The view, checked canonical on the way: the text the ledger writes
+    /// is exactly what printing its JSON tree gives.
     pub fn view(&self, thread_name: &str) -> Value {
-        self.ledger.view(&thread(thread_name))
+        let text = self.ledger.view_text(&thread(thread_name));
+        let tree = text.to_value();
+        assert_eq!(
+            tern_model::ledger::View::from_value(&tree),
+            text,
+            "the view of {thread_name} is not in canonical form"
+        );
+        tree
     }
 
     /// The view's entry for commitment `id`.
