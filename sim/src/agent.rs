@@ -15,7 +15,7 @@ use tern_model::ledger::{EffectKey, LedgerConfig, LocalTime};
 use tern_model::message::{MessageRef, Participant, Principal, ThreadId};
 
 use crate::mutants::{start_mutant, Mutant};
-use crate::plugin::{ImplError, InitParams, Receiver};
+use crate::plugin::{ImplError, InitParams, Receiver, View};
 use crate::protocol::{decode_bytes, encode_bytes, event_json, execution_json, PROTOCOL};
 use crate::reference::{Recording, ReferenceReceiver};
 use crate::storage::Durable;
@@ -171,7 +171,14 @@ fn start(
     .map_err(|e| e.to_string())
 }
 
-fn handle(req: &Value, receiver: &mut Box<dyn Receiver>) -> Result<Value, String> {
+/// What one request is answered with. A view is already canonical JSON
+/// text, so it goes on the line as it is, not through a JSON tree.
+enum Answer {
+    Json(Value),
+    View(View),
+}
+
+fn handle(req: &Value, receiver: &mut Box<dyn Receiver>) -> Result<Answer, String> {
     let now = LocalTime(req["now"].as_i64().unwrap_or(0));
     match req["op"].as_str() {
         Some("deliver") => {
@@ -180,10 +187,10 @@ fn handle(req: &Value, receiver: &mut Box<dyn Receiver>) -> Result<Value, String
             let d = receiver
                 .deliver(&frame, &principal, now)
                 .map_err(|e| e.to_string())?;
-            Ok(json!({
+            Ok(Answer::Json(json!({
                 "events": d.events.iter().map(event_json).collect::<Vec<_>>(),
                 "outgoing": d.outgoing.iter().map(|f| encode_bytes(f)).collect::<Vec<_>>(),
-            }))
+            })))
         }
         Some("execute") => {
             let thread = ThreadId::new(field(req, "thread")?)?;
@@ -191,13 +198,13 @@ fn handle(req: &Value, receiver: &mut Box<dyn Receiver>) -> Result<Value, String
             let e = receiver
                 .execute(&thread, &commitment, now)
                 .map_err(|e| e.to_string())?;
-            Ok(execution_json(&e))
+            Ok(Answer::Json(execution_json(&e)))
         }
         Some("view") => {
             let thread = ThreadId::new(field(req, "thread")?)?;
             receiver
                 .view(&thread)
-                .map(|v| v.to_value())
+                .map(Answer::View)
                 .map_err(|e| e.to_string())
         }
         other => Err(format!("unknown op {other:?}")),
@@ -239,11 +246,11 @@ pub fn serve(
         let answer = match (req["op"].as_str(), receiver.as_mut()) {
             (Some("init"), _) => start(&req, &world, mutant).map(|r| {
                 receiver = Some(r);
-                json!({
+                Answer::Json(json!({
                     "name": match mutant { Some(m) => format!("tern-sim agent (mutant {})", m.name()), None => "tern-sim agent".to_owned() },
                     "version": env!("CARGO_PKG_VERSION"),
                     "capabilities": ["execute"],
-                })
+                }))
             }),
             (Some("shutdown"), _) => {
                 reply(json!({"seq": seq, "ok": null}))?;
@@ -253,7 +260,12 @@ pub fn serve(
             (_, Some(r)) => handle(&req, r),
         };
         match answer {
-            Ok(v) => reply(json!({"seq": seq, "ok": v}))?,
+            Ok(Answer::Json(v)) => reply(json!({"seq": seq, "ok": v}))?,
+            Ok(Answer::View(view)) => {
+                let mut o = out.borrow_mut();
+                writeln!(o, "{{\"ok\":{view},\"seq\":{seq}}}")?;
+                o.flush()?;
+            }
             Err(e) => reply(json!({"seq": seq, "error": e}))?,
         }
     }
