@@ -60,14 +60,7 @@ fn string(out: &mut Vec<u8>, s: &str) {
 
 /// A JSON list of strings.
 fn strings<'s>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'s str>) {
-    out.push(b'[');
-    for (i, s) in items.into_iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        string(out, s);
-    }
-    out.push(b']');
+    list(out, items, string);
 }
 
 /// `"key":` (keys are written in sorted order by the callers).
@@ -78,9 +71,13 @@ fn key(out: &mut Vec<u8>, k: &str) {
 }
 
 /// A list of items written by `each`, comma-separated.
-fn list<T>(out: &mut Vec<u8>, items: &[T], mut each: impl FnMut(&mut Vec<u8>, &T)) {
+fn list<T>(
+    out: &mut Vec<u8>,
+    items: impl IntoIterator<Item = T>,
+    mut each: impl FnMut(&mut Vec<u8>, T),
+) {
     out.push(b'[');
-    for (i, item) in items.iter().enumerate() {
+    for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
@@ -135,7 +132,7 @@ impl Ledger {
                     variants.sort_unstable();
                     variants.dedup();
                     key(&mut messages, "variants");
-                    list(&mut messages, &variants, |out, v| {
+                    list(&mut messages, variants, |out, v| {
                         out.extend_from_slice(v.as_bytes())
                     });
                 }
