@@ -37,7 +37,10 @@ pub use view::View;
 
 use crate::message::{ContextName, Message, MessageRef, Principal, ThreadId};
 use crate::wire::{parse_frame, Pointer, WireError};
+pub use store::SharedMessage;
 use store::{ContextStore, CtxId, Entry, EntryId, Status, Variant};
+
+use std::sync::Arc;
 
 /// One receiver's ledger.
 #[derive(Debug, Clone)]
@@ -217,10 +220,23 @@ impl Ledger {
         principal: &Principal,
         now: LocalTime,
     ) -> Vec<Event> {
+        self.deliver_shared(parsed.map(SharedMessage::new), principal, now)
+    }
+
+    /// Delivers a parse that other ledgers may hold too: the simulator
+    /// parses each frame once and gives the same message to every oracle
+    /// that receives it. The answer is the one [`Ledger::deliver`] gives
+    /// for the same frame.
+    pub fn deliver_shared(
+        &mut self,
+        parsed: Result<Arc<SharedMessage>, WireError>,
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Vec<Event> {
         let _ = now;
         let origin = self.deliveries;
         self.deliveries += 1;
-        let message = match parsed {
+        let shared = match parsed {
             Ok(m) => m,
             Err(e) => {
                 return vec![Event {
@@ -232,6 +248,7 @@ impl Ledger {
                 }]
             }
         };
+        let message = shared.message();
         let delivered = |outcome: Outcome, m: &Message| Event {
             kind: EventKind::Delivered,
             origin,
@@ -239,16 +256,16 @@ impl Ledger {
             thread: Some(m.thread.clone()),
             outcome,
         };
-        if let Err(rejection) = self.admit(&message, principal) {
-            return vec![delivered(Outcome::Rejected(rejection), &message)];
+        if let Err(rejection) = self.admit(message, principal) {
+            return vec![delivered(Outcome::Rejected(rejection), message)];
         }
 
         // Deduplication, keyed by context and ID (section 1).
         let existing = self.existing_context(&message.thread);
         let known = existing.and_then(|ctx| Some((ctx, *self.contexts[ctx].ids.get(&message.id)?)));
         if let Some((ctx, eid)) = known {
-            if self.entries[eid].holds(&message) {
-                return vec![delivered(Outcome::Duplicate, &message)];
+            if self.entries[eid].holds(message) {
+                return vec![delivered(Outcome::Duplicate, message)];
             }
             let event = delivered(
                 Outcome::Rejected(Rejection::new(
@@ -259,10 +276,10 @@ impl Ledger {
                         message.id
                     ),
                 )),
-                &message,
+                message,
             );
             self.note_thread(&message.thread, eid);
-            self.entries[eid].add_variant(Variant::new(message, origin));
+            self.entries[eid].add_variant(Variant::new(shared.clone(), origin));
             self.stored += 1;
             let changed = if self.from_scratch {
                 self.resettle_from_scratch(ctx)
@@ -280,11 +297,11 @@ impl Ledger {
         let eid = self.entries.len();
         self.contexts[ctx].ids.insert(message.id.clone(), eid);
         self.note_thread(&message.thread, eid);
-        self.note_dependencies(ctx, eid, &message);
+        self.note_dependencies(ctx, eid, message);
         self.entries.push(Entry {
             ctx,
             id: message.id.clone(),
-            variants: vec![Variant::new(message, origin)],
+            variants: vec![Variant::new(shared.clone(), origin)],
             status: Status::Unsettled,
             registered: 0,
             digests: BTreeMap::new(),

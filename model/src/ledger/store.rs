@@ -17,39 +17,64 @@ use super::outcome::Rejection;
 pub(crate) type EntryId = usize;
 pub(crate) type CtxId = usize;
 
-/// One content seen under an ID, with the delivery that brought it.
-#[derive(Debug, Clone)]
-pub(crate) struct Variant {
-    /// Shared, with its text, by every copy of the ledger: a restarted
-    /// receiver that resumes from a copy of its ledger copies no message.
-    pub message: Arc<Message>,
-    pub origin: u64,
+/// A parsed message as ledgers keep it, shareable between them: every copy
+/// of a ledger (a restarted receiver resuming from a checkpoint) and every
+/// ledger that is given the same parse (the simulator's oracles, which
+/// receive each frame the harness parsed once) holds the one message and
+/// its one canonical text.
+#[derive(Debug)]
+pub struct SharedMessage {
+    message: Message,
     /// The content's canonical JSON, made the first time a view shows it
     /// and kept: a stored message never changes, and views are asked far
     /// more often than messages arrive. A ledger that is never asked for a
     /// view (`check` without `--views`) never pays for it.
-    text: Arc<OnceLock<Box<str>>>,
+    text: OnceLock<Box<str>>,
 }
 
-impl Variant {
-    pub fn new(mut message: Message, origin: u64) -> Variant {
+impl SharedMessage {
+    pub fn new(mut message: Message) -> Arc<SharedMessage> {
         compact(&mut message);
-        Variant {
-            message: Arc::new(message),
-            origin,
-            text: Arc::new(OnceLock::new()),
-        }
+        Arc::new(SharedMessage {
+            message,
+            text: OnceLock::new(),
+        })
+    }
+
+    pub fn message(&self) -> &Message {
+        &self.message
     }
 
     /// The message as canonical JSON (sorted keys, no spaces), as views
     /// show it.
     pub fn content_text(&self) -> &str {
         self.text.get_or_init(|| {
-            serde_json::to_value(&*self.message)
+            serde_json::to_value(&self.message)
                 .unwrap_or(serde_json::Value::Null)
                 .to_string()
                 .into_boxed_str()
         })
+    }
+}
+
+/// One content seen under an ID, with the delivery that brought it.
+#[derive(Debug, Clone)]
+pub(crate) struct Variant {
+    pub shared: Arc<SharedMessage>,
+    pub origin: u64,
+}
+
+impl Variant {
+    pub fn new(shared: Arc<SharedMessage>, origin: u64) -> Variant {
+        Variant { shared, origin }
+    }
+
+    pub fn message(&self) -> &Message {
+        &self.shared.message
+    }
+
+    pub fn content_text(&self) -> &str {
+        self.shared.content_text()
     }
 }
 
@@ -153,21 +178,21 @@ impl Entry {
     /// The content interpreted for this ID. Only meaningful while the entry
     /// is not equivocated.
     pub fn message(&self) -> &Message {
-        &self.variants[0].message
+        self.variants[0].message()
     }
 
     /// Whether `message` is structurally identical to a content already
     /// stored under this ID (section 1: a duplicate).
     pub fn holds(&self, message: &Message) -> bool {
         if self.digests.is_empty() {
-            return self.variants.iter().any(|v| *v.message == *message);
+            return self.variants.iter().any(|v| *v.message() == *message);
         }
         self.digests
             .get(&digest(message))
             .is_some_and(|candidates| {
                 candidates
                     .iter()
-                    .any(|&i| *self.variants[i].message == *message)
+                    .any(|&i| *self.variants[i].message() == *message)
             })
     }
 
@@ -175,11 +200,11 @@ impl Entry {
     pub fn add_variant(&mut self, variant: Variant) {
         if self.digests.is_empty() {
             for (i, v) in self.variants.iter().enumerate() {
-                self.digests.entry(digest(&v.message)).or_default().push(i);
+                self.digests.entry(digest(v.message())).or_default().push(i);
             }
         }
         self.digests
-            .entry(digest(&variant.message))
+            .entry(digest(variant.message()))
             .or_default()
             .push(self.variants.len());
         self.variants.push(variant);

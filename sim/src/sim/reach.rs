@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use tern_model::ledger::{Event, EventKind, Execution, Outcome};
-use tern_model::message::{Act, Body};
+use tern_model::message::{Act, Body, Message};
 
 use super::malformed::Malformation;
 use super::scenario::context_of;
@@ -69,12 +69,14 @@ pub struct Reach {
 
 impl Reach {
     /// The facts of a frame about to be sent (one parse).
-    pub fn on_send(&mut self, frame: &[u8], malformed: Option<Malformation>) -> Sent {
+    /// A frame put on the network, as the harness parsed it (`None` when
+    /// it is not a valid message).
+    pub fn on_send(&mut self, message: Option<&Message>, malformed: Option<Malformation>) -> Sent {
         let mut sent = Sent {
             malformed,
             ..Sent::default()
         };
-        let Ok(m) = tern_model::parse_frame(frame) else {
+        let Some(m) = message else {
             return sent;
         };
         let id = m.id.as_str().to_owned();

@@ -8,14 +8,16 @@
 //! steps on the same version give the same run, byte for byte.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
 use tern_model::ledger::{
-    EffectKey, Event, Execution, Ledger, LocalTime, Outcome, Refusal, RejectClass,
+    EffectKey, Event, Execution, Ledger, LocalTime, Outcome, Refusal, RejectClass, SharedMessage,
 };
 use tern_model::message::{GrantRef, MessageRef, Principal, ThreadId};
+use tern_model::WireError;
 
 use super::faults::{Fault, FaultSet};
 use super::invariants::{self as inv, Invariant};
@@ -252,6 +254,8 @@ pub struct Run<'a> {
     seq: u64,
     queue: BTreeMap<(u64, u64), Copy>,
     sent: Vec<Outgoing>,
+    /// Each of `sent`, parsed once when it was sent.
+    parsed: Vec<Result<Arc<SharedMessage>, WireError>>,
     /// What the situation catalogue knows of each of `sent`.
     facts: Vec<Sent>,
     reach: Reach,
@@ -292,6 +296,7 @@ impl<'a> Run<'a> {
             seq: 0,
             queue: BTreeMap::new(),
             sent: Vec::new(),
+            parsed: Vec::new(),
             facts: Vec::new(),
             reach: Reach::default(),
             acks: KnownAcks::default(),
@@ -533,10 +538,13 @@ impl<'a> Run<'a> {
     fn send(&mut self, out: Outgoing, net: u64) {
         self.stats.messages += 1;
         let claimed = out.claimed.clone();
-        let line = shorthand::line(&out.frame, Some(&claimed));
         let spoofed = out.spoofed;
         let index = self.sent.len();
+        // The one parse of this frame: the catalogue, the ACK-of-ACK rule
+        // and every oracle that receives it read this message.
+        let parsed = tern_model::parse_frame(&out.frame).map(SharedMessage::new);
         if self.record {
+            let line = shorthand::line(&out.frame, Some(&claimed));
             let to = out
                 .recipients
                 .iter()
@@ -553,13 +561,16 @@ impl<'a> Run<'a> {
                 frame,
                 spoofed,
             });
+            self.note(|| format!("{}{line}", if spoofed { "☠ " } else { "" }));
         }
-        self.note(|| format!("{}{line}", if spoofed { "☠ " } else { "" }));
         let actor = out.actor;
         let recipients = out.recipients.clone();
-        self.acks.note_frame(&out.frame);
-        self.facts
-            .push(self.reach.on_send(&out.frame, out.malformed));
+        let message = parsed.as_ref().ok().map(|m| m.message());
+        if let Some(m) = message {
+            self.acks.note(m);
+        }
+        self.facts.push(self.reach.on_send(message, out.malformed));
+        self.parsed.push(parsed);
         self.sent.push(out);
         if let Some(a) = actor {
             self.enqueue(self.now, a, index, false);
@@ -736,7 +747,14 @@ impl<'a> Run<'a> {
                 }));
         }
         self.agents[a].unreported.retain(|u| u.frame != frame);
-        let expected = self.agents[a].oracle.deliver(frame, principal, local);
+        debug_assert_eq!(
+            self.sent[sent].frame, frame,
+            "a delivery names the frame it carries"
+        );
+        let expected =
+            self.agents[a]
+                .oracle
+                .deliver_shared(self.parsed[sent].clone(), principal, local);
         self.stats.checks += 1;
         for e in &expected {
             if let (Some(t), Some(id)) = (&e.thread, &e.id) {
