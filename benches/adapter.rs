@@ -6,11 +6,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use tern_harness::adapter::{Limits, SubprocessImpl};
-use tern_harness::plugin::Implementation;
-use tern_harness::sim::scenario::Scenario;
-use tern_harness::storage::Storage;
-use tern_harness::world::World;
+use tern_harness::contract::plugin::Implementation;
+use tern_harness::contract::storage::Storage;
+use tern_harness::contract::world::World;
+use tern_harness::implementations::adapter::{Limits, SubprocessImpl};
+use tern_harness::simulator::scenario::Scenario;
 use tern_model::message::ThreadId;
 
 const ROUND_TRIPS: u64 = 200;

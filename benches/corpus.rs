@@ -3,10 +3,10 @@
 //! measured in one group so the ratio is the cost of the protocol.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use tern_harness::adapter::{Limits, SubprocessImpl};
 use tern_harness::certify::run_corpus;
 use tern_harness::corpus::{Case, Corpus};
-use tern_harness::reference::ReferenceImpl;
+use tern_harness::implementations::adapter::{Limits, SubprocessImpl};
+use tern_harness::implementations::reference::ReferenceImpl;
 
 fn corpus(c: &mut Criterion) {
     let corpus = Corpus::load(std::path::Path::new(concat!(

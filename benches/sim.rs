@@ -3,10 +3,10 @@
 //! parse per delivery of the same frames, in one group.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use tern_harness::reference::ReferenceImpl;
-use tern_harness::sim::driver::{frames_sent, generate, mix_for, play};
-use tern_harness::sim::faults::FaultSet;
-use tern_harness::sim::runner::RunConfig;
+use tern_harness::implementations::reference::ReferenceImpl;
+use tern_harness::simulator::driver::{frames_sent, generate, mix_for, play};
+use tern_harness::simulator::faults::FaultSet;
+use tern_harness::simulator::runner::RunConfig;
 
 fn sim(c: &mut Criterion) {
     let faults = FaultSet::all();

@@ -9,10 +9,10 @@ use tern_sim::harness::certify::{
     run_simulation, Budget, DEFAULT_AGENTS, DEFAULT_FIRST_SEED, DEFAULT_SEEDS, DEFAULT_STEPS,
     MIN_REACHED,
 };
-use tern_sim::harness::plugin::Identity;
-use tern_sim::harness::reference::ReferenceImpl;
-use tern_sim::harness::sim::driver::Jobs;
-use tern_sim::harness::sim::faults::FaultSet;
+use tern_sim::harness::contract::plugin::Identity;
+use tern_sim::harness::implementations::reference::ReferenceImpl;
+use tern_sim::harness::simulator::driver::Jobs;
+use tern_sim::harness::simulator::faults::FaultSet;
 
 #[test]
 #[ignore = "the full certify budget: run in release (CI does)"]
@@ -51,12 +51,12 @@ fn the_default_certify_budget_reaches_every_situation_often() {
         rare.join("; ")
     );
     // Executions the model allows are common, not rare.
-    let executed = sim
-        .stats
-        .situations
-        .get(tern_sim::harness::sim::situations::Situation::Moment(
-            tern_sim::harness::sim::situations::Moment::Executed,
-        ));
+    let executed =
+        sim.stats
+            .situations
+            .get(tern_sim::harness::simulator::situations::Situation::Moment(
+                tern_sim::harness::simulator::situations::Moment::Executed,
+            ));
     assert!(
         executed * 10 >= sim.stats.executions * 3,
         "{executed} of {} execution requests allowed",

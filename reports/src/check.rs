@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use serde_json::json;
-use tern_harness::check::{Checked, Verdict};
+use tern_harness::streams::check::{Checked, Verdict};
 
 /// How `check` prints its verdicts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,13 +4,13 @@
 use serde_json::{json, Value};
 use tabled::builder::Builder;
 use tabled::settings::Style;
-use tern_harness::sim::driver::{Counterexample, ShrinkEnd};
-use tern_harness::sim::invariants::ALL as INVARIANTS;
-use tern_harness::sim::runner::{Stats, Violation};
-use tern_harness::sim::situations::Coverage;
+use tern_harness::simulator::driver::{Counterexample, ShrinkEnd};
+use tern_harness::simulator::invariants::ALL as INVARIANTS;
+use tern_harness::simulator::runner::{Stats, Violation};
+use tern_harness::simulator::situations::Coverage;
 
 use crate::escape::t;
-pub use tern_harness::sim::trace::violation_json;
+pub use tern_harness::simulator::trace::violation_json;
 
 /// A rounded table for the terminal.
 pub fn table(rows: Vec<Vec<String>>) -> String {

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use serde_json::{json, Value};
-use tern_harness::stateful::Located;
+use tern_harness::streams::stateful::Located;
 use tern_model::ledger::{EventKind, Outcome};
 
 use crate::check::Format;

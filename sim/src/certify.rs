@@ -4,11 +4,13 @@
 
 use std::collections::BTreeMap;
 
+use crate::contract::plugin::{Capability, Identity, Implementation};
 use crate::corpus::play::{identify, play, CaseRun, Failure, Status};
 use crate::corpus::{Case, Level};
-use crate::plugin::{Capability, Identity, Implementation};
-use crate::sim::driver::{first_violation, shrink, Batch, Counterexample, Jobs, ShrinkBudget};
-use crate::sim::runner::Stats;
+use crate::simulator::driver::{
+    first_violation, shrink, Batch, Counterexample, Jobs, ShrinkBudget,
+};
+use crate::simulator::runner::Stats;
 
 /// The simulation budget: a batch of runs. Certification always uses every
 /// fault and swarm mixes, and ignores names for a `core` certification (the

@@ -1,24 +1,19 @@
 //! `tern-harness`: the part of tern-sim that touches the outside world on the
 //! model's behalf: reading frames from streams and files, running the
 //! model's checks over them, and simulating multi-agent runs with faults
-//! against implementations plugged in through [`plugin`].
+//! against implementations plugged in through [`contract`].
+//!
+//! The folders follow the data flow, one role each: the plug-in
+//! [`contract`]; the [`implementations`] that honour it (the reference, the
+//! mutants, the subprocess adapter and `tern-sim agent`); the rules that
+//! [`judge`] an implementation's answers, shared by the [`simulator`] and
+//! the [`corpus`] player; [`certify`], which runs both; and the
+//! [`streams`] checkers behind `tern-sim check`.
 
-pub mod adapter;
-pub mod agent;
 pub mod certify;
-pub mod check;
-pub mod child_io;
-pub mod compare;
+pub mod contract;
 pub mod corpus;
-pub mod exit_guard;
-pub mod frames;
-pub mod mutants;
-pub mod plugin;
-pub mod protocol;
-pub mod reaper;
-pub mod reference;
-pub mod replies;
-pub mod sim;
-pub mod stateful;
-pub mod storage;
-pub mod world;
+pub mod implementations;
+pub mod judge;
+pub mod simulator;
+pub mod streams;

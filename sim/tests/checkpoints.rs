@@ -5,13 +5,13 @@
 
 use std::cell::Cell;
 
-use tern_harness::plugin::{ImplError, Implementation, InitParams, Receiver};
-use tern_harness::reference::{Recording, ReferenceReceiver};
-use tern_harness::sim::driver::{generate, mix_for, play};
-use tern_harness::sim::faults::FaultSet;
-use tern_harness::sim::runner::RunConfig;
-use tern_harness::storage::{Checkpoint, Durable, Storage};
-use tern_harness::world::AgentWorld;
+use tern_harness::contract::plugin::{ImplError, Implementation, InitParams, Receiver};
+use tern_harness::contract::storage::{Checkpoint, Durable, Storage};
+use tern_harness::contract::world::AgentWorld;
+use tern_harness::implementations::reference::{Recording, ReferenceReceiver};
+use tern_harness::simulator::driver::{generate, mix_for, play};
+use tern_harness::simulator::faults::FaultSet;
+use tern_harness::simulator::runner::RunConfig;
 
 thread_local! {
     /// Starts that resumed from a checkpoint, on this test's thread.

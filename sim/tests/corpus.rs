@@ -8,19 +8,19 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use tern_harness::certify::{run_corpus, run_simulation, Budget, Conformance};
-use tern_harness::compare::Names;
-use tern_harness::corpus::play::{play, Status};
-use tern_harness::corpus::{Case, Corpus, CorpusError, Level};
-use tern_harness::mutants::{Mutant, MutantImpl};
-use tern_harness::plugin::{
+use tern_harness::contract::plugin::{
     Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver,
 };
-use tern_harness::reference::ReferenceImpl;
-use tern_harness::sim::driver::Jobs;
-use tern_harness::sim::faults::FaultSet;
-use tern_harness::sim::invariants;
-use tern_harness::storage::Storage;
-use tern_harness::world::AgentWorld;
+use tern_harness::contract::storage::Storage;
+use tern_harness::contract::world::AgentWorld;
+use tern_harness::corpus::play::{play, Status};
+use tern_harness::corpus::{Case, Corpus, CorpusError, Level};
+use tern_harness::implementations::mutants::{Mutant, MutantImpl};
+use tern_harness::implementations::reference::ReferenceImpl;
+use tern_harness::judge::compare::RejectNames;
+use tern_harness::simulator::driver::Jobs;
+use tern_harness::simulator::faults::FaultSet;
+use tern_harness::simulator::invariants;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -284,7 +284,7 @@ impl Receiver for Twisted {
     fn view(
         &mut self,
         thread: &tern_model::message::ThreadId,
-    ) -> Result<tern_harness::plugin::View, ImplError> {
+    ) -> Result<tern_harness::contract::plugin::View, ImplError> {
         let mut v = self.1.view(thread)?.to_value();
         if let (Twist::OtherNames, Some(ms)) = (self.0, v["messages"].as_array_mut()) {
             for m in ms {
@@ -293,7 +293,7 @@ impl Receiver for Twisted {
                 }
             }
         }
-        Ok(tern_harness::plugin::View::from_value(&v))
+        Ok(tern_harness::contract::plugin::View::from_value(&v))
     }
 }
 
@@ -481,7 +481,7 @@ fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
     };
     let identity = corpus_run.identity.as_ref().ok();
     let blind = run_simulation(
-        &budget(Names::Ignored),
+        &budget(RejectNames::Ignored),
         &Twist::OtherNames,
         Jobs::default(),
         identity,
@@ -497,7 +497,7 @@ fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
     assert!(core.core && !core.profile, "{:?}", core.by_level);
     assert!(core.certified(Level::Core));
     let strict = run_simulation(
-        &budget(Names::Compared),
+        &budget(RejectNames::Compared),
         &Twist::OtherNames,
         Jobs::default(),
         identity,
@@ -530,7 +530,7 @@ fn every_invariant_names_clauses_that_exist() {
 #[test]
 fn every_situation_names_clauses_that_exist() {
     let c = corpus();
-    for s in tern_harness::sim::situations::Situation::all() {
+    for s in tern_harness::simulator::situations::Situation::all() {
         assert!(!s.clauses().is_empty(), "{} names no clause", s.name());
         for id in s.clauses() {
             assert!(c.clauses.get(id).is_some(), "{}: no clause {id}", s.name());

@@ -6,9 +6,9 @@
 //! section 3).
 
 use serde_json::Value;
-use tern_harness::compare::Verdict;
 use tern_harness::corpus::case::Step;
 use tern_harness::corpus::{Case, Corpus, Level};
+use tern_harness::judge::compare::Verdict;
 use tern_model::wire::parse_frame;
 
 fn corpus() -> Corpus {

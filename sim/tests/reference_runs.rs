@@ -1,10 +1,10 @@
 //! The reference implementation under the simulator: no violation, with and
 //! without faults; and the same seed gives the same run.
 
-use tern_harness::reference::ReferenceImpl;
-use tern_harness::sim::driver::{generate, mix_for, play};
-use tern_harness::sim::faults::FaultSet;
-use tern_harness::sim::runner::RunConfig;
+use tern_harness::implementations::reference::ReferenceImpl;
+use tern_harness::simulator::driver::{generate, mix_for, play};
+use tern_harness::simulator::faults::FaultSet;
+use tern_harness::simulator::runner::RunConfig;
 
 fn config(seed: u64, agents: usize, faults: FaultSet) -> RunConfig {
     RunConfig {
@@ -66,7 +66,7 @@ fn the_same_seed_gives_the_same_run() {
 /// notice the extra effect).
 #[test]
 fn an_effect_while_answering_a_view_is_an_authority_violation() {
-    use tern_harness::mutants::{Mutant, MutantImpl};
+    use tern_harness::implementations::mutants::{Mutant, MutantImpl};
     for seed in 0..5 {
         let c = config(seed, 2, FaultSet::all());
         let played = play(

@@ -7,12 +7,16 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use tern_harness::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver};
-use tern_harness::reference::ReferenceImpl;
-use tern_harness::sim::driver::{first_violation, shrink, Batch, Jobs, ShrinkBudget, ShrinkEnd};
-use tern_harness::sim::faults::FaultSet;
-use tern_harness::storage::Storage;
-use tern_harness::world::AgentWorld;
+use tern_harness::contract::plugin::{
+    Delivered, Identity, ImplError, Implementation, InitParams, Receiver,
+};
+use tern_harness::contract::storage::Storage;
+use tern_harness::contract::world::AgentWorld;
+use tern_harness::implementations::reference::ReferenceImpl;
+use tern_harness::simulator::driver::{
+    first_violation, shrink, Batch, Jobs, ShrinkBudget, ShrinkEnd,
+};
+use tern_harness::simulator::faults::FaultSet;
 use tern_model::ledger::{Execution, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
@@ -70,7 +74,10 @@ impl Receiver for HangingReceiver {
     ) -> Result<Execution, ImplError> {
         self.inner.execute(thread, commitment, now)
     }
-    fn view(&mut self, thread: &ThreadId) -> Result<tern_harness::plugin::View, ImplError> {
+    fn view(
+        &mut self,
+        thread: &ThreadId,
+    ) -> Result<tern_harness::contract::plugin::View, ImplError> {
         self.inner.view(thread)
     }
 }

@@ -4,10 +4,10 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use tern_harness::adapter::{Limits, SubprocessImpl};
-use tern_harness::plugin::{Implementation, InitParams};
-use tern_harness::storage::Storage;
-use tern_harness::world::World;
+use tern_harness::contract::plugin::{Implementation, InitParams};
+use tern_harness::contract::storage::Storage;
+use tern_harness::contract::world::World;
+use tern_harness::implementations::adapter::{Limits, SubprocessImpl};
 use tern_model::ledger::{LedgerConfig, LocalTime};
 use tern_model::message::{Participant, Principal};
 

@@ -3,7 +3,7 @@
 use std::io::{self, BufReader};
 
 use clap::Args;
-use tern_harness::mutants::Mutant;
+use tern_harness::implementations::mutants::Mutant;
 
 use super::sim::parse_mutant;
 use super::Status;
@@ -18,7 +18,7 @@ pub struct AgentArgs {
 
 pub fn run(args: AgentArgs) -> Status {
     let input = BufReader::new(io::stdin().lock());
-    match tern_harness::agent::serve(input, Box::new(io::stdout()), args.mutant) {
+    match tern_harness::implementations::agent::serve(input, Box::new(io::stdout()), args.mutant) {
         Ok(()) => Status::Ok,
         // The harness went away: nobody is left to serve or to tell.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Status::Ok,

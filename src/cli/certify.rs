@@ -7,14 +7,16 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use tern_harness::adapter::{defer_interrupts, interrupted, Limits, SubprocessImpl};
 use tern_harness::certify::{run_corpus_with, run_simulation, Budget, SimulationRun};
-use tern_harness::compare::Names;
+use tern_harness::contract::plugin::Implementation;
 use tern_harness::corpus::{Corpus, Level};
-use tern_harness::mutants::{Mutant, MutantImpl};
-use tern_harness::plugin::Implementation;
-use tern_harness::reference::ReferenceImpl;
-use tern_harness::sim::faults::FaultSet;
+use tern_harness::implementations::adapter::{
+    defer_interrupts, interrupted, Limits, SubprocessImpl,
+};
+use tern_harness::implementations::mutants::{Mutant, MutantImpl};
+use tern_harness::implementations::reference::ReferenceImpl;
+use tern_harness::judge::compare::RejectNames;
+use tern_harness::simulator::faults::FaultSet;
 use tern_reports::certify::{html, junit, terminal, write, Certified, Report};
 use tern_reports::escape;
 
@@ -187,8 +189,8 @@ pub fn run(args: CertifyArgs) -> Status {
         steps: args.steps,
         faults: FaultSet::all(),
         names: match level {
-            Level::Core => Names::Ignored,
-            Level::Profile => Names::Compared,
+            Level::Core => RejectNames::Ignored,
+            Level::Profile => RejectNames::Compared,
         },
         swarm: true,
     };

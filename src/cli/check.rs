@@ -6,9 +6,9 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use tern_harness::check::{check_document, check_frame, Checked, Verdict};
-use tern_harness::frames::{Frame, Frames};
-use tern_harness::stateful::StatefulCheck;
+use tern_harness::streams::check::{check_document, check_frame, Checked, Verdict};
+use tern_harness::streams::frames::{Frame, Frames};
+use tern_harness::streams::stateful::StatefulCheck;
 use tern_model::ledger::{LedgerConfig, Viewer};
 use tern_model::message::Participant;
 use tern_model::wire::{ErrorClass, Pointer, WireError, MAX_FRAME_BYTES};

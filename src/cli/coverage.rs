@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::json;
-use tern_harness::mutants::Mutant;
+use tern_harness::implementations::mutants::Mutant;
 
 use super::certify::load_corpus;
 use super::{FormatArg, Status};

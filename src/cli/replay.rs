@@ -6,11 +6,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::json;
-use tern_harness::mutants::Mutant;
-use tern_harness::plugin::Implementation;
-use tern_harness::reference::ReferenceImpl;
-use tern_harness::sim::driver::play;
-use tern_harness::sim::trace;
+use tern_harness::contract::plugin::Implementation;
+use tern_harness::implementations::mutants::Mutant;
+use tern_harness::implementations::reference::ReferenceImpl;
+use tern_harness::simulator::driver::play;
+use tern_harness::simulator::trace;
 use tern_reports::run::{violation_json, violation_text};
 
 use super::sim::{implementation, parse_mutant};
@@ -84,7 +84,7 @@ pub fn run(args: ReplayArgs) -> Status {
     let imp = match implementation(
         mutant,
         args.implementation.as_deref(),
-        tern_harness::adapter::Limits::default(),
+        tern_harness::implementations::adapter::Limits::default(),
     ) {
         Ok(imp) => imp,
         Err(e) => {

@@ -7,13 +7,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
-use tern_harness::adapter::{defer_interrupts, interrupted, Limits};
-use tern_harness::mutants::Mutant;
-use tern_harness::sim::driver::{
+use tern_harness::implementations::adapter::{defer_interrupts, interrupted, Limits};
+use tern_harness::implementations::mutants::Mutant;
+use tern_harness::simulator::driver::{
     first_violation, shrink, unshrunk, Batch, ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
 };
-use tern_harness::sim::runner::Stats;
-use tern_harness::sim::trace;
+use tern_harness::simulator::runner::Stats;
+use tern_harness::simulator::trace;
 use tern_reports::run::{counterexample_text, summary, violation_json, violation_text};
 
 use super::sim::{implementation, parse_agents, parse_mutant, FaultArgs, JobsArg};
@@ -264,7 +264,7 @@ fn print_json(
     runs: u64,
     stats: &Stats,
     args: &RunArgs,
-    ce: Option<&tern_harness::sim::driver::Counterexample>,
+    ce: Option<&tern_harness::simulator::driver::Counterexample>,
     trace: Option<String>,
 ) {
     let out = json!({

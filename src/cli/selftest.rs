@@ -19,10 +19,10 @@ use std::path::PathBuf;
 use tern_harness::certify::run_corpus;
 use tern_harness::corpus::case::Case;
 use tern_harness::corpus::Corpus;
-use tern_harness::mutants::{Mutant, MutantImpl};
-use tern_harness::reference::ReferenceImpl;
-use tern_harness::sim::driver::{first_violation, shrink, Batch, Jobs, ShrinkBudget};
-use tern_harness::sim::faults::FaultSet;
+use tern_harness::implementations::mutants::{Mutant, MutantImpl};
+use tern_harness::implementations::reference::ReferenceImpl;
+use tern_harness::simulator::driver::{first_violation, shrink, Batch, Jobs, ShrinkBudget};
+use tern_harness::simulator::faults::FaultSet;
 use tern_reports::run::{
     selftest_json, selftest_table, violation_text, KillSpread, KilledIn, MutantRow,
 };

@@ -2,13 +2,13 @@
 //! implementation under test.
 
 use clap::Args;
-use tern_harness::adapter::{Limits, SubprocessImpl};
-use tern_harness::mutants::{Mutant, MutantImpl};
-use tern_harness::plugin::Implementation;
-use tern_harness::reference::ReferenceImpl;
-use tern_harness::sim::driver::Jobs;
-use tern_harness::sim::faults::{Fault, FaultSet};
-use tern_harness::sim::scenario::MAX_AGENTS;
+use tern_harness::contract::plugin::Implementation;
+use tern_harness::implementations::adapter::{Limits, SubprocessImpl};
+use tern_harness::implementations::mutants::{Mutant, MutantImpl};
+use tern_harness::implementations::reference::ReferenceImpl;
+use tern_harness::simulator::driver::Jobs;
+use tern_harness::simulator::faults::{Fault, FaultSet};
+use tern_harness::simulator::scenario::MAX_AGENTS;
 
 /// Faults, each a flag; `--faults` turns on the default mix (all of them).
 #[derive(Debug, Clone, Args)]

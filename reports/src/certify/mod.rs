@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use tern_harness::certify::{Conformance, CorpusRun, SimulationRun};
 use tern_harness::corpus::play::{CaseRun, Exchange, Status};
 use tern_harness::corpus::{Case, Corpus, Level};
-use tern_harness::sim::happening::Happening;
+use tern_harness::simulator::happening::Happening;
 
 pub const SCHEMA: &str = "tern-sim/report/1";
 
@@ -200,7 +200,7 @@ pub struct ViolationReport {
     pub sequence: Vec<SeqEvent>,
 }
 
-/// One event of a shrunk run (see `tern_harness::sim::happening`).
+/// One event of a shrunk run (see `tern_harness::simulator::happening`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SeqEvent {

@@ -12,9 +12,9 @@ use tern_model::ledger::{EffectKey, Execution, LedgerConfig, LocalTime, Refusal,
 use tern_model::message::{MessageRef, Participant, Principal, ThreadId, Timestamp};
 
 use super::CorpusError;
-pub use crate::compare::{EventKindKey, ExpectedEvent, Verdict};
-use crate::plugin::Capability;
-use crate::storage::CrashPoint;
+use crate::contract::plugin::Capability;
+use crate::contract::storage::CrashPoint;
+pub use crate::judge::compare::{ComparedEvent, EventKindKey, Verdict};
 
 /// Whether a case's verdict follows from the seed's words (`Core`) or rests
 /// on the profile's reading (`Profile`).
@@ -52,7 +52,7 @@ pub struct ClauseRef {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExpectDeliver {
-    pub events: Vec<ExpectedEvent>,
+    pub events: Vec<ComparedEvent>,
     /// `"outgoing": "none"`: the receiver must send nothing of its own.
     pub no_outgoing: bool,
 }
@@ -176,7 +176,7 @@ impl Case {
     /// cites one of the seed clauses the invariant checks. A failing case
     /// about a mutant's target invariant is what "killed by the corpus"
     /// means.
-    pub fn is_about(&self, invariant: crate::sim::invariants::Invariant) -> bool {
+    pub fn is_about(&self, invariant: crate::simulator::invariants::Invariant) -> bool {
         self.invariants.iter().any(|i| i == invariant.name)
             || self
                 .clauses
@@ -308,7 +308,7 @@ fn local_time(at: &At, pointer: &str, text: Option<&str>) -> Result<LocalTime, C
     }
 }
 
-fn verdict_of(at: &At, pointer: &str, v: &Value) -> Result<ExpectedEvent, CorpusError> {
+fn verdict_of(at: &At, pointer: &str, v: &Value) -> Result<ComparedEvent, CorpusError> {
     let obj = v
         .as_object()
         .ok_or_else(|| at.err(pointer, "an event must be an object"))?;
@@ -391,7 +391,7 @@ fn verdict_of(at: &At, pointer: &str, v: &Value) -> Result<ExpectedEvent, Corpus
             ))
         }
     };
-    Ok(ExpectedEvent { kind, id, verdict })
+    Ok(ComparedEvent { kind, id, verdict })
 }
 
 fn expect_deliver(at: &At, pointer: &str, v: &Value) -> Result<ExpectDeliver, CorpusError> {

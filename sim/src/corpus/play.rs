@@ -10,17 +10,17 @@ use tern_model::ledger::{Contexts, EffectKey, Execution, LedgerConfig, LocalTime
 use tern_model::message::{Participant, Principal, ThreadId};
 
 use super::case::{
-    Case, DeliverCrash, EventKindKey, ExecuteCrash, ExpectDeliver, ExpectedEvent, Step, Verdict,
+    Case, ComparedEvent, DeliverCrash, EventKindKey, ExecuteCrash, ExpectDeliver, Step, Verdict,
 };
 use super::pattern::mismatch;
-use crate::compare::Names;
-use crate::plugin::{
+use crate::contract::plugin::{
     Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver,
 };
-use crate::replies::KnownAcks;
-use crate::sim::shorthand;
-use crate::storage::Storage;
-use crate::world::World;
+use crate::contract::storage::Storage;
+use crate::contract::world::World;
+use crate::judge::compare::RejectNames;
+use crate::judge::replies::KnownAcks;
+use crate::simulator::shorthand;
 
 /// The outcome of a case (docs/corpus.md section 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -110,7 +110,7 @@ pub struct CaseRun {
     pub transcript: Vec<Exchange>,
 }
 
-fn event_text(e: &ExpectedEvent) -> String {
+fn event_text(e: &ComparedEvent) -> String {
     let v = match &e.verdict {
         Verdict::Accepted => "accepted".to_owned(),
         Verdict::Duplicate => "duplicate".to_owned(),
@@ -127,7 +127,7 @@ fn event_text(e: &ExpectedEvent) -> String {
     }
 }
 
-fn events_text(events: &[ExpectedEvent]) -> String {
+fn events_text(events: &[ComparedEvent]) -> String {
     if events.is_empty() {
         return "no event".to_owned();
     }
@@ -382,7 +382,7 @@ impl Player<'_> {
                 return Err(self.error(i, "an answer to deliver", &e));
             }
         };
-        let actual: Vec<ExpectedEvent> = d.events.iter().map(ExpectedEvent::of).collect();
+        let actual: Vec<ComparedEvent> = d.events.iter().map(ComparedEvent::of).collect();
         x.answer = events_text(&actual);
         let first_rejected = matches!(
             actual.first().map(|e| &e.verdict),
@@ -415,11 +415,12 @@ impl Player<'_> {
             let first_delivered = actual
                 .first()
                 .is_some_and(|e| e.kind == EventKindKey::Delivered);
-            let same = |names: Names| first_delivered && names.same_events(&expect.events, &actual);
-            if !same(Names::Compared) {
+            let same =
+                |names: RejectNames| first_delivered && names.same_events(&expect.events, &actual);
+            if !same(RejectNames::Compared) {
                 self.mark_last_failed();
                 let (want, got) = (events_text(&expect.events), events_text(&actual));
-                return Err(if same(Names::Ignored) {
+                return Err(if same(RejectNames::Ignored) {
                     self.fail_by_name(i, want, got)
                 } else {
                     self.fail(i, "expectation", want, got)
@@ -565,10 +566,10 @@ impl Player<'_> {
             ));
         }
         if let Some(expect) = expect {
-            if !Names::Compared.same_execution(expect, &e) {
+            if !RejectNames::Compared.same_execution(expect, &e) {
                 self.mark_last_failed();
                 let (want, got) = (execution_text(expect), execution_text(&e));
-                return Err(if Names::Ignored.same_execution(expect, &e) {
+                return Err(if RejectNames::Ignored.same_execution(expect, &e) {
                     self.fail_by_name(i, want, got)
                 } else {
                     self.fail(i, "expectation", want, got)

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Mutex;
 
-use crate::reaper;
+use crate::implementations::reaper;
 
 /// State roots to remove at exit, whatever the way out.
 static ROOTS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());

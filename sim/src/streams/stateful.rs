@@ -5,7 +5,7 @@ use tern_model::ledger::{Event, EventKind, Ledger, LedgerConfig, LocalTime, Outc
 use tern_model::message::{Principal, ThreadId};
 use tern_model::wire::MAX_FRAME_BYTES;
 
-use crate::frames::Frame;
+use crate::streams::frames::Frame;
 
 /// One event, located in the input.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,13 +17,15 @@ use tern_model::ledger::{
 };
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
-use crate::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View};
-use crate::reference::{Record, Recording, ReferenceReceiver};
-use crate::sim::invariants::{self as inv, Invariant};
-use crate::sim::malformed::Malformation;
-use crate::sim::situations::{Moment, Situation};
-use crate::storage::{Durable, Storage};
-use crate::world::{AgentWorld, Effects};
+use crate::contract::plugin::{
+    Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View,
+};
+use crate::contract::storage::{Durable, Storage};
+use crate::contract::world::{AgentWorld, Effects};
+use crate::implementations::reference::{Record, Recording, ReferenceReceiver};
+use crate::simulator::invariants::{self as inv, Invariant};
+use crate::simulator::malformed::Malformation;
+use crate::simulator::situations::{Moment, Situation};
 
 macro_rules! zoo {
     ($($id:ident = $name:literal, $invariant:ident, $what:literal, $needs:literal, $kin:ident, $family:ident($situation:expr);)*) => {

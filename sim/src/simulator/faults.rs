@@ -90,7 +90,7 @@ impl FaultSet {
         self.0.contains(&f)
     }
 
-    /// Names, comma-separated, for reports and traces.
+    /// RejectNames, comma-separated, for reports and traces.
     pub fn names(&self) -> String {
         if self.0.is_empty() {
             return "none".to_owned();

@@ -27,14 +27,14 @@ use super::scenario::{epoch_of, Scenario};
 use super::shorthand;
 use super::situations::{Coverage, Moment, Situation};
 use super::workload::{Mix, Step};
-use crate::plugin::{ImplError, Implementation, Receiver, View};
-use crate::replies::KnownAcks;
-use crate::storage::{CrashPoint, Storage};
-use crate::world::World;
+use crate::contract::plugin::{ImplError, Implementation, Receiver, View};
+use crate::contract::storage::{CrashPoint, Storage};
+use crate::contract::world::World;
+use crate::judge::replies::KnownAcks;
 
 use super::happening::Happening;
-use crate::compare::ExpectedEvent;
-use crate::compare::Names;
+use crate::judge::compare::ComparedEvent;
+use crate::judge::compare::RejectNames;
 
 /// Everything that defines a run besides its steps.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub struct RunConfig {
     pub steps: usize,
     pub faults: FaultSet,
     pub mix: Mix,
-    pub names: Names,
+    pub names: RejectNames,
 }
 
 /// A broken invariant: which, where, and expected against actual.
@@ -116,8 +116,9 @@ const RESERVE_WINDOW_MS: i64 = 4_000;
 /// settles cannot hang the harness.
 const MAX_QUIESCE_DELIVERIES: usize = 200_000;
 
+/// One copy of a sent frame on its way to one agent.
 #[derive(Debug, Clone)]
-struct Copy {
+struct InFlight {
     to: usize,
     sent: usize,
     lost: bool,
@@ -252,7 +253,7 @@ pub struct Run<'a> {
     agents: Vec<Agent>,
     now: u64,
     seq: u64,
-    queue: BTreeMap<(u64, u64), Copy>,
+    queue: BTreeMap<(u64, u64), InFlight>,
     sent: Vec<Outgoing>,
     /// Each of `sent`, parsed once when it was sent.
     parsed: Vec<Result<Arc<SharedMessage>, WireError>>,
@@ -602,7 +603,8 @@ impl<'a> Run<'a> {
 
     fn enqueue(&mut self, at: u64, to: usize, sent: usize, lost: bool) {
         self.seq += 1;
-        self.queue.insert((at, self.seq), Copy { to, sent, lost });
+        self.queue
+            .insert((at, self.seq), InFlight { to, sent, lost });
     }
 
     fn cut(&self, from: Option<usize>, to: usize) -> bool {
@@ -624,7 +626,7 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    fn deliver_copy(&mut self, copy: Copy) -> Checked {
+    fn deliver_copy(&mut self, copy: InFlight) -> Checked {
         let to = copy.to;
         let actor = self.sent[copy.sent].actor;
         if copy.lost {
@@ -687,7 +689,7 @@ impl<'a> Run<'a> {
             }
         }
         let reply = match result {
-            Err(crate::plugin::ImplError::Crashed) if !self.agents[a].storage.fired() => {
+            Err(crate::contract::plugin::ImplError::Crashed) if !self.agents[a].storage.fired() => {
                 return Err(self.violation(
                     inv::ALIVE,
                     Some(a),
@@ -695,7 +697,7 @@ impl<'a> Run<'a> {
                     "the implementation reported an injected crash that did not happen".into(),
                 ));
             }
-            Err(crate::plugin::ImplError::Crashed) => {
+            Err(crate::contract::plugin::ImplError::Crashed) => {
                 self.stats.situations.reach(Situation::Moment(match point {
                     Some(CrashPoint::AfterSync) => Moment::CrashAfterDurable,
                     _ => Moment::CrashBeforeDurable,
@@ -818,7 +820,7 @@ impl<'a> Run<'a> {
         // stored it at all.
         let storable = !matches!(&first, Outcome::Rejected(r) if admission(r.class));
         let relaxed = was_unreported && actual_first == Outcome::Duplicate && storable;
-        let keys = |events: &[Event]| events.iter().map(ExpectedEvent::of).collect::<Vec<_>>();
+        let keys = |events: &[Event]| events.iter().map(ComparedEvent::of).collect::<Vec<_>>();
         let same_thread =
             reply.events.first().map(|e| &e.thread) == expected.first().map(|e| &e.thread);
         let same = same_thread
@@ -1295,14 +1297,15 @@ impl<'a> Run<'a> {
             }
         }
         match result {
-            Err(crate::plugin::ImplError::Crashed) if !self.agents[a].storage.fired() => Err(self
-                .violation(
+            Err(crate::contract::plugin::ImplError::Crashed) if !self.agents[a].storage.fired() => {
+                Err(self.violation(
                     inv::ALIVE,
                     Some(a),
                     "a decision (no crash was scheduled here)".into(),
                     "the implementation reported an injected crash that did not happen".into(),
-                )),
-            Err(crate::plugin::ImplError::Crashed) => {
+                ))
+            }
+            Err(crate::contract::plugin::ImplError::Crashed) => {
                 // The effect counts as done exactly when the world saw it.
                 if !new_effects.is_empty() {
                     self.agents[a].oracle.execute(&thread, &id, local);

@@ -5,9 +5,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use tern_model::ledger::LocalTime;
 
-use crate::plugin::ImplError;
-use crate::reference::Record;
-use crate::storage::Durable;
+use crate::contract::plugin::ImplError;
+use crate::contract::storage::Durable;
+use crate::implementations::reference::Record;
 
 /// A mutant's storage as its reference part sees it: some records are
 /// hidden from a restart, as if they had never been written.

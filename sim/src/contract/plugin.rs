@@ -3,14 +3,13 @@
 //! the network, every sender, the authenticated transport, the clock, durable
 //! storage and the outside world. docs/contract.md states it in full.
 
-use std::fmt;
-
 pub use tern_model::ledger::View;
 use tern_model::ledger::{Event, Execution, LedgerConfig, LocalTime};
 use tern_model::message::{MessageRef, Participant, Principal, ThreadId};
 
-use crate::storage::Storage;
-use crate::world::AgentWorld;
+pub use crate::contract::error::ImplError;
+use crate::contract::storage::Storage;
+use crate::contract::world::AgentWorld;
 
 /// What an IUT is initialised with.
 #[derive(Debug, Clone)]
@@ -29,30 +28,6 @@ pub struct Delivered {
     pub events: Vec<Event>,
     pub outgoing: Vec<Vec<u8>>,
 }
-
-/// How an IUT call can fail. `Crashed` is the harness's own doing: storage or
-/// the world refused to go on because a crash was scheduled at that point.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ImplError {
-    Crashed,
-    /// The implementation misbehaved (protocol breach, garbage...).
-    Misbehaved(String),
-    /// The implementation did not answer within its time limit.
-    TimedOut(String),
-}
-
-impl fmt::Display for ImplError {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self {
-            ImplError::Crashed => f.write_str("crashed (injected)"),
-            ImplError::Misbehaved(why) | ImplError::TimedOut(why) => {
-                write!(f, "misbehaved: {why}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ImplError {}
 
 /// An optional part of the contract an implementation may claim at start.
 /// Corpus cases that need a capability the implementation did not claim are

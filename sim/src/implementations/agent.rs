@@ -14,12 +14,12 @@ use serde_json::{json, Value};
 use tern_model::ledger::{EffectKey, LedgerConfig, LocalTime};
 use tern_model::message::{MessageRef, Participant, Principal, ThreadId};
 
-use crate::mutants::{start_mutant, Mutant};
-use crate::plugin::{ImplError, InitParams, Receiver, View};
-use crate::protocol::{decode_bytes, encode_bytes, event_json, execution_json, PROTOCOL};
-use crate::reference::{Recording, ReferenceReceiver};
-use crate::storage::Durable;
-use crate::world::Effects;
+use crate::contract::plugin::{ImplError, InitParams, Receiver, View};
+use crate::contract::protocol::{decode_bytes, encode_bytes, event_json, execution_json, PROTOCOL};
+use crate::contract::storage::Durable;
+use crate::contract::world::Effects;
+use crate::implementations::mutants::{start_mutant, Mutant};
+use crate::implementations::reference::{Recording, ReferenceReceiver};
 
 /// An append-only log file of length-prefixed records. A record is durable
 /// once `sync` has written it and the file's data reached the disk; a torn

@@ -9,7 +9,7 @@ use tern_model::ledger::{
 };
 use tern_model::message::{ContextName, GrantRef, Participant, Principal, ThreadId};
 
-use crate::plugin::InitParams;
+use crate::contract::plugin::InitParams;
 
 /// Names for honest agents, in order; the adversary is `mallory`.
 pub const NAMES: [&str; 16] = [

@@ -14,9 +14,11 @@ use std::rc::Rc;
 use tern_model::ledger::{EffectKey, EventKind, Execution, Ledger, LocalTime, Outcome};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
-use crate::plugin::{Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View};
-use crate::storage::{Checkpoint, Durable, Storage};
-use crate::world::{AgentWorld, Effects};
+use crate::contract::plugin::{
+    Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View,
+};
+use crate::contract::storage::{Checkpoint, Durable, Storage};
+use crate::contract::world::{AgentWorld, Effects};
 
 /// The reference implementation, the default IUT.
 #[derive(Debug, Clone, Copy, Default)]

@@ -31,19 +31,20 @@ impl Verdict {
     }
 }
 
-/// An event as compared: its kind, its message, its verdict. Delivery
+/// An event as compared, expected or actual: its kind, its message, its
+/// verdict. Delivery
 /// numbers are each receiver's own bookkeeping (a restarted one replays its
 /// log), so they are not part of it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ExpectedEvent {
+pub struct ComparedEvent {
     pub kind: EventKindKey,
     pub id: Option<String>,
     pub verdict: Verdict,
 }
 
-impl ExpectedEvent {
-    pub fn of(e: &Event) -> ExpectedEvent {
-        ExpectedEvent {
+impl ComparedEvent {
+    pub fn of(e: &Event) -> ComparedEvent {
+        ComparedEvent {
             kind: e.kind.into(),
             id: e.id.as_ref().map(|i| i.to_string()),
             verdict: Verdict::of(&e.outcome),
@@ -84,17 +85,17 @@ impl EventKindKey {
 /// name: the names are the profile's, so a `core` certification ignores
 /// them (and the `class` of rejected messages in views), and compares the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Names {
+pub enum RejectNames {
     #[default]
     Compared,
     Ignored,
 }
 
-impl Names {
+impl RejectNames {
     pub fn as_str(self) -> &'static str {
         match self {
-            Names::Compared => "compared",
-            Names::Ignored => "ignored",
+            RejectNames::Compared => "compared",
+            RejectNames::Ignored => "ignored",
         }
     }
 
@@ -102,7 +103,7 @@ impl Names {
     /// class stands for every rejection.
     fn verdict(self, v: &Verdict) -> Verdict {
         match (self, v) {
-            (Names::Ignored, Verdict::Rejected(_)) => Verdict::Rejected(RejectClass::Parse),
+            (RejectNames::Ignored, Verdict::Rejected(_)) => Verdict::Rejected(RejectClass::Parse),
             (_, v) => v.clone(),
         }
     }
@@ -111,14 +112,14 @@ impl Names {
     /// other events as a multiset: the order in which earlier messages
     /// settle within one delivery is not specified. The first event's kind
     /// is left to the caller, which knows whether it was expected.
-    pub fn same_events(self, expected: &[ExpectedEvent], actual: &[ExpectedEvent]) -> bool {
+    pub fn same_events(self, expected: &[ComparedEvent], actual: &[ComparedEvent]) -> bool {
         let (Some(e0), Some(a0)) = (expected.first(), actual.first()) else {
             return expected.is_empty() && actual.is_empty();
         };
         if e0.id != a0.id || self.verdict(&e0.verdict) != self.verdict(&a0.verdict) {
             return false;
         }
-        let rest = |events: &[ExpectedEvent]| {
+        let rest = |events: &[ComparedEvent]| {
             let mut keys: Vec<(EventKindKey, Option<String>, Verdict)> = events[1..]
                 .iter()
                 .map(|e| (e.kind, e.id.clone(), self.verdict(&e.verdict)))
@@ -133,13 +134,13 @@ impl Names {
     /// the same refusal.
     pub fn same_execution(self, a: &Execution, b: &Execution) -> bool {
         match (self, a, b) {
-            (Names::Ignored, Execution::Refused(_), Execution::Refused(_)) => true,
+            (RejectNames::Ignored, Execution::Refused(_), Execution::Refused(_)) => true,
             _ => a == b,
         }
     }
 
     pub fn same_view(self, a: &Value, b: &Value) -> bool {
-        if self == Names::Compared {
+        if self == RejectNames::Compared {
             return a == b;
         }
         let strip = |v: &Value| {

@@ -12,7 +12,7 @@ use super::driver::Counterexample;
 use super::faults::FaultSet;
 use super::runner::{RunConfig, Violation};
 use super::workload::{Mix, Step};
-use crate::compare::Names;
+use crate::judge::compare::RejectNames;
 
 /// The trace format's version. Format 2: an `execute` step may pick among
 /// the commitments the model would execute (docs/simulator.md §3). Format 3:
@@ -181,9 +181,9 @@ pub fn read(input: impl BufRead) -> Result<Trace, TraceError> {
             mix,
             // Traces written before names could be ignored compared them.
             names: if h["names"] == "ignored" {
-                Names::Ignored
+                RejectNames::Ignored
             } else {
-                Names::Compared
+                RejectNames::Compared
             },
         },
         implementation: h["implementation"].as_str().unwrap_or("").to_owned(),

@@ -1,7 +1,7 @@
 //! The plug-in contract over a child process speaking `tern-sim/1`.
 //!
 //! A crash is a SIGKILL of the child and of every process it started
-//! (including those that left its process group: see [`crate::reaper`]) at
+//! (including those that left its process group: see [`crate::implementations::reaper`]) at
 //! the chosen point; a restart runs the command again, the same way, on the
 //! same state directory. Every request, its writing as well as its answer,
 //! has a deadline, every line a size limit, and every answer is checked for
@@ -24,18 +24,18 @@ use serde_json::{json, Value};
 use tern_model::ledger::{EffectKey, Execution, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
-use crate::child_io::{self, Seen, WriteFailure};
-pub use crate::exit_guard::{defer_interrupts, interrupted};
-use crate::exit_guard::{forget_root, register_root};
-use crate::plugin::{
+use crate::contract::plugin::{
     Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View,
 };
-use crate::protocol::{
+use crate::contract::protocol::{
     config_json, decode_bytes, encode_bytes, event_from_json, execution_from_json, PROTOCOL,
 };
-use crate::reaper::{self, Marked};
-use crate::storage::{CrashPoint, Storage};
-use crate::world::AgentWorld;
+use crate::contract::storage::{CrashPoint, Storage};
+use crate::contract::world::AgentWorld;
+use crate::implementations::child_io::{self, Seen, WriteFailure};
+pub use crate::implementations::exit_guard::{defer_interrupts, interrupted};
+use crate::implementations::exit_guard::{forget_root, register_root};
+use crate::implementations::reaper::{self, Marked};
 
 /// Overrides where state roots are made.
 pub const STATE_DIR_VAR: &str = "TERN_SIM_STATE_DIR";
@@ -98,7 +98,7 @@ fn make_root() -> std::io::Result<tempfile::TempDir> {
 
 impl SubprocessImpl {
     pub fn new(command: impl Into<String>, limits: Limits) -> std::io::Result<SubprocessImpl> {
-        crate::exit_guard::install();
+        crate::implementations::exit_guard::install();
         let root = make_root()?;
         register_root(root.path());
         Ok(SubprocessImpl {
@@ -243,7 +243,7 @@ const STDERR_TAIL: usize = 2048;
 
 impl ChildProcess {
     fn spawn(command: &str, limits: Limits) -> Result<ChildProcess, ImplError> {
-        crate::exit_guard::install();
+        crate::implementations::exit_guard::install();
         // A process group of its own, so that a crash kills the command and
         // everything it started at once; the reaper finds whatever left it.
         let mut cmd = Command::new("sh");

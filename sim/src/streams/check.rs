@@ -4,7 +4,7 @@
 use tern_model::message::{Act, MessageRef};
 use tern_model::wire::{parse_frame, WireError, MAX_FRAME_BYTES};
 
-use crate::frames::Frame;
+use crate::streams::frames::Frame;
 
 /// The verdict on one input message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +57,7 @@ pub fn check_frame(frame: &Frame) -> Checked {
     }
 }
 
-/// Checks a whole document read by [`crate::frames::read_document`].
+/// Checks a whole document read by [`crate::streams::frames::read_document`].
 pub fn check_document(document: Result<Vec<u8>, usize>) -> Checked {
     match document {
         Ok(bytes) => check_bytes(1, &bytes),

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use super::faults::{Fault, FaultSet};
 use super::runner::{Played, Run, RunConfig, Stats, Violation};
 use super::workload::{step_strategy, Mix, Step};
-use crate::compare::Names;
-use crate::plugin::Implementation;
+use crate::contract::plugin::Implementation;
+use crate::judge::compare::RejectNames;
 
 /// The step list of a seed, with the value trees that can shrink each step.
 pub struct Generated {
@@ -77,7 +77,7 @@ pub struct Batch {
     pub agents: usize,
     pub steps: usize,
     pub faults: FaultSet,
-    pub names: Names,
+    pub names: RejectNames,
     /// Each run enables a random subset of message kinds (see [`mix_for`]).
     pub swarm: bool,
 }
@@ -92,8 +92,8 @@ impl Batch {
             // Judging by the seed alone (`--level core`, names ignored)
             // leaves out what only the profile says.
             mix: match self.names {
-                Names::Ignored => mix.seed_rules_only(),
-                Names::Compared => mix,
+                RejectNames::Ignored => mix.seed_rules_only(),
+                RejectNames::Compared => mix,
             },
             faults: self.faults.clone(),
             names: self.names,

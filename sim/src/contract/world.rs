@@ -7,8 +7,8 @@ use std::rc::Rc;
 
 use tern_model::ledger::EffectKey;
 
-use crate::plugin::ImplError;
-use crate::storage::{CrashPoint, Storage};
+use crate::contract::error::ImplError;
+use crate::contract::storage::{CrashPoint, Storage};
 
 #[derive(Debug, Default)]
 struct Inner {

@@ -5,7 +5,7 @@ use std::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::plugin::ImplError;
+use crate::contract::error::ImplError;
 
 /// Where a scheduled crash fires, relative to storage and the world.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
