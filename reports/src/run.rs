@@ -4,8 +4,8 @@
 use serde_json::{json, Value};
 use tabled::builder::Builder;
 use tabled::settings::Style;
+use tern_harness::judge::invariants::ALL as INVARIANTS;
 use tern_harness::simulator::driver::{Counterexample, ShrinkEnd};
-use tern_harness::simulator::invariants::ALL as INVARIANTS;
 use tern_harness::simulator::runner::{Stats, Violation};
 use tern_harness::simulator::situations::Coverage;
 

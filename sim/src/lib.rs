@@ -8,12 +8,14 @@
 //! mutants, the subprocess adapter and `tern-sim agent`); the rules that
 //! [`judge`] an implementation's answers, shared by the [`simulator`] and
 //! the [`corpus`] player; [`certify`], which runs both; and the
-//! [`streams`] checkers behind `tern-sim check`.
+//! [`streams`] checkers behind `tern-sim check`. The [`shorthand`] draws
+//! frames in one line each, for every report.
 
 pub mod certify;
 pub mod contract;
 pub mod corpus;
 pub mod implementations;
 pub mod judge;
+pub mod shorthand;
 pub mod simulator;
 pub mod streams;

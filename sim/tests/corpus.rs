@@ -18,9 +18,9 @@ use tern_harness::corpus::{Case, Corpus, CorpusError, Level};
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::judge::compare::RejectNames;
+use tern_harness::judge::invariants;
 use tern_harness::simulator::driver::Jobs;
 use tern_harness::simulator::faults::FaultSet;
-use tern_harness::simulator::invariants;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")

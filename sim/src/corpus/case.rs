@@ -176,7 +176,7 @@ impl Case {
     /// cites one of the seed clauses the invariant checks. A failing case
     /// about a mutant's target invariant is what "killed by the corpus"
     /// means.
-    pub fn is_about(&self, invariant: crate::simulator::invariants::Invariant) -> bool {
+    pub fn is_about(&self, invariant: crate::judge::invariants::Invariant) -> bool {
         self.invariants.iter().any(|i| i == invariant.name)
             || self
                 .clauses

@@ -19,8 +19,9 @@ use crate::contract::plugin::{
 use crate::contract::storage::Storage;
 use crate::contract::world::World;
 use crate::judge::compare::RejectNames;
+use crate::judge::delivery::{self, Breach, Call, Delivery};
 use crate::judge::replies::KnownAcks;
-use crate::simulator::shorthand;
+use crate::shorthand;
 
 /// The outcome of a case (docs/corpus.md section 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -276,7 +277,7 @@ impl Player<'_> {
             }
             Err(e) => Err(e),
         };
-        self.crashed_as_scheduled(step, outcome, fired, "start-up", "a started receiver")?;
+        self.crashed_as_scheduled(step, Call::StartUp, outcome, fired)?;
         self.crash();
         Ok(())
     }
@@ -288,24 +289,14 @@ impl Player<'_> {
     fn crashed_as_scheduled(
         &self,
         i: usize,
+        call: Call,
         result: Result<(), ImplError>,
         fired: bool,
-        during: &str,
-        answer: &str,
     ) -> Checked {
-        match result {
-            Err(ImplError::Misbehaved(why)) => Err(self.error(
-                i,
-                "a crash at the scheduled point",
-                &ImplError::Misbehaved(why),
-            )),
-            Ok(()) if fired => Err(self.fail(
-                i,
-                "implementation-sound",
-                format!("a crash (the scheduled crash fired during this {during})"),
-                format!("{answer}: the implementation swallowed the crash"),
-            )),
-            _ => Ok(()),
+        match delivery::crash_judged(call, result, fired) {
+            Ok(_) => Ok(()),
+            Err(Breach::Failed(e)) => Err(self.error(i, "a crash at the scheduled point", &e)),
+            Err(breach) => Err(self.breach(i, &breach)),
         }
     }
 
@@ -345,11 +336,15 @@ impl Player<'_> {
         crash: Option<DeliverCrash>,
     ) -> Checked {
         let before = self.world.len();
-        if let Some(c) = crash {
-            self.storage.arm(c.point());
-        }
-        let result = self.receiver().deliver(frame, principal, at);
-        let fired = self.storage.fired();
+        let storage = self.storage.clone();
+        let answer = delivery::deliver(
+            self.receiver().as_mut(),
+            &storage,
+            crash.map(DeliverCrash::point),
+            frame,
+            principal,
+            at,
+        );
         let mut x = Exchange {
             step: i,
             op: "deliver",
@@ -369,25 +364,44 @@ impl Player<'_> {
             });
             x.answer = "(killed; no outcome)".to_owned();
             self.record(x);
-            self.crashed_as_scheduled(i, result.map(drop), fired, "delivery", "an outcome")?;
+            match answer {
+                Ok(_) => {}
+                Err(Breach::Failed(e)) => {
+                    return Err(self.error(i, "a crash at the scheduled point", &e))
+                }
+                Err(breach) => return Err(self.breach(i, &breach)),
+            }
             self.crash();
             return Ok(());
         }
-        let d: Delivered = match result {
-            Ok(d) => d,
-            Err(e) => {
+        let d: Delivered = match answer {
+            Ok(Delivery::Answered(d)) => d,
+            Ok(Delivery::Crashed) => {
+                // No crash was scheduled, so none could fire.
+                x.answer = ImplError::Crashed.to_string();
+                x.ok = false;
+                self.record(x);
+                return Err(self.breach(i, &Breach::InventedCrash(Call::Delivery)));
+            }
+            Err(Breach::Failed(e)) => {
                 x.answer = e.to_string();
                 x.ok = false;
                 self.record(x);
                 return Err(self.error(i, "an answer to deliver", &e));
             }
+            Err(breach) => {
+                x.answer = breach.actual();
+                x.ok = false;
+                self.record(x);
+                return Err(self.breach(i, &breach));
+            }
         };
         let actual: Vec<ComparedEvent> = d.events.iter().map(ComparedEvent::of).collect();
         x.answer = events_text(&actual);
-        let first_rejected = matches!(
-            actual.first().map(|e| &e.verdict),
-            Some(Verdict::Rejected(_))
-        );
+        // The answer has the frame's own event first (the delivery rules
+        // check it); once it matches the expectation, it is the outcome the
+        // frame deserves.
+        let deserved = d.events[0].outcome.clone();
         self.record(x);
         for out in &d.outgoing {
             self.record(Exchange {
@@ -401,14 +415,9 @@ impl Player<'_> {
                 ok: true,
             });
         }
-        if self.world.len() != before {
+        if let Err(breach) = delivery::no_effects(before, self.world.len()) {
             self.mark_last_failed();
-            return Err(self.fail(
-                i,
-                "authority-before-effect",
-                "no effect during a delivery".into(),
-                "an effect was performed while delivering a message".into(),
-            ));
+            return Err(self.breach(i, &breach));
         }
         if let Some(expect) = expect {
             // The loader makes every expectation start with `delivered`.
@@ -436,32 +445,24 @@ impl Player<'_> {
                 ));
             }
         }
-        if first_rejected && !d.outgoing.is_empty() {
-            self.mark_last_failed();
-            return Err(self.fail(
-                i,
-                "no-reply-to-invalid",
-                "no frame in answer to a rejected frame".into(),
-                format!("{} frame(s) sent", d.outgoing.len()),
-            ));
-        }
         self.acks.note_frame(frame);
-        for frame in &d.outgoing {
-            let Ok(out) = tern_model::parse_frame(frame) else {
-                continue;
-            };
-            if self.acks.is_ack_of_ack(&out) {
-                self.mark_last_failed();
-                return Err(self.fail(
-                    i,
-                    "no-ack-of-ack",
-                    "no ACK of an ACK".into(),
-                    shorthand::line(frame, None),
-                ));
-            }
-            self.acks.note(&out);
+        let me = self.init.participant.to_string();
+        if let Err(breach) = delivery::outgoing(&deserved, &d.outgoing, &me, &mut self.acks) {
+            self.mark_last_failed();
+            return Err(self.breach(i, &breach));
         }
         Ok(())
+    }
+
+    /// A delivery that broke a rule of [`delivery`], as the failure of its
+    /// invariant.
+    fn breach(&self, i: usize, breach: &Breach) -> (Status, Failure) {
+        self.fail(
+            i,
+            breach.invariant().name,
+            breach.expected(),
+            breach.actual(),
+        )
     }
 
     fn execute(
@@ -519,7 +520,7 @@ impl Player<'_> {
             );
             x.answer = "(killed; no answer)".to_owned();
             self.record(x);
-            self.crashed_as_scheduled(i, result.map(drop), fired, "execution", "an answer")?;
+            self.crashed_as_scheduled(i, Call::Execution, result.map(drop), fired)?;
             if performed.len() > 1 {
                 return Err(self.fail(
                     i,

@@ -23,7 +23,7 @@ use crate::contract::plugin::{
 use crate::contract::storage::{Durable, Storage};
 use crate::contract::world::{AgentWorld, Effects};
 use crate::implementations::reference::{Record, Recording, ReferenceReceiver};
-use crate::simulator::invariants::{self as inv, Invariant};
+use crate::judge::invariants::{self as inv, Invariant};
 use crate::simulator::malformed::Malformation;
 use crate::simulator::situations::{Moment, Situation};
 

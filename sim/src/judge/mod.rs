@@ -1,6 +1,11 @@
-//! Rules that judge an implementation's answers against the oracle's, the
-//! same for the simulator and the corpus player: how events and executions
-//! are compared, and which frames a receiver may send of its own accord.
+//! Rules that judge an implementation's answers, the same for the
+//! simulator and the corpus player: the invariants and how a disagreement
+//! with the oracle is named, how events and executions are compared, and
+//! what every delivery must respect whatever the oracle expects (crashes
+//! exactly as scheduled, no effect, no reply to a rejected frame, no ACK of
+//! an ACK).
 
 pub mod compare;
+pub mod delivery;
+pub mod invariants;
 pub mod replies;

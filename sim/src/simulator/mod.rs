@@ -4,13 +4,11 @@
 pub mod driver;
 pub mod faults;
 pub mod happening;
-pub mod invariants;
 pub mod malformed;
 pub mod reach;
 pub mod resolve;
 pub mod runner;
 pub mod scenario;
-pub mod shorthand;
 pub mod situations;
 pub mod trace;
 pub mod workload;

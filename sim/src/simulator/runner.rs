@@ -20,17 +20,18 @@ use tern_model::message::{GrantRef, MessageRef, Principal, ThreadId};
 use tern_model::WireError;
 
 use super::faults::{Fault, FaultSet};
-use super::invariants::{self as inv, Invariant};
 use super::reach::{Reach, Sent};
 use super::resolve::{Outgoing, Resolver};
 use super::scenario::{epoch_of, Scenario};
-use super::shorthand;
 use super::situations::{Coverage, Moment, Situation};
 use super::workload::{Mix, Step};
 use crate::contract::plugin::{ImplError, Implementation, Receiver, View};
 use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::World;
+use crate::judge::delivery::{self, Breach, Call, Delivery};
+use crate::judge::invariants::{self as inv, Invariant};
 use crate::judge::replies::KnownAcks;
+use crate::shorthand;
 
 use super::happening::Happening;
 use crate::judge::compare::ComparedEvent;
@@ -373,6 +374,17 @@ impl<'a> Run<'a> {
     }
 
     /// An implementation that failed a call: `implementation-sound`.
+    /// A delivery that broke a rule of [`delivery`], as the violation of
+    /// its invariant.
+    fn breach(&self, agent: usize, breach: Breach) -> Box<Violation> {
+        self.violation(
+            breach.invariant(),
+            Some(agent),
+            breach.expected(),
+            breach.actual(),
+        )
+    }
+
     fn unsound(&self, agent: usize, expected: &str, e: ImplError) -> Box<Violation> {
         let mut v = self.violation(inv::ALIVE, Some(agent), expected.to_owned(), e.to_string());
         v.timed_out = matches!(e, ImplError::TimedOut(_));
@@ -402,8 +414,8 @@ impl<'a> Run<'a> {
         if point.is_some() && !fired {
             self.agents[a].storage.disarm();
         }
-        match started {
-            Err(ImplError::Crashed) if fired => {
+        match delivery::crash_judged(Call::StartUp, started, fired) {
+            Ok(None) => {
                 self.stats.situations.reach(Situation::Moment(match point {
                     Some(CrashPoint::AfterSync) => Moment::CrashInRecoveryDurable,
                     _ => Moment::CrashInRecovery,
@@ -411,16 +423,9 @@ impl<'a> Run<'a> {
                 self.crash(a, "during its recovery");
                 return Ok(());
             }
-            Ok(_) if fired => {
-                return Err(self.violation(
-                    inv::ALIVE,
-                    Some(a),
-                    "a crash (the scheduled crash fired during start-up)".into(),
-                    "a started receiver: the implementation swallowed the crash".into(),
-                ));
-            }
-            Ok(r) => self.agents[a].receiver = Some(r),
-            Err(e) => return Err(self.unsound(a, "the implementation starts", e)),
+            Ok(Some(r)) => self.agents[a].receiver = Some(r),
+            Err(Breach::Failed(e)) => return Err(self.unsound(a, "the implementation starts", e)),
+            Err(breach) => return Err(self.breach(a, breach)),
         }
         if self.world.len() != before {
             return Err(self.violation(
@@ -674,30 +679,23 @@ impl<'a> Run<'a> {
         if sync_point && !armed {
             self.agents[a].crash_after -= 1;
         }
-        if armed {
-            self.agents[a]
-                .storage
-                .arm(self.agents[a].pending_crash.expect("checked"));
+        let agent = &mut self.agents[a];
+        let receiver = agent.receiver.as_mut().expect("checked above");
+        let answer = delivery::deliver(
+            receiver.as_mut(),
+            &agent.storage,
+            if armed { point } else { None },
+            frame,
+            principal,
+            local,
+        );
+        if armed && agent.storage.fired() {
+            agent.pending_crash = None;
         }
-        let receiver = self.agents[a].receiver.as_mut().expect("checked above");
-        let result = receiver.deliver(frame, principal, local);
-        if armed {
-            if self.agents[a].storage.fired() {
-                self.agents[a].pending_crash = None;
-            } else {
-                self.agents[a].storage.disarm();
-            }
-        }
-        let reply = match result {
-            Err(crate::contract::plugin::ImplError::Crashed) if !self.agents[a].storage.fired() => {
-                return Err(self.violation(
-                    inv::ALIVE,
-                    Some(a),
-                    "an outcome (no crash was scheduled here)".into(),
-                    "the implementation reported an injected crash that did not happen".into(),
-                ));
-            }
-            Err(crate::contract::plugin::ImplError::Crashed) => {
+        let reply = match answer {
+            Err(Breach::Failed(e)) => return Err(self.unsound(a, "an answer to deliver", e)),
+            Err(breach) => return Err(self.breach(a, breach)),
+            Ok(Delivery::Crashed) => {
                 self.stats.situations.reach(Situation::Moment(match point {
                     Some(CrashPoint::AfterSync) => Moment::CrashAfterDurable,
                     _ => Moment::CrashBeforeDurable,
@@ -716,27 +714,8 @@ impl<'a> Run<'a> {
                 self.crash(a, "during a delivery, before reporting its outcome");
                 return Ok(());
             }
-            Err(e) => {
-                return Err(self.unsound(a, "an answer to deliver", e));
-            }
-            Ok(_) if armed && self.agents[a].storage.fired() => {
-                return Err(self.violation(
-                    inv::ALIVE,
-                    Some(a),
-                    "a crash (the scheduled crash fired during this delivery)".into(),
-                    "an outcome: the implementation swallowed the crash".into(),
-                ));
-            }
-            Ok(reply) => reply,
+            Ok(Delivery::Answered(reply)) => reply,
         };
-        if reply.events.is_empty() {
-            return Err(self.violation(
-                inv::ALIVE,
-                Some(a),
-                "at least the delivered frame's own event".into(),
-                "an answer with no event".into(),
-            ));
-        }
         let unreported = self.agents[a].unreported.iter().find(|u| u.frame == frame);
         let was_unreported = unreported.is_some();
         if let Some(u) = unreported {
@@ -790,13 +769,8 @@ impl<'a> Run<'a> {
                 }
             }
         }
-        if self.world.len() != before {
-            return Err(self.violation(
-                inv::AUTHORITY,
-                Some(a),
-                "no effect during a delivery".into(),
-                "an effect was performed while delivering a message".into(),
-            ));
+        if let Err(breach) = delivery::no_effects(before, self.world.len()) {
+            return Err(self.breach(a, breach));
         }
         let first = expected
             .first()
@@ -837,7 +811,11 @@ impl<'a> Run<'a> {
             ));
         }
         if !reply.outgoing.is_empty() {
-            self.check_outgoing(a, &first, &reply.outgoing)?;
+            self.stats.checks += 1;
+            let me = &self.agents[a].name;
+            if let Err(breach) = delivery::outgoing(&first, &reply.outgoing, me, &mut self.acks) {
+                return Err(self.breach(a, breach));
+            }
         }
         let thread = expected
             .first()
@@ -863,56 +841,6 @@ impl<'a> Run<'a> {
             sent,
             point: None,
         });
-        Ok(())
-    }
-
-    /// A receiver's own frames: never a reply to an invalid message, never
-    /// an ACK of an ACK.
-    fn check_outgoing(&mut self, a: usize, first: &Outcome, outgoing: &[Vec<u8>]) -> Checked {
-        self.stats.checks += 1;
-        if let Outcome::Rejected(r) = first {
-            return Err(self.violation(
-                inv::NO_REPLY_TO_INVALID,
-                Some(a),
-                format!("no frame in answer to a rejected message ({})", r.class),
-                format!(
-                    "{} frame(s) sent: {}",
-                    outgoing.len(),
-                    shorthand::line(&outgoing[0], None)
-                ),
-            ));
-        }
-        let me = self.agents[a].name.clone();
-        for frame in outgoing {
-            // A receiver's own frames are messages like any other.
-            match tern_model::parse_frame(frame) {
-                Err(e) => {
-                    return Err(self.violation(
-                        inv::SCHEMA,
-                        Some(a),
-                        "outgoing frames are valid Tern messages".into(),
-                        format!("an outgoing frame is invalid: {e}"),
-                    ))
-                }
-                Ok(m) if m.from.as_str() != me => {
-                    return Err(self.violation(
-                        inv::IDENTITY,
-                        Some(a),
-                        format!("outgoing frames come from {me}"),
-                        format!("an outgoing frame claims to come from {}", m.from),
-                    ))
-                }
-                Ok(m) if self.acks.is_ack_of_ack(&m) => {
-                    return Err(self.violation(
-                        inv::NO_ACK_OF_ACK,
-                        Some(a),
-                        "no ACK of an ACK".into(),
-                        shorthand::line(frame, None),
-                    ));
-                }
-                Ok(m) => self.acks.note(&m),
-            }
-        }
         Ok(())
     }
 
@@ -1296,16 +1224,11 @@ impl<'a> Run<'a> {
                 ));
             }
         }
-        match result {
-            Err(crate::contract::plugin::ImplError::Crashed) if !self.agents[a].storage.fired() => {
-                Err(self.violation(
-                    inv::ALIVE,
-                    Some(a),
-                    "a decision (no crash was scheduled here)".into(),
-                    "the implementation reported an injected crash that did not happen".into(),
-                ))
-            }
-            Err(crate::contract::plugin::ImplError::Crashed) => {
+        let fired = armed && self.agents[a].storage.fired();
+        match delivery::crash_judged(Call::Execution, result, fired) {
+            Err(Breach::Failed(e)) => Err(self.unsound(a, "an answer to execute", e)),
+            Err(breach) => Err(self.breach(a, breach)),
+            Ok(None) => {
                 // The effect counts as done exactly when the world saw it.
                 if !new_effects.is_empty() {
                     self.agents[a].oracle.execute(&thread, &id, local);
@@ -1319,14 +1242,7 @@ impl<'a> Run<'a> {
                 self.crash(a, "during an execution");
                 Ok(())
             }
-            Err(e) => Err(self.unsound(a, "an answer to execute", e)),
-            Ok(_) if armed && self.agents[a].storage.fired() => Err(self.violation(
-                inv::ALIVE,
-                Some(a),
-                "a crash (the scheduled crash fired during this execution)".into(),
-                "a decision: the implementation swallowed the crash".into(),
-            )),
-            Ok(actual) => {
+            Ok(Some(actual)) => {
                 let expected = self.agents[a].oracle.execute(&thread, &id, local);
                 let text = execution_summary(&actual);
                 self.note(|| format!("▶ {name} executes {id}: {text}"));

@@ -10,8 +10,8 @@
 
 use tern_model::ledger::{Refusal, RejectClass};
 
-use super::invariants;
 use super::malformed::Malformation;
+use crate::judge::invariants;
 
 macro_rules! moments {
     ($($id:ident = $name:literal, [$($clause:literal),*], $says:literal;)*) => {

@@ -1,0 +1,323 @@
+//! One call to a receiver, above all a delivery, judged by the rules that hold whatever the
+//! oracle expects: a scheduled crash fires exactly when storage says it
+//! did, an answer carries the frame's own event, a delivery performs no
+//! effect, and the frames a receiver sends of its own accord are valid
+//! messages from itself that neither answer a rejected frame nor
+//! acknowledge an ACK.
+//!
+//! The simulator and the corpus player both deliver through here, so the
+//! two cannot drift apart on any of these rules; each then compares the
+//! answer with its own expectation (the oracle's, or the case's).
+
+use tern_model::ledger::{LocalTime, Outcome};
+use tern_model::message::Principal;
+
+use super::invariants::{self as inv, Invariant};
+use super::replies::KnownAcks;
+use crate::contract::error::ImplError;
+use crate::contract::plugin::{Delivered, Receiver};
+use crate::contract::storage::{CrashPoint, Storage};
+use crate::shorthand;
+
+/// What a delivery came to.
+#[derive(Debug)]
+pub enum Delivery {
+    /// The scheduled crash fired during the delivery, and the receiver
+    /// reported it: no outcome.
+    Crashed,
+    Answered(Delivered),
+}
+
+/// A call into a receiver that a crash can cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    StartUp,
+    Delivery,
+    Execution,
+}
+
+impl Call {
+    /// What the call answers with when no crash cuts it.
+    fn answer(self) -> &'static str {
+        match self {
+            Call::StartUp => "a started receiver",
+            Call::Delivery => "an outcome",
+            Call::Execution => "a decision",
+        }
+    }
+
+    fn during(self) -> &'static str {
+        match self {
+            Call::StartUp => "start-up",
+            Call::Delivery => "delivery",
+            Call::Execution => "execution",
+        }
+    }
+}
+
+/// A call that broke one of this module's rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Breach {
+    /// The receiver reported an injected crash that did not fire.
+    InventedCrash(Call),
+    /// The scheduled crash fired, and the receiver answered anyway.
+    SwallowedCrash(Call),
+    /// The receiver failed on its own (garbage, a timeout): not a verdict
+    /// on Tern, so each driver reports it in its own way.
+    Failed(ImplError),
+    /// An answer without the delivered frame's own event.
+    NoEvent,
+    /// Effects performed while delivering.
+    Effects(usize),
+    /// Frames sent in answer to a frame the receiver should reject.
+    ReplyToInvalid {
+        class: String,
+        sent: usize,
+        first: String,
+    },
+    /// An outgoing frame that is not a valid Tern message.
+    InvalidOutgoing(String),
+    /// An outgoing frame that claims another sender.
+    ForeignOutgoing { me: String, claimed: String },
+    /// An outgoing ACK of an ACK, in shorthand.
+    AckOfAck(String),
+}
+
+impl Breach {
+    /// The invariant the breach violates.
+    pub fn invariant(&self) -> Invariant {
+        match self {
+            Breach::InventedCrash(_)
+            | Breach::SwallowedCrash(_)
+            | Breach::Failed(_)
+            | Breach::NoEvent => inv::ALIVE,
+            Breach::Effects(_) => inv::AUTHORITY,
+            Breach::ReplyToInvalid { .. } => inv::NO_REPLY_TO_INVALID,
+            Breach::InvalidOutgoing(_) => inv::SCHEMA,
+            Breach::ForeignOutgoing { .. } => inv::IDENTITY,
+            Breach::AckOfAck(_) => inv::NO_ACK_OF_ACK,
+        }
+    }
+
+    /// What a conforming receiver does instead.
+    pub fn expected(&self) -> String {
+        match self {
+            Breach::InventedCrash(call) => {
+                format!("{} (no crash was scheduled here)", call.answer())
+            }
+            Breach::SwallowedCrash(call) => format!(
+                "a crash (the scheduled crash fired during this {})",
+                call.during()
+            ),
+            Breach::Failed(_) => "an answer to deliver".into(),
+            Breach::NoEvent => "at least the delivered frame's own event".into(),
+            Breach::Effects(_) => "no effect during a delivery".into(),
+            Breach::ReplyToInvalid { class, .. } => {
+                format!("no frame in answer to a rejected message ({class})")
+            }
+            Breach::InvalidOutgoing(_) => "outgoing frames are valid Tern messages".into(),
+            Breach::ForeignOutgoing { me, .. } => format!("outgoing frames come from {me}"),
+            Breach::AckOfAck(_) => "no ACK of an ACK".into(),
+        }
+    }
+
+    /// What the receiver did.
+    pub fn actual(&self) -> String {
+        match self {
+            Breach::InventedCrash(_) => {
+                "the implementation reported an injected crash that did not happen".into()
+            }
+            Breach::SwallowedCrash(call) => {
+                format!("{}: the implementation swallowed the crash", call.answer())
+            }
+            Breach::Failed(e) => e.to_string(),
+            Breach::NoEvent => "an answer with no event".into(),
+            Breach::Effects(_) => "an effect was performed while delivering a message".into(),
+            Breach::ReplyToInvalid { sent, first, .. } => format!("{sent} frame(s) sent: {first}"),
+            Breach::InvalidOutgoing(why) => format!("an outgoing frame is invalid: {why}"),
+            Breach::ForeignOutgoing { claimed, .. } => {
+                format!("an outgoing frame claims to come from {claimed}")
+            }
+            Breach::AckOfAck(line) => line.clone(),
+        }
+    }
+}
+
+/// Delivers `frame`, with `crash` armed on `storage` for exactly this call
+/// (disarmed again if it did not fire), and judges the answer against the
+/// crash schedule.
+pub fn deliver(
+    receiver: &mut dyn Receiver,
+    storage: &Storage,
+    crash: Option<CrashPoint>,
+    frame: &[u8],
+    principal: &Principal,
+    now: LocalTime,
+) -> Result<Delivery, Breach> {
+    if let Some(point) = crash {
+        storage.arm(point);
+    }
+    let result = receiver.deliver(frame, principal, now);
+    let fired = storage.fired();
+    if crash.is_some() && !fired {
+        storage.disarm();
+    }
+    match crash_judged(Call::Delivery, result, fired)? {
+        None => Ok(Delivery::Crashed),
+        Some(d) if d.events.is_empty() => Err(Breach::NoEvent),
+        Some(d) => Ok(Delivery::Answered(d)),
+    }
+}
+
+/// A call's result against the crash schedule: `fired` says whether the
+/// scheduled crash fired during it. `None` is a crash exactly as scheduled.
+pub fn crash_judged<T>(
+    call: Call,
+    result: Result<T, ImplError>,
+    fired: bool,
+) -> Result<Option<T>, Breach> {
+    match result {
+        Err(ImplError::Crashed) if !fired => Err(Breach::InventedCrash(call)),
+        Err(ImplError::Crashed) => Ok(None),
+        Err(e) => Err(Breach::Failed(e)),
+        Ok(_) if fired => Err(Breach::SwallowedCrash(call)),
+        Ok(answer) => Ok(Some(answer)),
+    }
+}
+
+/// No effect during a delivery: the world's effect count before and after.
+pub fn no_effects(before: usize, after: usize) -> Result<(), Breach> {
+    match after.saturating_sub(before) {
+        0 => Ok(()),
+        n => Err(Breach::Effects(n)),
+    }
+}
+
+/// The frames receiver `me` sent of its own accord, given the outcome the
+/// delivered frame deserves: none in answer to a rejected frame, each a
+/// valid message from `me`, none an ACK of an ACK in `acks` (which learns
+/// the ACKs among them).
+pub fn outgoing(
+    deserved: &Outcome,
+    frames: &[Vec<u8>],
+    me: &str,
+    acks: &mut KnownAcks,
+) -> Result<(), Breach> {
+    if let (Outcome::Rejected(r), Some(first)) = (deserved, frames.first()) {
+        return Err(Breach::ReplyToInvalid {
+            class: r.class.to_string(),
+            sent: frames.len(),
+            first: shorthand::line(first, None),
+        });
+    }
+    for frame in frames {
+        let m =
+            tern_model::parse_frame(frame).map_err(|e| Breach::InvalidOutgoing(e.to_string()))?;
+        if m.from.as_str() != me {
+            return Err(Breach::ForeignOutgoing {
+                me: me.to_owned(),
+                claimed: m.from.to_string(),
+            });
+        }
+        if acks.is_ack_of_ack(&m) {
+            return Err(Breach::AckOfAck(shorthand::line(frame, None)));
+        }
+        acks.note(&m);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use tern_model::ledger::{RejectClass, Rejection};
+    use tern_model::Pointer;
+
+    use super::*;
+
+    fn ack(id: &str, from: &str, target: &str) -> Vec<u8> {
+        format!(
+            r#"{{"tern":"0.1","id":"{id}","from":"{from}","to":["alice"],"thread":"t","reply":null,"act":"ACK","body":{{"target":"{target}"}}}}"#
+        )
+        .into_bytes()
+    }
+
+    fn rejected() -> Outcome {
+        Outcome::Rejected(Rejection::new(
+            RejectClass::Envelope,
+            Pointer::of(&["to"]),
+            "test".to_owned(),
+        ))
+    }
+
+    #[test]
+    fn crashes_are_judged_against_what_fired() {
+        let ok: Result<u8, ImplError> = Ok(1);
+        let crashed: Result<u8, ImplError> = Err(ImplError::Crashed);
+        assert_eq!(crash_judged(Call::Delivery, ok.clone(), false), Ok(Some(1)));
+        assert_eq!(
+            crash_judged(Call::Delivery, crashed.clone(), true),
+            Ok(None)
+        );
+        assert_eq!(
+            crash_judged(Call::Execution, crashed, false),
+            Err(Breach::InventedCrash(Call::Execution))
+        );
+        assert_eq!(
+            crash_judged(Call::StartUp, ok, true),
+            Err(Breach::SwallowedCrash(Call::StartUp))
+        );
+        let garbage = Err::<u8, _>(ImplError::Misbehaved("x".into()));
+        assert!(matches!(
+            crash_judged(Call::Delivery, garbage, true),
+            Err(Breach::Failed(_))
+        ));
+        assert_eq!(
+            Breach::SwallowedCrash(Call::Execution).actual(),
+            "a decision: the implementation swallowed the crash"
+        );
+    }
+
+    #[test]
+    fn an_effect_during_a_delivery_breaks_authority() {
+        assert_eq!(no_effects(3, 3), Ok(()));
+        let breach = no_effects(3, 4).unwrap_err();
+        assert_eq!(breach.invariant(), inv::AUTHORITY);
+    }
+
+    #[test]
+    fn outgoing_frames_follow_every_rule() {
+        let mut acks = KnownAcks::default();
+        let valid = ack("bob:1", "bob", "alice:1");
+        // A valid ACK of a message that is not an ACK passes, and is noted.
+        assert_eq!(
+            outgoing(&Outcome::Accepted, &[valid.clone()], "bob", &mut acks),
+            Ok(())
+        );
+        // Now an ACK of that ACK is automatic ACK-of-ACK.
+        let again = ack("bob:2", "bob", "bob:1");
+        let breach = outgoing(&Outcome::Accepted, &[again], "bob", &mut acks).unwrap_err();
+        assert_eq!(breach.invariant(), inv::NO_ACK_OF_ACK);
+        // Anything sent in answer to a rejected frame.
+        let breach = outgoing(&rejected(), &[valid.clone()], "bob", &mut acks).unwrap_err();
+        assert_eq!(breach.invariant(), inv::NO_REPLY_TO_INVALID);
+        assert!(
+            breach.expected().contains("envelope"),
+            "{}",
+            breach.expected()
+        );
+        // A frame that is not a Tern message.
+        let breach = outgoing(&Outcome::Accepted, &[b"{".to_vec()], "bob", &mut acks).unwrap_err();
+        assert_eq!(breach.invariant(), inv::SCHEMA);
+        // A frame in another participant's name.
+        let breach = outgoing(
+            &Outcome::Accepted,
+            &[ack("carol:1", "carol", "alice:1")],
+            "bob",
+            &mut acks,
+        )
+        .unwrap_err();
+        assert_eq!(breach.invariant(), inv::IDENTITY);
+        // Nothing sent, nothing to judge, even for a rejected frame.
+        assert_eq!(outgoing(&rejected(), &[], "bob", &mut acks), Ok(()));
+    }
+}
