@@ -290,7 +290,12 @@ mod tests {
         let valid = ack("bob:1", "bob", "alice:1");
         // A valid ACK of a message that is not an ACK passes, and is noted.
         assert_eq!(
-            outgoing(&Outcome::Accepted, &[valid.clone()], "bob", &mut acks),
+            outgoing(
+                &Outcome::Accepted,
+                std::slice::from_ref(&valid),
+                "bob",
+                &mut acks
+            ),
             Ok(())
         );
         // Now an ACK of that ACK is automatic ACK-of-ACK.
@@ -298,7 +303,7 @@ mod tests {
         let breach = outgoing(&Outcome::Accepted, &[again], "bob", &mut acks).unwrap_err();
         assert_eq!(breach.invariant(), inv::NO_ACK_OF_ACK);
         // Anything sent in answer to a rejected frame.
-        let breach = outgoing(&rejected(), &[valid.clone()], "bob", &mut acks).unwrap_err();
+        let breach = outgoing(&rejected(), &[valid], "bob", &mut acks).unwrap_err();
         assert_eq!(breach.invariant(), inv::NO_REPLY_TO_INVALID);
         assert!(
             breach.expected().contains("envelope"),
