@@ -232,7 +232,9 @@ fn frame_fields(b: &[u8]) -> (Option<String>, Option<String>) {
     }
 }
 
-fn seq_event(h: &Happening) -> SeqEvent {
+/// A happening as a sequence diagram's event; the notes that only say
+/// what will happen next (a second copy, a clock set) have no arrow.
+fn seq_event(h: &Happening) -> Option<SeqEvent> {
     let mut e = SeqEvent {
         at: 0,
         kind: String::new(),
@@ -279,25 +281,31 @@ fn seq_event(h: &Happening) -> SeqEvent {
             e.agent = Some(to.clone());
             e.text = outcome.clone();
         }
-        Happening::Lost { at, index, to } => {
+        Happening::Lost { at, index, to, .. } => {
             e.at = *at;
             e.kind = "lost".into();
             e.message = Some(*index);
             e.agent = Some(to.clone());
             e.text = "lost; retransmitted".into();
         }
-        Happening::Fault { at, agent, text } => {
+        Happening::Fault { at, agent, fault } => {
             e.at = *at;
             e.kind = "fault".into();
-            e.agent = agent.clone();
-            e.text = text.clone();
+            e.agent = Some(agent.clone());
+            e.text = fault.label(agent);
         }
-        Happening::Execute { at, agent, text } => {
+        Happening::Execute {
+            at,
+            agent,
+            id,
+            result,
+        } => {
             e.at = *at;
             e.kind = "execute".into();
             e.agent = Some(agent.clone());
-            e.text = text.clone();
+            e.text = format!("executes {id}: {result}");
         }
+        Happening::SecondCopy { .. } | Happening::Clock { .. } => return None,
         Happening::Violation { at, agent, text } => {
             e.at = *at;
             e.kind = "violation".into();
@@ -305,7 +313,7 @@ fn seq_event(h: &Happening) -> SeqEvent {
             e.text = text.clone();
         }
     }
-    e
+    Some(e)
 }
 
 fn step_report(x: &Exchange) -> StepReport {
@@ -434,7 +442,7 @@ fn simulation_report(sim: &SimulationRun, corpus: &Corpus, level: Level) -> Simu
             original_steps: ce.original_len,
             shrunk_steps: ce.steps.len(),
             shorthand: ce.notes.clone(),
-            sequence: ce.happenings.iter().map(seq_event).collect(),
+            sequence: ce.happenings.iter().filter_map(seq_event).collect(),
         }),
     }
 }

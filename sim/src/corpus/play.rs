@@ -18,7 +18,7 @@ use crate::contract::plugin::{
 };
 use crate::contract::storage::Storage;
 use crate::contract::world::World;
-use crate::judge::compare::RejectNames;
+use crate::judge::compare::{execution_text, RejectNames};
 use crate::judge::delivery::{self, Breach, Call, Delivery};
 use crate::judge::replies::KnownAcks;
 use crate::shorthand;
@@ -133,13 +133,6 @@ fn events_text(events: &[ComparedEvent]) -> String {
         return "no event".to_owned();
     }
     events.iter().map(event_text).collect::<Vec<_>>().join("; ")
-}
-
-fn execution_text(e: &Execution) -> String {
-    match e {
-        Execution::Executed { effect } => format!("executed {effect}"),
-        Execution::Refused(r) => format!("refused {}", r.as_str()),
-    }
 }
 
 /// Who sent a frame, for the diagram's lifelines: its `from` when the

@@ -18,6 +18,15 @@ pub enum Verdict {
     Rejected(RejectClass),
 }
 
+/// An execution decision in words, for every report: the simulator's
+/// notes and violations and the corpus player's failures say it alike.
+pub fn execution_text(e: &Execution) -> String {
+    match e {
+        Execution::Executed { effect } => format!("executed, effect {effect}"),
+        Execution::Refused(r) => format!("refused: {r}"),
+    }
+}
+
 impl Verdict {
     pub fn of(o: &Outcome) -> Verdict {
         match o {

@@ -33,9 +33,9 @@ use crate::judge::invariants::{self as inv, Invariant};
 use crate::judge::replies::KnownAcks;
 use crate::shorthand;
 
-use super::happening::Happening;
-use crate::judge::compare::ComparedEvent;
+use super::happening::{FaultEvent, Happening};
 use crate::judge::compare::RejectNames;
+use crate::judge::compare::{execution_text, ComparedEvent};
 
 /// Everything that defines a run besides its steps.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,9 +96,10 @@ impl Stats {
 pub struct Played {
     pub stats: Stats,
     pub violation: Option<Violation>,
-    /// The run in shorthand, one line per event (only when recording).
+    /// The run in shorthand, one line per event (only when recording),
+    /// rendered from `happenings`.
     pub notes: Vec<String>,
-    /// The same run as data, for diagrams (only when recording).
+    /// The run's record, as data (only when recording).
     pub happenings: Vec<Happening>,
 }
 
@@ -215,13 +216,6 @@ fn events_summary(events: &[tern_model::ledger::Event]) -> String {
         .join("; ")
 }
 
-fn execution_summary(e: &Execution) -> String {
-    match e {
-        Execution::Executed { effect } => format!("executed, effect {effect}"),
-        Execution::Refused(r) => format!("refused: {r}"),
-    }
-}
-
 /// Whether a commitment whose grant is about to expire is kept for the
 /// timed requests: a stable function of its ID, so that shrinking keeps it.
 fn reserved_for_timing(c: &Value) -> bool {
@@ -266,7 +260,6 @@ pub struct Run<'a> {
     cuts: Vec<(usize, usize, u64)>,
     stats: Stats,
     record: bool,
-    notes: Vec<String>,
     happenings: Vec<Happening>,
     step: usize,
     dirty: BTreeSet<(usize, String)>,
@@ -305,7 +298,6 @@ impl<'a> Run<'a> {
             cuts: Vec::new(),
             stats: Stats::default(),
             record,
-            notes: Vec::new(),
             happenings: Vec::new(),
             step: 0,
             dirty: BTreeSet::new(),
@@ -336,13 +328,6 @@ impl<'a> Run<'a> {
             run.start(a)?;
         }
         Ok(run)
-    }
-
-    fn note(&mut self, text: impl FnOnce() -> String) {
-        if self.record {
-            let line = format!("{:>6} ms  {}", self.now, text());
-            self.notes.push(line);
-        }
     }
 
     fn happen(&mut self, h: impl FnOnce(u64) -> Happening) {
@@ -472,11 +457,12 @@ impl<'a> Run<'a> {
         agent.storage.crash();
         agent.down_until = Some(self.now + DOWNTIME_MS);
         let name = agent.name.clone();
-        self.note(|| format!("⚡ {name} crashes ({why})"));
         self.happen(|at| Happening::Fault {
             at,
-            agent: Some(name),
-            text: format!("⚡ crash ({why})"),
+            agent: name,
+            fault: FaultEvent::Crash {
+                why: why.to_owned(),
+            },
         });
     }
 
@@ -491,11 +477,10 @@ impl<'a> Run<'a> {
 
     fn restart(&mut self, a: usize) -> Checked {
         let name = self.agents[a].name.clone();
-        self.note(|| format!("↺ {name} restarts from its storage"));
         self.happen(|at| Happening::Fault {
             at,
-            agent: Some(name.clone()),
-            text: "↺ restart from storage".into(),
+            agent: name,
+            fault: FaultEvent::Restart,
         });
         self.start(a)?;
         // The senders retransmit what was never acknowledged: first the
@@ -567,7 +552,6 @@ impl<'a> Run<'a> {
                 frame,
                 spoofed,
             });
-            self.note(|| format!("{}{line}", if spoofed { "☠ " } else { "" }));
         }
         let actor = out.actor;
         let recipients = out.recipients.clone();
@@ -601,7 +585,7 @@ impl<'a> Run<'a> {
                 self.enqueue(later, r, index, false);
                 self.fault(Fault::Duplicate);
                 let to = self.agents[r].name.clone();
-                self.note(|| format!("  ⧉ a second copy to {to} will follow"));
+                self.happen(|at| Happening::SecondCopy { at, index, to });
             }
         }
     }
@@ -639,11 +623,15 @@ impl<'a> Run<'a> {
             let name = self.agents[to].name.clone();
             // Say whose copy it is: a misrouted frame or a replay also goes
             // to agents its `to` does not name.
-            let whose = self.facts[copy.sent].copy_to(&name);
-            self.note(|| format!("  ✗ {whose} is lost; the sender retransmits"));
+            let whose = if self.record {
+                self.facts[copy.sent].copy_to(&name)
+            } else {
+                String::new()
+            };
             self.happen(|at| Happening::Lost {
                 at,
                 index: copy.sent,
+                whose,
                 to: name,
             });
             self.enqueue(self.now + RETRANSMIT_MS, to, copy.sent, false);
@@ -781,13 +769,11 @@ impl<'a> Run<'a> {
             .first()
             .map(|e| e.outcome.clone())
             .unwrap_or(Outcome::Duplicate);
-        let outcome_text = summary(&actual_first);
-        self.note(|| format!("  ↳ {name}: {outcome_text}"));
         self.happen(|at| Happening::Deliver {
             at,
             index: sent,
             to: name.clone(),
-            outcome: outcome_text,
+            outcome: summary(&actual_first),
         });
         // A receiver that stored a frame before crashing may call its
         // redelivery a duplicate, but only if a correct receiver would have
@@ -1149,8 +1135,11 @@ impl<'a> Run<'a> {
             let at = expires + delta - self.scenario.skew[a];
             if at >= self.now as i64 && at - (self.now as i64) <= MAX_CLOCK_JUMP_MS {
                 self.now = at as u64;
-                let text = format!("{delta:+} ms from the grant's expiry");
-                self.note(|| format!("⏱ {name}'s clock reaches {text}"));
+                self.happen(|at| Happening::Clock {
+                    at,
+                    agent: name.clone(),
+                    text: format!("{delta:+} ms from the grant's expiry"),
+                });
             }
         }
         let local = self.local(a);
@@ -1209,7 +1198,7 @@ impl<'a> Run<'a> {
                         },
                     ),
                     Some(a),
-                    execution_summary(&expected_decision),
+                    execution_text(&expected_decision),
                     format!("{who} performed effect {key}"),
                 ));
             }
@@ -1233,30 +1222,29 @@ impl<'a> Run<'a> {
                 if !new_effects.is_empty() {
                     self.agents[a].oracle.execute(&thread, &id, local);
                 }
-                self.note(|| format!("▶ {name} executes {id}: crashed before answering"));
                 self.happen(|at| Happening::Execute {
                     at,
                     agent: name.clone(),
-                    text: format!("executes {id}: crashed before answering"),
+                    id: id.to_string(),
+                    result: "crashed before answering".into(),
                 });
                 self.crash(a, "during an execution");
                 Ok(())
             }
             Ok(Some(actual)) => {
                 let expected = self.agents[a].oracle.execute(&thread, &id, local);
-                let text = execution_summary(&actual);
-                self.note(|| format!("▶ {name} executes {id}: {text}"));
                 self.happen(|at| Happening::Execute {
                     at,
                     agent: name.clone(),
-                    text: format!("executes {id}: {text}"),
+                    id: id.to_string(),
+                    result: execution_text(&actual),
                 });
                 if !self.config.names.same_execution(&expected, &actual) {
                     return Err(self.violation(
                         inv::classify_execution(&expected, &actual),
                         Some(a),
-                        execution_summary(&expected),
-                        execution_summary(&actual),
+                        execution_text(&expected),
+                        execution_text(&actual),
                     ));
                 }
                 if matches!(actual, Execution::Executed { .. }) && new_effects.is_empty() {
@@ -1322,11 +1310,13 @@ impl<'a> Run<'a> {
                                 ""
                             };
                             let name = self.agents[a].name.clone();
-                            self.note(|| format!("⚡ {name} will crash at {point:?}{when}"));
                             self.happen(|at| Happening::Fault {
                                 at,
-                                agent: Some(name),
-                                text: format!("⚡ will crash at {point:?}{when}"),
+                                agent: name,
+                                fault: FaultEvent::WillCrash {
+                                    point: format!("{point:?}"),
+                                    when,
+                                },
                             });
                         }
                     }
@@ -1343,11 +1333,14 @@ impl<'a> Run<'a> {
                     self.fault(Fault::Partition);
                     let (x, y) = (self.agents[a].name.clone(), self.agents[b].name.clone());
                     let arrow = if *one_way { "↛" } else { "↮" };
-                    self.note(|| format!("⌁ partition {x} {arrow} {y} for {ms} ms"));
                     self.happen(|at| Happening::Fault {
                         at,
-                        agent: Some(x.clone()),
-                        text: format!("⌁ partition {x} {arrow} {y} for {ms} ms"),
+                        agent: x,
+                        fault: FaultEvent::Partition {
+                            to: y,
+                            arrow,
+                            ms: *ms,
+                        },
                     });
                 }
             }
@@ -1365,14 +1358,13 @@ impl<'a> Run<'a> {
                 "✘ {} (section {}): expected {}; got {}",
                 v.invariant.name, v.invariant.section, v.expected, v.actual
             );
-            self.note(|| text.clone());
             let agent = v.agent.clone();
             self.happen(|at| Happening::Violation { at, agent, text });
         }
         Played {
             stats: self.stats,
             violation: result.err().map(|v| *v),
-            notes: self.notes,
+            notes: self.happenings.iter().map(Happening::note).collect(),
             happenings: self.happenings,
         }
     }
