@@ -243,6 +243,7 @@ pub fn run_simulation(
     out.counterexample = batch.failure.map(|(config, generated, v)| {
         let budget = ShrinkBudget {
             stop: &stop,
+            jobs: jobs.0.get(),
             ..ShrinkBudget::default()
         };
         shrink(&config, generated, v, implementation, budget, |_| {})

@@ -199,6 +199,7 @@ pub fn run(args: RunArgs) -> Status {
         time: Some(Duration::from_secs(args.shrink_time)),
         stop: &stop,
         hang_wait: DEFAULT_HANG_WAIT.min(limits.request),
+        jobs: args.jobs.get().0.get(),
     };
     let ce = if args.no_shrink {
         unshrunk(&config, generated.steps, violation, imp.as_ref())

@@ -303,6 +303,10 @@ pub struct ShrinkBudget<'a> {
     /// waited on for the full timeout again. The result is confirmed with
     /// the full timeout.
     pub hang_wait: Duration,
+    /// Candidates tried at once. The shrink takes the first that fails in
+    /// the order one worker would try them, so the result, and the count of
+    /// runs it reports, do not depend on this.
+    pub jobs: usize,
 }
 
 impl Default for ShrinkBudget<'_> {
@@ -311,6 +315,7 @@ impl Default for ShrinkBudget<'_> {
             time: Some(DEFAULT_SHRINK_TIME),
             stop: &|| false,
             hang_wait: DEFAULT_HANG_WAIT,
+            jobs: 1,
         }
     }
 }
@@ -375,27 +380,53 @@ pub fn shrink(
     if timed_out {
         implementation.cap_request_wait(Some(budget.hang_wait));
     }
-    let fails = |candidate: &[Step], runs: &mut usize| -> Option<Violation> {
+    // Plays candidates side by side (one per job) and says which fail the
+    // same way. Nothing is played once the shrink must end.
+    let fail_all = |candidates: &[Vec<Step>]| -> Vec<Option<Violation>> {
+        let none = || candidates.iter().map(|_| None).collect();
         if (budget.stop)() {
             end.set(ShrinkEnd::Interrupted);
-            return None;
+            return none();
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
             end.set(ShrinkEnd::OutOfTime);
+            return none();
+        }
+        let same = |played: Played| {
+            played
+                .violation
+                .filter(|v| v.invariant.name == target && v.timed_out == timed_out)
+        };
+        let results: Vec<Option<Violation>> = if candidates.len() == 1 {
+            vec![same(play(config, &candidates[0], implementation, false))]
+        } else {
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = candidates
+                    .iter()
+                    .map(|c| scope.spawn(move || play(config, c, implementation, false)))
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|w| w.join().ok().and_then(same))
+                    .collect()
+            })
+        };
+        // An interrupt kills the implementation's processes, so the runs
+        // that were under way say nothing about the candidates.
+        if (budget.stop)() {
+            end.set(ShrinkEnd::Interrupted);
+            return none();
+        }
+        results
+    };
+    let fails = |candidate: &[Step], runs: &mut usize| -> Option<Violation> {
+        if !going() {
             return None;
         }
         *runs += 1;
-        let played = play(config, candidate, implementation, false);
-        // An interrupt kills the implementation's processes, so the run
-        // that was under way says nothing about the candidate.
-        if (budget.stop)() {
-            end.set(ShrinkEnd::Interrupted);
-            return None;
-        }
-        played
-            .violation
-            .filter(|v| v.invariant.name == target && v.timed_out == timed_out)
+        fail_all(&[candidate.to_vec()]).pop().flatten()
     };
+    let jobs = budget.jobs.max(1);
 
     // A failure that needs no step at all (start-up, the final checks) is
     // the smallest counterexample there is.
@@ -423,19 +454,43 @@ pub fn shrink(
     loop {
         let mut start = 0;
         while start < steps.len() && going() {
-            let stop = (start + chunk).min(steps.len());
-            let candidate: Vec<Step> = steps[..start]
-                .iter()
-                .chain(&steps[stop..])
-                .cloned()
+            // The next removals one worker would try, from `start` on, each
+            // against the steps as they are now.
+            let starts: Vec<usize> = (0..jobs)
+                .map(|k| start + k * chunk)
+                .take_while(|&s| s < steps.len())
                 .collect();
-            if let Some(v) = fails(&candidate, &mut runs) {
-                steps = candidate;
-                trees.drain(start..stop);
-                current = v;
-                progress(&format!("shrink: {} steps", steps.len()));
-            } else {
-                start += chunk;
+            let candidates: Vec<Vec<Step>> = starts
+                .iter()
+                .map(|&s| {
+                    let stop = (s + chunk).min(steps.len());
+                    steps[..s].iter().chain(&steps[stop..]).cloned().collect()
+                })
+                .collect();
+            let results = fail_all(&candidates);
+            if !going() {
+                break;
+            }
+            match results
+                .into_iter()
+                .enumerate()
+                .find_map(|(k, v)| Some((k, v?)))
+            {
+                Some((k, v)) => {
+                    // One worker would have run these k + 1 candidates.
+                    runs += k + 1;
+                    let s = starts[k];
+                    let stop = (s + chunk).min(steps.len());
+                    steps = candidates.into_iter().nth(k).unwrap_or_default();
+                    trees.drain(s..stop);
+                    current = v;
+                    start = s;
+                    progress(&format!("shrink: {} steps", steps.len()));
+                }
+                None => {
+                    runs += starts.len();
+                    start += chunk * starts.len();
+                }
             }
         }
         if chunk == 1 || !going() {
