@@ -445,7 +445,7 @@ impl ChildProcess {
                     shown()
                 )));
             }
-            let v: Value = match serde_json::from_slice(&bytes) {
+            let mut v: Value = match serde_json::from_slice(&bytes) {
                 Ok(v) => v,
                 Err(_) => {
                     return Err(self.fail(format!(
@@ -461,8 +461,8 @@ impl ChildProcess {
                 )));
             }
             // An answer first: `ok`, or a non-null `error`.
-            if let Some(ok) = v.get("ok") {
-                return Ok(ok.clone());
+            if let Some(ok) = v.get_mut("ok") {
+                return Ok(ok.take());
             }
             if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
                 return Err(self.fail(format!("answered `{op}` with an error: {e}")));
