@@ -109,27 +109,16 @@ fn report_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     files
 }
 
-#[test]
-fn certify_writes_the_same_reports_whatever_the_jobs() {
+/// `certify` with `args`, once with `--jobs 1` and once with `--jobs 2`:
+/// the four reports are the same bytes.
+fn certify_reports_agree(args: &[&str]) {
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
     let mut reports = Vec::new();
     for (jobs, dir) in ["1", "2"].iter().zip(&dirs) {
-        // A mutant that fails in the simulation too, so that the reports
-        // carry a shrunk counterexample.
-        let out = run_in(
-            dir.path(),
-            &[
-                "certify",
-                "--mutant",
-                "memory-dedup",
-                "--seeds",
-                "30",
-                "--report-dir",
-                "out",
-                "--jobs",
-                jobs,
-            ],
-        );
+        let mut a = vec!["certify"];
+        a.extend(args);
+        a.extend(["--report-dir", "out", "--jobs", jobs]);
+        let out = run_in(dir.path(), &a);
         assert_eq!(out.status.code(), Some(1));
         reports.push(report_files(&dir.path().join("out")));
     }
@@ -137,4 +126,34 @@ fn certify_writes_the_same_reports_whatever_the_jobs() {
     for ((name, a), (_, b)) in reports[0].iter().zip(&reports[1]) {
         assert!(a == b, "{name} differs between --jobs 1 and --jobs 2");
     }
+}
+
+#[test]
+fn certify_writes_the_same_reports_whatever_the_jobs() {
+    // A mutant that fails in the simulation too, so that the reports carry
+    // a shrunk counterexample.
+    certify_reports_agree(&["--mutant", "memory-dedup", "--seeds", "30"]);
+}
+
+#[test]
+fn a_corpus_given_up_on_is_reported_alike_whatever_the_jobs() {
+    // Workers play cases side by side, some past the point where one worker
+    // gives up; those are reported as not run all the same.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/misbehave.py");
+    let pids = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "python3 {} hang {}",
+        script.display(),
+        pids.path().join("pids").display()
+    );
+    certify_reports_agree(&[
+        "--impl",
+        &cmd,
+        "--seeds",
+        "0",
+        "--timeout",
+        "300",
+        "--give-up-after",
+        "3",
+    ]);
 }

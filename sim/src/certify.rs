@@ -91,20 +91,31 @@ pub fn run_corpus(
     cases: &[&Case],
     implementation: &dyn Implementation,
     progress: impl FnMut(&CaseRun),
-    stop: impl Fn() -> bool,
+    stop: impl Fn() -> bool + Sync,
 ) -> CorpusRun {
-    run_corpus_with(cases, implementation, GIVE_UP_AFTER, progress, stop)
+    run_corpus_with(
+        cases,
+        implementation,
+        GIVE_UP_AFTER,
+        Jobs::ONE,
+        progress,
+        stop,
+    )
 }
 
-/// [`run_corpus`], giving up after `give_up_after` errors in a row (0: never).
-/// An implementation that hangs would otherwise cost the request timeout
-/// for every case; the cases not run are reported as errors that say why.
+/// [`run_corpus`], giving up after `give_up_after` errors in a row (0: never),
+/// with cases played on `jobs` workers. An implementation that hangs would
+/// otherwise cost the request timeout for every case; the cases not run
+/// are reported as errors that say why. The report is the same whatever
+/// `jobs`: cases are judged in order, and a case played past the point
+/// where one worker would have given up is reported as not run.
 pub fn run_corpus_with(
     cases: &[&Case],
     implementation: &dyn Implementation,
     give_up_after: usize,
+    jobs: Jobs,
     mut progress: impl FnMut(&CaseRun),
-    stop: impl Fn() -> bool,
+    stop: impl Fn() -> bool + Sync,
 ) -> CorpusRun {
     let Some(first) = cases.first() else {
         return CorpusRun {
@@ -131,38 +142,46 @@ pub fn run_corpus_with(
             };
         }
     };
+    let played = play_all(
+        cases,
+        implementation,
+        &claimed,
+        give_up_after,
+        jobs,
+        &mut progress,
+        &stop,
+    );
     let mut runs = Vec::with_capacity(cases.len());
     let mut complete = true;
     let mut errors_in_a_row = 0;
-    for case in cases {
-        if stop() {
-            complete = false;
-            break;
-        }
+    for (case, run) in cases.iter().zip(played) {
         if give_up_after > 0 && errors_in_a_row >= give_up_after {
+            // A case a worker played anyway was counted as it ended.
+            let counted = run.is_some();
             let run = not_run(
                 case,
                 "an implementation that answers",
                 format!("not run: the {errors_in_a_row} cases before it all ended in an error"),
             );
-            progress(&run);
+            if !counted {
+                progress(&run);
+            }
             runs.push(run);
             continue;
         }
-        let run = play(case, implementation, &claimed);
+        // A case cut short by the interrupt (or never started after it)
+        // says nothing about the implementation; it is left out rather
+        // than reported as an error.
+        let Some(run) = run else {
+            complete = false;
+            break;
+        };
         // A case not run says nothing either way.
         match run.status {
             Status::Error => errors_in_a_row += 1,
             Status::NotApplicable => {}
             _ => errors_in_a_row = 0,
         }
-        // A case cut short by the interrupt says nothing about the
-        // implementation; it is left out rather than reported as an error.
-        if stop() {
-            complete = false;
-            break;
-        }
-        progress(&run);
         runs.push(run);
     }
     CorpusRun {
@@ -170,6 +189,84 @@ pub fn run_corpus_with(
         cases: runs,
         complete,
     }
+}
+
+/// Plays the cases, on `jobs` workers that take them in order, telling
+/// `progress` of each as it ends: `None` for a case the interrupt cut short
+/// or that was never started. Workers stop taking cases once the ones done
+/// in order show `give_up_after` errors in a row (what follows is reported
+/// as not run anyway).
+fn play_all(
+    cases: &[&Case],
+    implementation: &dyn Implementation,
+    claimed: &Identity,
+    give_up_after: usize,
+    jobs: Jobs,
+    progress: &mut dyn FnMut(&CaseRun),
+    stop: &(impl Fn() -> bool + Sync),
+) -> Vec<Option<CaseRun>> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    let mut results: Vec<Option<CaseRun>> = cases.iter().map(|_| None).collect();
+    // Whether the cases done so far, in order from the first, end in
+    // `give_up_after` errors in a row.
+    let gives_up = |results: &[Option<CaseRun>]| {
+        let mut in_a_row = 0;
+        for run in results.iter().map_while(Option::as_ref) {
+            match run.status {
+                Status::Error => in_a_row += 1,
+                Status::NotApplicable => {}
+                _ => in_a_row = 0,
+            }
+            if give_up_after > 0 && in_a_row >= give_up_after {
+                return true;
+            }
+        }
+        false
+    };
+    let workers = jobs.0.get().min(cases.len()).max(1);
+    if workers == 1 {
+        for (i, case) in cases.iter().enumerate() {
+            if stop() || gives_up(&results) {
+                break;
+            }
+            let run = play(case, implementation, claimed);
+            if stop() {
+                break;
+            }
+            progress(&run);
+            results[i] = Some(run);
+        }
+        return results;
+    }
+    let next = AtomicUsize::new(0);
+    let given_up = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (done, finished) = std::sync::mpsc::channel();
+        for _ in 0..workers {
+            let done = done.clone();
+            let (next, given_up) = (&next, &given_up);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= cases.len() || stop() || given_up.load(Ordering::SeqCst) {
+                    return;
+                }
+                let run = play(cases[i], implementation, claimed);
+                if stop() || done.send((i, run)).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(done);
+        for (i, run) in finished {
+            progress(&run);
+            results[i] = Some(run);
+            if gives_up(&results) {
+                given_up.store(true, Ordering::SeqCst);
+            }
+        }
+    });
+    results
 }
 
 /// A case that could not be run because of the implementation: an error.

@@ -228,6 +228,7 @@ pub fn run(args: CertifyArgs) -> Status {
             &cases,
             imp.as_ref(),
             args.give_up_after,
+            jobs,
             |_| bar.inc(1),
             stop,
         );
