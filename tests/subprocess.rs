@@ -191,6 +191,12 @@ fn hanging_run(dir: &Path, tmp: &Path, pids: &Path) -> std::process::Child {
             &cmd,
             "--agents",
             "2",
+            // A seed whose first request after start-up is a delivery,
+            // which the fixture never answers. With a random seed, about
+            // one run in four asks a view first, gets the fixture's `{}`,
+            // and ends in a violation before the test can interrupt it.
+            "--seed",
+            "1",
             "--seeds",
             "1",
             "--steps",

@@ -14,9 +14,7 @@ use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver as Channel, RecvTimeoutError};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -32,7 +30,7 @@ use crate::contract::protocol::{
 };
 use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::AgentWorld;
-use crate::implementations::child_io::{self, Seen, WriteFailure};
+use crate::implementations::child_io::{self, LineReader, Seen, WriteFailure};
 pub use crate::implementations::exit_guard::{defer_interrupts, interrupted};
 use crate::implementations::exit_guard::{forget_root, register_root};
 use crate::implementations::reaper::{self, Marked};
@@ -225,11 +223,11 @@ struct ChildProcess {
     process: Marked,
     /// Nonblocking: every write is bounded by the request's deadline.
     stdin: ChildStdin,
-    lines: Channel<Seen>,
-    /// The seq of the request being written or last written: the reader
-    /// tags each line with it, so a line that came before its request was
-    /// written is known to be unsolicited.
-    sent: Arc<AtomicU64>,
+    lines: LineReader<ChildStdout>,
+    /// The seq of the request being written or last written: each line is
+    /// tagged with it, so a line that came before its request was written
+    /// is known to be unsolicited.
+    sent: u64,
     stderr: Arc<Mutex<VecDeque<u8>>>,
     seq: u64,
     limits: Limits,
@@ -260,17 +258,20 @@ impl ChildProcess {
             process.child.stdout.take(),
             process.child.stderr.take(),
         );
-        let (stdin, stdout, stderr) = match pipes {
-            (Some(i), Some(o), Some(e)) if child_io::set_nonblocking(&i).is_ok() => (i, o, e),
-            _ => {
-                reaper::kill_tree(&mut process);
-                return Err(ImplError::Misbehaved(
-                    "cannot open the child's pipes".into(),
-                ));
+        let opened = match pipes {
+            (Some(i), Some(o), Some(e)) if child_io::set_nonblocking(&i).is_ok() => {
+                LineReader::new(o, limits.line_bytes)
+                    .ok()
+                    .map(|lines| (i, lines, e))
             }
+            _ => None,
         };
-        let sent = Arc::new(AtomicU64::new(0));
-        let lines = child_io::spawn_reader(stdout, limits.line_bytes, sent.clone());
+        let Some((stdin, lines, stderr)) = opened else {
+            reaper::kill_tree(&mut process);
+            return Err(ImplError::Misbehaved(
+                "cannot open the child's pipes".into(),
+            ));
+        };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let sink = tail.clone();
         std::thread::spawn(move || {
@@ -293,7 +294,7 @@ impl ChildProcess {
             process,
             stdin,
             lines,
-            sent,
+            sent: 0,
             stderr: tail,
             seq: 0,
             limits,
@@ -356,7 +357,8 @@ impl ChildProcess {
         deadline: Instant,
         timeout: Duration,
     ) -> Result<(), ImplError> {
-        self.sent.store(seq, Ordering::SeqCst);
+        self.lines.take_ready(self.sent);
+        self.sent = seq;
         match child_io::write_all_by(self.stdin.as_raw_fd(), line, deadline) {
             Ok(()) => Ok(()),
             Err(WriteFailure::TimedOut { written }) => Err(self.fail_timeout(format!(
@@ -401,34 +403,29 @@ impl ChildProcess {
             }
         };
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let (bytes, tag) = match self.lines.recv_timeout(left) {
-                Ok(Seen::Line { bytes, tag }) => (bytes, tag),
-                Ok(Seen::TooLong { len, .. }) => {
+            let (bytes, tag) = match self.lines.next_by(deadline, self.sent) {
+                Some(Seen::Line { bytes, tag }) => (bytes, tag),
+                Some(Seen::TooLong { len, .. }) => {
                     return Err(self.fail(format!(
                         "printed a line of at least {len} bytes (the limit is {})",
                         self.limits.line_bytes
                     )))
                 }
-                Ok(Seen::Failed { error, .. }) => {
+                Some(Seen::Failed { error, .. }) => {
                     return Err(self.fail(format!("could not be read ({error})")))
                 }
-                Err(RecvTimeoutError::Timeout) => {
+                None => {
                     return Err(self.fail_timeout(format!(
                         "did not answer `{op}` (seq {seq}) within {} ms",
                         timeout.as_millis()
                     )))
                 }
-                Ok(Seen::Closed { tag }) => {
+                Some(Seen::Closed { tag }) => {
                     std::thread::sleep(Duration::from_millis(20));
                     return Err(match self.exit_status() {
                         Some(s) => self.fail(format!("exited ({s}) {}", when(tag))),
                         None => self.fail(format!("closed its output {}", when(tag))),
                     });
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    // The reader ends only after saying why; be safe anyway.
-                    return Err(self.fail(format!("closed its output {}", when(seq))));
                 }
             };
             lines += 1;
@@ -509,11 +506,10 @@ impl Drop for ChildProcess {
             let seq = self.seq;
             let bye = format!("{}\n", json!({"seq": seq, "op": "shutdown"}));
             let deadline = Instant::now() + Duration::from_millis(200);
-            self.sent.store(seq, Ordering::SeqCst);
+            self.lines.take_ready(self.sent);
+            self.sent = seq;
             if child_io::write_all_by(self.stdin.as_raw_fd(), bye.as_bytes(), deadline).is_ok() {
-                let _ = self
-                    .lines
-                    .recv_timeout(deadline.saturating_duration_since(Instant::now()));
+                let _ = self.lines.next_by(deadline, seq);
             }
         }
         self.kill();

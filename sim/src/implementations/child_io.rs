@@ -1,14 +1,11 @@
 //! Talking to a child through its pipes without ever waiting longer than a
-//! deadline: writes go through a nonblocking descriptor and `poll(2)`, and a
-//! thread splits the child's output into lines, giving up on a line as soon
-//! as it passes the limit rather than waiting for a newline that may never
-//! come.
+//! deadline: writes and reads go through nonblocking descriptors and
+//! `poll(2)`, and the child's output is split into lines, giving up on a
+//! line as soon as it passes the limit rather than waiting for a newline
+//! that may never come.
 
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver};
-use std::sync::Arc;
 use std::time::Instant;
 
 /// Makes our end of a pipe nonblocking (the child's end is a separate open
@@ -79,8 +76,8 @@ pub fn write_all_by(fd: RawFd, bytes: &[u8], deadline: Instant) -> Result<(), Wr
     Ok(())
 }
 
-/// What the reader thread saw, each tagged with the value of the request
-/// counter when it saw it: a line completed before a request was being
+/// What the reader saw, each tagged with the seq of the request last
+/// written when it saw it: a line completed before a request was being
 /// written cannot be an answer to it.
 #[derive(Debug)]
 pub enum Seen {
@@ -95,74 +92,122 @@ pub enum Seen {
     Failed { error: io::Error, tag: u64 },
 }
 
-/// Reads `output` in a thread, line by line, holding at most `limit` bytes
-/// of a line. `tag` is read as each line completes.
-pub fn spawn_reader(
-    output: impl Read + Send + 'static,
+/// The child's output split into lines on the caller's own thread: a line
+/// is read only while the caller waits for one, through a nonblocking
+/// descriptor and `poll(2)`, so an answer costs one wake-up and no handoff
+/// between threads. At most `limit` bytes of a line are held: a longer one
+/// is reported as soon as it passes the limit, not when its newline comes.
+pub struct LineReader<R> {
+    output: R,
     limit: usize,
-    tag: Arc<AtomicU64>,
-) -> Receiver<Seen> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut output = output;
-        let mut buf = vec![0u8; 64 << 10];
-        let mut line: Vec<u8> = Vec::new();
+    buf: Vec<u8>,
+    /// The line being read, without its newline yet.
+    line: Vec<u8>,
+    /// What was seen and not yet taken, in order.
+    ready: std::collections::VecDeque<Seen>,
+    /// The end, a line past the limit, or a failure was seen: nothing more
+    /// is read.
+    done: bool,
+}
+
+impl<R: Read + AsRawFd> LineReader<R> {
+    pub fn new(output: R, limit: usize) -> io::Result<LineReader<R>> {
+        set_nonblocking(&output)?;
+        Ok(LineReader {
+            output,
+            limit,
+            buf: vec![0u8; 64 << 10],
+            line: Vec::new(),
+            ready: std::collections::VecDeque::new(),
+            done: false,
+        })
+    }
+
+    /// Takes in whatever has arrived, without waiting, tagging the lines it
+    /// completes with `tag`. Called before a request is written, so that a
+    /// line the child printed before it is known to be unsolicited.
+    pub fn take_ready(&mut self, tag: u64) {
+        while !self.done && matches!(self.read_once(tag), Ok(true)) {}
+    }
+
+    /// The next thing seen, tagged `tag` if it is read now; `None` when
+    /// nothing came by `deadline`. After the end it is `Closed` again.
+    pub fn next_by(&mut self, deadline: Instant, tag: u64) -> Option<Seen> {
         loop {
-            let n = match output.read(&mut buf) {
-                Ok(0) => {
-                    if !line.is_empty() {
-                        let bytes = std::mem::take(&mut line);
-                        let _ = tx.send(Seen::Line {
-                            bytes,
-                            tag: tag.load(Ordering::SeqCst),
-                        });
-                    }
-                    let _ = tx.send(Seen::Closed {
-                        tag: tag.load(Ordering::SeqCst),
-                    });
-                    return;
-                }
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(error) => {
-                    let _ = tx.send(Seen::Failed {
-                        error,
-                        tag: tag.load(Ordering::SeqCst),
-                    });
-                    return;
-                }
+            if let Some(seen) = self.ready.pop_front() {
+                return Some(seen);
+            }
+            if self.done {
+                return Some(Seen::Closed { tag });
+            }
+            match self.read_once(tag) {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(()) => continue,
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            // Round up, so that a sub-millisecond rest is not a busy loop.
+            let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+            let mut pollfd = libc::pollfd {
+                fd: self.output.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
             };
-            let mut chunk = &buf[..n];
-            while !chunk.is_empty() {
-                let (part, complete) = match chunk.iter().position(|&b| b == b'\n') {
-                    Some(i) => (&chunk[..i], true),
-                    None => (chunk, false),
-                };
-                chunk = &chunk[part.len() + usize::from(complete)..];
-                if line.len() + part.len() > limit {
-                    let _ = tx.send(Seen::TooLong {
-                        len: line.len() + part.len(),
-                        tag: tag.load(Ordering::SeqCst),
-                    });
-                    return;
+            // SAFETY: poll on one pollfd we own. Readable, hung up or timed
+            // out: the next read or the deadline check tells which.
+            unsafe { libc::poll(&mut pollfd, 1, ms) };
+        }
+    }
+
+    /// One read: `Ok(true)` when bytes (or the end) came, `Ok(false)` when
+    /// nothing is there yet, `Err(())` when reading ended in a failure
+    /// (queued).
+    fn read_once(&mut self, tag: u64) -> Result<bool, ()> {
+        let n = match self.output.read(&mut self.buf) {
+            Ok(0) => {
+                if !self.line.is_empty() {
+                    let bytes = std::mem::take(&mut self.line);
+                    self.ready.push_back(Seen::Line { bytes, tag });
                 }
-                line.extend_from_slice(part);
-                if complete {
-                    let bytes = std::mem::take(&mut line);
-                    if tx
-                        .send(Seen::Line {
-                            bytes,
-                            tag: tag.load(Ordering::SeqCst),
-                        })
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
+                self.ready.push_back(Seen::Closed { tag });
+                self.done = true;
+                return Ok(true);
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(error) => {
+                self.ready.push_back(Seen::Failed { error, tag });
+                self.done = true;
+                return Err(());
+            }
+        };
+        let mut chunk = &self.buf[..n];
+        while !chunk.is_empty() {
+            let (part, complete) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (&chunk[..i], true),
+                None => (chunk, false),
+            };
+            chunk = &chunk[part.len() + usize::from(complete)..];
+            if self.line.len() + part.len() > self.limit {
+                self.ready.push_back(Seen::TooLong {
+                    len: self.line.len() + part.len(),
+                    tag,
+                });
+                self.done = true;
+                return Ok(true);
+            }
+            self.line.extend_from_slice(part);
+            if complete {
+                let bytes = std::mem::take(&mut self.line);
+                self.ready.push_back(Seen::Line { bytes, tag });
             }
         }
-    });
-    rx
+        Ok(true)
+    }
 }
 
 #[cfg(test)]
@@ -185,9 +230,24 @@ mod tests {
         }
     }
 
+    /// Everything read from a pipe that `input` was written to and closed.
     fn collect(input: &'static [u8], limit: usize) -> Vec<Seen> {
-        let rx = spawn_reader(input, limit, Arc::new(AtomicU64::new(7)));
-        rx.iter().collect()
+        let (read, mut write) = pipe();
+        std::io::Write::write_all(&mut write, input).unwrap();
+        drop(write);
+        let mut reader = LineReader::new(read, limit).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut seen = Vec::new();
+        loop {
+            match reader.next_by(deadline, 7) {
+                Some(Seen::Closed { tag }) => {
+                    seen.push(Seen::Closed { tag });
+                    return seen;
+                }
+                Some(s) => seen.push(s),
+                None => panic!("no end"),
+            }
+        }
     }
 
     #[test]
@@ -204,10 +264,10 @@ mod tests {
     fn a_line_past_the_limit_is_reported_without_waiting_for_its_newline() {
         // A pipe whose writer never sends a newline and never closes.
         let (read, mut write) = pipe();
-        let rx = spawn_reader(read, 1000, Arc::new(AtomicU64::new(0)));
+        let mut reader = LineReader::new(read, 1000).unwrap();
         std::io::Write::write_all(&mut write, &[b'x'; 1500]).unwrap();
-        match rx.recv_timeout(Duration::from_secs(10)) {
-            Ok(Seen::TooLong { len, .. }) => assert!(len > 1000, "{len}"),
+        match reader.next_by(Instant::now() + Duration::from_secs(10), 0) {
+            Some(Seen::TooLong { len, .. }) => assert!(len > 1000, "{len}"),
             other => panic!("{other:?}"),
         }
         drop(write);
@@ -215,10 +275,29 @@ mod tests {
 
     #[test]
     fn a_line_of_exactly_the_limit_is_accepted() {
-        let mut input = vec![b'y'; 10];
-        input.push(b'\n');
-        let rx = spawn_reader(std::io::Cursor::new(input), 10, Arc::new(AtomicU64::new(0)));
-        assert!(matches!(rx.recv().unwrap(), Seen::Line { bytes, .. } if bytes.len() == 10));
+        let seen = collect(b"yyyyyyyyyy\n", 10);
+        assert!(matches!(&seen[0], Seen::Line { bytes, .. } if bytes.len() == 10));
+    }
+
+    #[test]
+    fn nothing_by_the_deadline_is_none_and_lines_before_a_request_keep_their_tag() {
+        let (read, mut write) = pipe();
+        let mut reader = LineReader::new(read, 100).unwrap();
+        let soon = Instant::now() + Duration::from_millis(50);
+        assert!(reader.next_by(soon, 1).is_none());
+        // Printed before request 2 was written: taken in with tag 1.
+        std::io::Write::write_all(&mut write, b"early\n").unwrap();
+        reader.take_ready(1);
+        std::io::Write::write_all(&mut write, b"answer\n").unwrap();
+        let later = Instant::now() + Duration::from_secs(10);
+        assert!(matches!(
+            reader.next_by(later, 2),
+            Some(Seen::Line { tag: 1, .. })
+        ));
+        assert!(matches!(
+            reader.next_by(later, 2),
+            Some(Seen::Line { tag: 2, .. })
+        ));
     }
 
     #[test]
