@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted, Limits};
 use tern_harness::implementations::mutants::Mutant;
 use tern_harness::simulator::driver::{
-    first_violation, shrink, unshrunk, Batch, ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
+    first_violation_watched, shrink, unshrunk, Batch, ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
 };
 use tern_harness::simulator::runner::Stats;
 use tern_harness::simulator::trace;
@@ -125,15 +125,33 @@ pub fn run(args: RunArgs) -> Status {
             imp.name()
         );
     }
-    let bar = if human {
-        ProgressBar::new(args.seeds)
+    let jobs = args.jobs.get();
+    let multi = if human {
+        MultiProgress::new()
     } else {
-        ProgressBar::hidden()
+        MultiProgress::with_draw_target(ProgressDrawTarget::hidden())
     };
+    let bar = multi.add(ProgressBar::new(args.seeds));
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    // With several workers, a line each: the seed it is playing.
+    let workers: Vec<ProgressBar> = if jobs.0.get() > 1 && args.seeds > 1 {
+        (0..jobs.0.get().min(args.seeds.min(usize::MAX as u64) as usize))
+            .map(|w| {
+                let line = multi.add(ProgressBar::new_spinner());
+                line.set_style(
+                    ProgressStyle::with_template("  worker {prefix}: {msg}")
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                );
+                line.set_prefix((w + 1).to_string());
+                line
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let batch = Batch {
         first_seed: first,
         seeds: args.seeds,
@@ -143,14 +161,14 @@ pub fn run(args: RunArgs) -> Status {
         names: Default::default(),
         swarm: !args.no_swarm,
     };
-    let outcome = first_violation(
+    let outcome = first_violation_watched(
         &batch,
         imp.as_ref(),
-        args.jobs.get(),
+        jobs,
         args.show_trace,
         |config, played, total| {
             if args.show_trace && human {
-                bar.suspend(|| {
+                multi.suspend(|| {
                     outln!("run {}:", config.seed);
                     for n in &played.notes {
                         outln!("  {}", tern_reports::escape::terminal(n));
@@ -160,9 +178,17 @@ pub fn run(args: RunArgs) -> Status {
             bar.inc(1);
             bar.set_message(format!("{} deliveries", total.deliveries));
         },
+        |worker, seed| {
+            if let Some(line) = workers.get(worker) {
+                line.set_message(format!("seed {seed}"));
+            }
+        },
         // A reader that went away wants no more runs.
         super::output::closed,
     );
+    for line in &workers {
+        line.finish_and_clear();
+    }
     bar.finish_and_clear();
     let (runs, total, found) = (outcome.runs, outcome.stats, outcome.failure);
 

@@ -145,7 +145,22 @@ pub fn first_violation(
     implementation: &dyn Implementation,
     jobs: Jobs,
     record: bool,
+    each: impl FnMut(&RunConfig, &Played, &Stats),
+    stop: impl Fn() -> bool + Sync,
+) -> BatchOutcome {
+    first_violation_watched(batch, implementation, jobs, record, each, |_, _| {}, stop)
+}
+
+/// [`first_violation`], telling `started` which seed each worker (counted
+/// from 0) takes up, from that worker's thread: for progress displays that
+/// show every worker.
+pub fn first_violation_watched(
+    batch: &Batch,
+    implementation: &dyn Implementation,
+    jobs: Jobs,
+    record: bool,
     mut each: impl FnMut(&RunConfig, &Played, &Stats),
+    started: impl Fn(usize, u64) + Sync,
     stop: impl Fn() -> bool + Sync,
 ) -> BatchOutcome {
     use std::collections::BTreeMap;
@@ -173,14 +188,15 @@ pub fn first_violation(
         .min((end - first).min(usize::MAX as u64) as usize);
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel::<(u64, Option<Played>)>();
-        for _ in 0..workers {
+        for worker in 0..workers {
             let tx = tx.clone();
-            let (next, limit, stop) = (&next, &limit, &stop);
+            let (next, limit, stop, started) = (&next, &limit, &stop, &started);
             scope.spawn(move || loop {
                 let seed = next.fetch_add(1, Ordering::SeqCst);
                 if seed >= limit.load(Ordering::SeqCst) {
                     break;
                 }
+                started(worker, seed);
                 // `None`: interrupted, before or during the run.
                 let played = if stop() {
                     None
