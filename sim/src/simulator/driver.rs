@@ -596,14 +596,7 @@ pub fn shrink(
 /// The frames a run's steps put on the network, without playing them: for
 /// measuring the cost of the checks against the cost of parsing.
 pub fn frames_sent(config: &RunConfig, steps: &[Step]) -> Vec<Vec<u8>> {
-    use super::scenario::Scenario;
-    let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-    let scenario = Scenario::new(
-        config.agents,
-        config.steps,
-        config.faults.has(Fault::Skew),
-        |n| rng.next_u64() % n.max(1),
-    );
+    let scenario = config.scenario();
     let mut resolver = super::resolve::Resolver::new(&scenario, config.mix);
     steps
         .iter()

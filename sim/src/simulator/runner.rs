@@ -48,6 +48,17 @@ pub struct RunConfig {
     pub names: RejectNames,
 }
 
+impl RunConfig {
+    /// The world of the run: its agents, their identities, grants and
+    /// clock skews, all drawn from the seed.
+    pub fn scenario(&self) -> Scenario {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        Scenario::new(self.agents, self.steps, self.faults.has(Fault::Skew), |n| {
+            rng.next_u64() % n.max(1)
+        })
+    }
+}
+
 /// A broken invariant: which, where, and expected against actual.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
@@ -273,13 +284,7 @@ impl<'a> Run<'a> {
         implementation: &'a dyn Implementation,
         record: bool,
     ) -> Result<Run<'a>, Box<Violation>> {
-        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-        let scenario = Scenario::new(
-            config.agents,
-            config.steps,
-            config.faults.has(Fault::Skew),
-            |n| rng.next_u64() % n.max(1),
-        );
+        let scenario = config.scenario();
         let world = World::new();
         let mut run = Run {
             config,
