@@ -176,12 +176,7 @@ pub fn run_corpus_with(
             complete = false;
             break;
         };
-        // A case not run says nothing either way.
-        match run.status {
-            Status::Error => errors_in_a_row += 1,
-            Status::NotApplicable => {}
-            _ => errors_in_a_row = 0,
-        }
+        errors_in_a_row = in_a_row_after(errors_in_a_row, run.status);
         runs.push(run);
     }
     CorpusRun {
@@ -213,11 +208,7 @@ fn play_all(
     let gives_up = |results: &[Option<CaseRun>]| {
         let mut in_a_row = 0;
         for run in results.iter().map_while(Option::as_ref) {
-            match run.status {
-                Status::Error => in_a_row += 1,
-                Status::NotApplicable => {}
-                _ => in_a_row = 0,
-            }
+            in_a_row = in_a_row_after(in_a_row, run.status);
             if give_up_after > 0 && in_a_row >= give_up_after {
                 return true;
             }
@@ -267,6 +258,16 @@ fn play_all(
         }
     });
     results
+}
+
+/// The count of errors in a row once a case ends with `status`. A case
+/// not applicable says nothing either way.
+fn in_a_row_after(count: usize, status: Status) -> usize {
+    match status {
+        Status::Error => count + 1,
+        Status::NotApplicable => count,
+        _ => 0,
+    }
 }
 
 /// A case that could not be run because of the implementation: an error.

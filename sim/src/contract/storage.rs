@@ -113,6 +113,22 @@ impl Storage {
         self.0.borrow_mut().armed = Some(point);
     }
 
+    /// Runs `call` with `crash` armed for exactly its length (how the
+    /// harness crashes one operation, whatever the implementation does
+    /// inside it): the call's result, and whether the crash fired. A crash
+    /// that did not fire is disarmed again.
+    pub fn with_crash<T>(&self, crash: Option<CrashPoint>, call: impl FnOnce() -> T) -> (T, bool) {
+        if let Some(point) = crash {
+            self.arm(point);
+        }
+        let result = call();
+        let fired = crash.is_some() && self.fired();
+        if crash.is_some() && !fired {
+            self.disarm();
+        }
+        (result, fired)
+    }
+
     /// Cancels a scheduled crash that has not fired.
     pub fn disarm(&self) {
         let mut inner = self.0.borrow_mut();

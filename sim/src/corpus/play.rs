@@ -243,9 +243,9 @@ impl Player<'_> {
     /// A start-up killed at its first sync. One that never syncs is killed
     /// when its answer arrives; either way the receiver stays down.
     fn start_crashing(&mut self, step: usize, crash: DeliverCrash) -> Checked {
-        self.storage.arm(crash.point());
-        let result = self.launch();
-        let fired = self.storage.fired();
+        let (result, fired) = self
+            .storage
+            .with_crash(Some(crash.point()), || self.launch());
         self.record(Exchange {
             step,
             op: "restart",
@@ -288,8 +288,7 @@ impl Player<'_> {
     ) -> Checked {
         match delivery::crash_judged(call, result, fired) {
             Ok(_) => Ok(()),
-            Err(Breach::Failed(e)) => Err(self.error(i, "a crash at the scheduled point", &e)),
-            Err(breach) => Err(self.breach(i, &breach)),
+            Err(breach) => Err(self.breach(i, "a crash at the scheduled point", &breach)),
         }
     }
 
@@ -357,12 +356,8 @@ impl Player<'_> {
             });
             x.answer = "(killed; no outcome)".to_owned();
             self.record(x);
-            match answer {
-                Ok(_) => {}
-                Err(Breach::Failed(e)) => {
-                    return Err(self.error(i, "a crash at the scheduled point", &e))
-                }
-                Err(breach) => return Err(self.breach(i, &breach)),
+            if let Err(breach) = answer {
+                return Err(self.breach(i, "a crash at the scheduled point", &breach));
             }
             self.crash();
             return Ok(());
@@ -374,19 +369,14 @@ impl Player<'_> {
                 x.answer = ImplError::Crashed.to_string();
                 x.ok = false;
                 self.record(x);
-                return Err(self.breach(i, &Breach::InventedCrash(Call::Delivery)));
-            }
-            Err(Breach::Failed(e)) => {
-                x.answer = e.to_string();
-                x.ok = false;
-                self.record(x);
-                return Err(self.error(i, "an answer to deliver", &e));
+                let breach = Breach::InventedCrash(Call::Delivery);
+                return Err(self.breach(i, "an answer to deliver", &breach));
             }
             Err(breach) => {
                 x.answer = breach.actual();
                 x.ok = false;
                 self.record(x);
-                return Err(self.breach(i, &breach));
+                return Err(self.breach(i, "an answer to deliver", &breach));
             }
         };
         let actual: Vec<ComparedEvent> = d.events.iter().map(ComparedEvent::of).collect();
@@ -410,7 +400,7 @@ impl Player<'_> {
         }
         if let Err(breach) = delivery::no_effects(before, self.world.len()) {
             self.mark_last_failed();
-            return Err(self.breach(i, &breach));
+            return Err(self.breach(i, "an answer to deliver", &breach));
         }
         if let Some(expect) = expect {
             // The loader makes every expectation start with `delivered`.
@@ -442,20 +432,24 @@ impl Player<'_> {
         let me = self.init.participant.to_string();
         if let Err(breach) = delivery::outgoing(&deserved, &d.outgoing, &me, &mut self.acks) {
             self.mark_last_failed();
-            return Err(self.breach(i, &breach));
+            return Err(self.breach(i, "an answer to deliver", &breach));
         }
         Ok(())
     }
 
-    /// A delivery that broke a rule of [`delivery`], as the failure of its
-    /// invariant.
-    fn breach(&self, i: usize, breach: &Breach) -> (Status, Failure) {
-        self.fail(
-            i,
-            breach.invariant().name,
-            breach.expected(),
-            breach.actual(),
-        )
+    /// A call that broke a rule of [`delivery`], as the failure of its
+    /// invariant; a call the implementation failed on its own is an error,
+    /// `answering` saying what was awaited.
+    fn breach(&self, i: usize, answering: &str, breach: &Breach) -> (Status, Failure) {
+        match breach {
+            Breach::Failed(e) => self.error(i, answering, e),
+            breach => self.fail(
+                i,
+                breach.invariant().name,
+                breach.expected(),
+                breach.actual(),
+            ),
+        }
     }
 
     fn execute(
@@ -468,11 +462,10 @@ impl Player<'_> {
         crash: Option<ExecuteCrash>,
     ) -> Checked {
         let before = self.world.len();
-        if let Some(crash) = crash {
-            self.storage.arm(crash.point());
-        }
-        let result = self.receiver().execute(thread, commitment, at);
-        let fired = self.storage.fired();
+        let storage = self.storage.clone();
+        let (result, fired) = storage.with_crash(crash.map(ExecuteCrash::point), || {
+            self.receiver().execute(thread, commitment, at)
+        });
         let performed: Vec<EffectKey> = self
             .world
             .log_since(before)

@@ -154,14 +154,7 @@ pub fn deliver(
     principal: &Principal,
     now: LocalTime,
 ) -> Result<Delivery, Breach> {
-    if let Some(point) = crash {
-        storage.arm(point);
-    }
-    let result = receiver.deliver(frame, principal, now);
-    let fired = storage.fired();
-    if crash.is_some() && !fired {
-        storage.disarm();
-    }
+    let (result, fired) = storage.with_crash(crash, || receiver.deliver(frame, principal, now));
     match crash_judged(Call::Delivery, result, fired)? {
         None => Ok(Delivery::Crashed),
         Some(d) if d.events.is_empty() => Err(Breach::NoEvent),

@@ -398,7 +398,7 @@ pub fn shrink(
     }
     // Plays candidates side by side (one per job) and says which fail the
     // same way. Nothing is played once the shrink must end.
-    let fail_all = |candidates: &[Vec<Step>]| -> Vec<Option<Violation>> {
+    let fail_all = |candidates: &[&[Step]]| -> Vec<Option<Violation>> {
         let none = || candidates.iter().map(|_| None).collect();
         if (budget.stop)() {
             end.set(ShrinkEnd::Interrupted);
@@ -414,7 +414,7 @@ pub fn shrink(
                 .filter(|v| v.invariant.name == target && v.timed_out == timed_out)
         };
         let results: Vec<Option<Violation>> = if candidates.len() == 1 {
-            vec![same(play(config, &candidates[0], implementation, false))]
+            vec![same(play(config, candidates[0], implementation, false))]
         } else {
             std::thread::scope(|scope| {
                 let workers: Vec<_> = candidates
@@ -440,7 +440,7 @@ pub fn shrink(
             return None;
         }
         *runs += 1;
-        fail_all(&[candidate.to_vec()]).pop().flatten()
+        fail_all(&[candidate]).pop().flatten()
     };
     let jobs = budget.jobs.max(1);
 
@@ -483,7 +483,8 @@ pub fn shrink(
                     steps[..s].iter().chain(&steps[stop..]).cloned().collect()
                 })
                 .collect();
-            let results = fail_all(&candidates);
+            let slices: Vec<&[Step]> = candidates.iter().map(Vec::as_slice).collect();
+            let results = fail_all(&slices);
             if !going() {
                 break;
             }

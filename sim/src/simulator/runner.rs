@@ -363,18 +363,22 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// An implementation that failed a call: `implementation-sound`.
-    /// A delivery that broke a rule of [`delivery`], as the violation of
-    /// its invariant.
-    fn breach(&self, agent: usize, breach: Breach) -> Box<Violation> {
-        self.violation(
-            breach.invariant(),
-            Some(agent),
-            breach.expected(),
-            breach.actual(),
-        )
+    /// A call that broke a rule of [`delivery`], as the violation of its
+    /// invariant; a call the implementation failed on its own is
+    /// `implementation-sound`, `answering` saying what was awaited.
+    fn breach(&self, agent: usize, answering: &str, breach: Breach) -> Box<Violation> {
+        match breach {
+            Breach::Failed(e) => self.unsound(agent, answering, e),
+            breach => self.violation(
+                breach.invariant(),
+                Some(agent),
+                breach.expected(),
+                breach.actual(),
+            ),
+        }
     }
 
+    /// An implementation that failed a call: `implementation-sound`.
     fn unsound(&self, agent: usize, expected: &str, e: ImplError) -> Box<Violation> {
         let mut v = self.violation(inv::ALIVE, Some(agent), expected.to_owned(), e.to_string());
         v.timed_out = matches!(e, ImplError::TimedOut(_));
@@ -394,16 +398,10 @@ impl<'a> Run<'a> {
             .for_agent(&self.agents[a].name, &self.agents[a].storage);
         // A crash scheduled for this recovery fires at its next sync.
         let point = self.agents[a].recovery_crash.take();
-        if let Some(point) = point {
-            self.agents[a].storage.arm(point);
-        }
-        let started = self
-            .implementation
-            .start(&init, self.agents[a].storage.clone(), world);
-        let fired = point.is_some() && self.agents[a].storage.fired();
-        if point.is_some() && !fired {
-            self.agents[a].storage.disarm();
-        }
+        let storage = self.agents[a].storage.clone();
+        let (started, fired) = storage.with_crash(point, || {
+            self.implementation.start(&init, storage.clone(), world)
+        });
         match delivery::crash_judged(Call::StartUp, started, fired) {
             Ok(None) => {
                 self.stats.situations.reach(Situation::Moment(match point {
@@ -414,8 +412,7 @@ impl<'a> Run<'a> {
                 return Ok(());
             }
             Ok(Some(r)) => self.agents[a].receiver = Some(r),
-            Err(Breach::Failed(e)) => return Err(self.unsound(a, "the implementation starts", e)),
-            Err(breach) => return Err(self.breach(a, breach)),
+            Err(breach) => return Err(self.breach(a, "the implementation starts", breach)),
         }
         if self.world.len() != before {
             return Err(self.violation(
@@ -686,8 +683,7 @@ impl<'a> Run<'a> {
             agent.pending_crash = None;
         }
         let reply = match answer {
-            Err(Breach::Failed(e)) => return Err(self.unsound(a, "an answer to deliver", e)),
-            Err(breach) => return Err(self.breach(a, breach)),
+            Err(breach) => return Err(self.breach(a, "an answer to deliver", breach)),
             Ok(Delivery::Crashed) => {
                 self.stats.situations.reach(Situation::Moment(match point {
                     Some(CrashPoint::AfterSync) => Moment::CrashAfterDurable,
@@ -763,7 +759,7 @@ impl<'a> Run<'a> {
             }
         }
         if let Err(breach) = delivery::no_effects(before, self.world.len()) {
-            return Err(self.breach(a, breach));
+            return Err(self.breach(a, "an answer to deliver", breach));
         }
         let first = expected
             .first()
@@ -805,7 +801,7 @@ impl<'a> Run<'a> {
             self.stats.checks += 1;
             let me = &self.agents[a].name;
             if let Err(breach) = delivery::outgoing(&first, &reply.outgoing, me, &mut self.acks) {
-                return Err(self.breach(a, breach));
+                return Err(self.breach(a, "an answer to deliver", breach));
             }
         }
         let thread = expected
@@ -1154,24 +1150,17 @@ impl<'a> Run<'a> {
         let point = self.agents[a]
             .pending_crash
             .filter(|p| matches!(p, CrashPoint::AfterEffect | CrashPoint::BeforeEffect));
-        let armed = point.is_some();
-        if let Some(point) = point {
-            self.agents[a].storage.arm(point);
-        }
-        let receiver = self.agents[a].receiver.as_mut().expect("checked above");
-        let result = receiver.execute(&thread, &id, local);
-        if let Some(point) = point.filter(|_| self.agents[a].storage.fired()) {
+        let agent = &mut self.agents[a];
+        let receiver = agent.receiver.as_mut().expect("checked above");
+        let (result, fired) = agent
+            .storage
+            .with_crash(point, || receiver.execute(&thread, &id, local));
+        if let Some(point) = point.filter(|_| fired) {
+            agent.pending_crash = None;
             self.stats.situations.reach(Situation::Moment(match point {
                 CrashPoint::BeforeEffect => Moment::CrashBeforeEffect,
                 _ => Moment::CrashAfterEffect,
             }));
-        }
-        if armed {
-            if self.agents[a].storage.fired() {
-                self.agents[a].pending_crash = None;
-            } else {
-                self.agents[a].storage.disarm();
-            }
         }
         let new_effects: Vec<(String, tern_model::ledger::EffectKey)> =
             self.world.log_since(before);
@@ -1218,10 +1207,8 @@ impl<'a> Run<'a> {
                 ));
             }
         }
-        let fired = armed && self.agents[a].storage.fired();
         match delivery::crash_judged(Call::Execution, result, fired) {
-            Err(Breach::Failed(e)) => Err(self.unsound(a, "an answer to execute", e)),
-            Err(breach) => Err(self.breach(a, breach)),
+            Err(breach) => Err(self.breach(a, "an answer to execute", breach)),
             Ok(None) => {
                 // The effect counts as done exactly when the world saw it.
                 if !new_effects.is_empty() {
