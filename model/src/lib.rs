@@ -13,7 +13,10 @@
 //! * [`json`] is the strict JSON value used where the profile allows free-form
 //!   data (`extensions`, a REVISE's `replacement`), with the structural
 //!   equality that deduplication relies on.
+//! * [`canonical`] writes any value as canonical JSON, the form views show
+//!   messages in.
 
+pub mod canonical;
 pub mod json;
 pub mod ledger;
 pub mod message;

@@ -58,6 +58,16 @@ proptest! {
         prop_assert_eq!(reparsed, parsed);
     }
 
+    /// A parsed message's canonical text, which views show, is exactly
+    /// what printing its JSON tree gives: sorted keys at every depth,
+    /// numbers as written, strings escaped as serde_json escapes them.
+    #[test]
+    fn canonical_text_is_the_printed_tree(message in message()) {
+        let parsed = parse_frame(&serde_json::to_vec(&message).unwrap()).unwrap();
+        let canonical = tern_model::canonical::to_canonical_string(&parsed).unwrap();
+        prop_assert_eq!(canonical, serde_json::to_value(&parsed).unwrap().to_string());
+    }
+
     /// Pretty-printing and key order change nothing (section 1).
     #[test]
     fn whitespace_and_key_order_are_irrelevant(message in message()) {

@@ -13,7 +13,7 @@ use crate::message::{
 };
 use crate::wire::{parse_body, Pointer};
 
-use super::store::{CtxId, EntryId, Status};
+use super::store::{CtxId, EntryId, Link, Status};
 use super::Ledger;
 
 /// Where a revision chain stands (section 4).
@@ -94,17 +94,25 @@ impl CommitmentState {
 }
 
 impl Ledger {
-    /// The entries of an index list that are still accepted, sorted by ID.
+    /// The entries of an index list that are still accepted, sorted by ID
+    /// (index lists are kept in ID order, once each).
     pub(crate) fn sorted(&self, ids: Option<&Vec<EntryId>>) -> Vec<EntryId> {
-        let mut out: Vec<EntryId> = ids
-            .into_iter()
+        debug_assert!(ids.is_none_or(|l| l
+            .windows(2)
+            .all(|w| self.entries[w[0]].id < self.entries[w[1]].id)));
+        ids.into_iter()
             .flatten()
             .copied()
             .filter(|&e| self.entries[e].status == Status::Accepted)
-            .collect();
-        out.sort_by(|a, b| self.entries[*a].id.cmp(&self.entries[*b].id));
-        out.dedup();
-        out
+            .collect()
+    }
+
+    /// The `link` list of `eid`, if it has one.
+    pub(crate) fn linked(&self, eid: EntryId, link: Link) -> Option<&Vec<EntryId>> {
+        self.entries[eid]
+            .links
+            .as_ref()
+            .map(|lists| &lists[link as usize])
     }
 
     /// Whether an index list holds an entry that is still accepted.
@@ -116,7 +124,7 @@ impl Ledger {
 
     /// The chain of revisions of an accepted original.
     pub(crate) fn chain(&self, target: EntryId) -> (ChainHead, Option<EntryId>) {
-        let revisions = self.sorted(self.index.revisions.get(&target));
+        let revisions = self.sorted(self.linked(target, Link::Revisions));
         if revisions.is_empty() {
             return (ChainHead::Original, None);
         }
@@ -178,7 +186,7 @@ impl Ledger {
         req_eid: EntryId,
     ) -> RequestSeen {
         let seen_by_commit = self.reply_ancestors(ctx, commit_eid);
-        let revisions = self.sorted(self.index.revisions.get(&req_eid));
+        let revisions = self.sorted(self.linked(req_eid, Link::Revisions));
         let mut node_id = self.entries[req_eid].id.clone();
         let mut latest: Option<EntryId> = None;
         // Along the unique chain; at a conflict the walk stops, and the
@@ -235,7 +243,6 @@ impl Ledger {
 
     /// Everything derived about the accepted COMMIT `eid`.
     pub(crate) fn commitment(&self, ctx: CtxId, eid: EntryId) -> CommitmentState {
-        let index = &self.index;
         let commit_msg = self.entries[eid].message();
         let Body::Commit(commit) = &commit_msg.body else {
             unreachable!("commitment() is called on COMMITs only")
@@ -292,8 +299,8 @@ impl Ledger {
         // Supersession (section 4): the original requester's REQUEST with
         // `replaces`, and a COMMIT to it by the original committer.
         let mut superseded_by = Vec::new();
-        for q in self.sorted(index.replacing.get(&eid)) {
-            for c in self.sorted(index.commits.get(&q)) {
+        for q in self.sorted(self.linked(eid, Link::Replacing)) {
+            for c in self.sorted(self.linked(q, Link::Commits)) {
                 if self.entries[c].message().from == commit_msg.from {
                     superseded_by.push(self.entries[c].id.clone());
                 }
@@ -304,11 +311,11 @@ impl Ledger {
         }
 
         // Challenges of the COMMIT or of its reports.
-        let reports = self.sorted(index.reports.get(&eid));
-        let challenged = self.has_indexed(index.challenges.get(&eid))
+        let reports = self.sorted(self.linked(eid, Link::Reports));
+        let challenged = self.has_indexed(self.linked(eid, Link::Challenges))
             || reports
                 .iter()
-                .any(|r| self.has_indexed(index.challenges.get(r)));
+                .any(|r| self.has_indexed(self.linked(*r, Link::Challenges)));
         if challenged {
             annotations.insert("challenged");
         }
@@ -359,7 +366,7 @@ impl Ledger {
                 vec![(body.state, verified(original, body))];
             let (head, head_eid) = self.chain(r);
             // Every replacement along the chain is a version of the assessment.
-            for rev in self.sorted(self.index.revisions.get(&r)) {
+            for rev in self.sorted(self.linked(r, Link::Revisions)) {
                 if let Some(b) = replacement_report(self.entries[rev].message()) {
                     versions.push((b.state, verified(self.entries[rev].message(), &b)));
                 }

@@ -26,7 +26,8 @@ impl Ledger {
     ) -> Execution {
         match self.may_execute(thread, commitment, now) {
             Ok((ctx, key)) => {
-                self.executed.insert((ctx, commitment.clone()));
+                self.contexts[ctx].executed.insert(commitment.clone());
+                self.contexts[ctx].version += 1;
                 Execution::Executed { effect: key }
             }
             Err(refusal) => Execution::Refused(refusal),
@@ -70,9 +71,10 @@ impl Ledger {
     /// The effects recorded so far, in key order.
     pub fn effects(&self) -> Vec<EffectKey> {
         let mut keys: Vec<EffectKey> = self
-            .executed
+            .contexts
             .iter()
-            .map(|(ctx, id)| self.effect_key(*ctx, id))
+            .enumerate()
+            .flat_map(|(ctx, c)| c.executed.iter().map(move |id| self.effect_key(ctx, id)))
             .collect();
         keys.sort();
         keys
@@ -119,7 +121,7 @@ impl Ledger {
             // "A COMMIT cannot bind another participant" (section 2).
             return Err(Refusal::NotOwnCommitment);
         }
-        if self.executed.contains(&(ctx, commitment.clone())) {
+        if self.contexts[ctx].executed.contains(commitment) {
             return Err(Refusal::AlreadyExecuted);
         }
 

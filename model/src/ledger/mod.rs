@@ -21,10 +21,13 @@ mod derive;
 mod execute;
 mod outcome;
 mod settle;
+mod shared_vec;
 mod store;
 mod view;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+
+use imbl::OrdMap;
 
 pub use config::{
     ConfigError, Contexts, Grant, IdentityContext, LedgerConfig, LocalTime, Policy, Viewer,
@@ -37,6 +40,7 @@ pub use view::View;
 
 use crate::message::{ContextName, Message, MessageRef, Principal, ThreadId};
 use crate::wire::{parse_frame, Pointer, WireError};
+use shared_vec::SharedVec;
 pub use store::SharedMessage;
 use store::{ContextStore, CtxId, Entry, EntryId, Status, Variant};
 
@@ -47,23 +51,24 @@ use std::sync::Arc;
 pub struct Ledger {
     config: LedgerConfig,
     deliveries: u64,
-    contexts: Vec<ContextStore>,
-    context_ids: BTreeMap<ContextName, CtxId>,
+    /// Shared with copies of this ledger until written, in small chunks:
+    /// a write copies the stores of its chunk whole.
+    contexts: SharedVec<ContextStore, 8>,
+    context_ids: OrdMap<ContextName, CtxId>,
     /// thread → its context, once looked up (bindings never change).
-    thread_contexts: BTreeMap<ThreadId, CtxId>,
-    entries: Vec<Entry>,
-    /// Who depends on whom among accepted messages, for derived state.
-    index: store::Index,
-    /// thread → the entries with a variant in it, for views.
-    threads: BTreeMap<ThreadId, BTreeSet<EntryId>>,
+    /// Persistent, as every map that grows with the history.
+    thread_contexts: OrdMap<ThreadId, CtxId>,
+    /// Every stored ID, shared with copies of this ledger until written.
+    entries: SharedVec<Entry, 256>,
     /// How many contents are stored, over all IDs.
     stored: usize,
     /// Re-settle a whole context on each ID conflict (the reference for
     /// tests) rather than only what the conflict touches.
     from_scratch: bool,
-    /// Effects performed, by idempotency key. Facts about the world: they
-    /// survive every re-settling.
-    executed: BTreeSet<(CtxId, MessageRef)>,
+    /// The latest views asked for, with the version of their context
+    /// they show: a view asked again before its context changed is not
+    /// built again.
+    views: view::ViewCache,
 }
 
 impl Ledger {
@@ -71,15 +76,13 @@ impl Ledger {
         Ledger {
             config,
             deliveries: 0,
-            contexts: Vec::new(),
-            context_ids: BTreeMap::new(),
-            thread_contexts: BTreeMap::new(),
-            entries: Vec::new(),
-            index: store::Index::default(),
-            threads: BTreeMap::new(),
+            contexts: SharedVec::default(),
+            context_ids: OrdMap::new(),
+            thread_contexts: OrdMap::new(),
+            entries: SharedVec::default(),
             stored: 0,
             from_scratch: false,
-            executed: BTreeSet::new(),
+            views: view::ViewCache::default(),
         }
     }
 
@@ -124,7 +127,6 @@ impl Ledger {
     /// that are rejected before storage or dropped as duplicates, which is
     /// what tests check through it.
     pub fn footprint(&self) -> usize {
-        let lists = |m: &BTreeMap<EntryId, Vec<EntryId>>| m.values().map(Vec::len).sum::<usize>();
         let contexts: usize = self
             .contexts
             .iter()
@@ -134,19 +136,23 @@ impl Ledger {
                     + c.dependents.len()
             })
             .sum();
-        let index = lists(&self.index.revisions)
-            + lists(&self.index.reports)
-            + lists(&self.index.commits)
-            + lists(&self.index.replacing)
-            + lists(&self.index.challenges);
+        let index: usize = self
+            .entries
+            .iter()
+            .filter_map(|e| e.links.as_ref())
+            .flat_map(|lists| lists.iter().map(Vec::len))
+            .sum();
         self.stored
             + self.entries.len()
             + contexts
             + index
             + self.context_ids.len()
             + self.thread_contexts.len()
-            + self.threads.values().map(BTreeSet::len).sum::<usize>()
-            + self.executed.len()
+            + self
+                .contexts
+                .iter()
+                .map(|c| c.threads.values().map(OrdMap::len).sum::<usize>() + c.executed.len())
+                .sum::<usize>()
     }
 
     /// The identity context of a thread, creating its store on first use.
@@ -278,9 +284,10 @@ impl Ledger {
                 )),
                 message,
             );
-            self.note_thread(&message.thread, eid);
+            self.note_thread(ctx, &message.thread, &message.id, eid);
             self.entries[eid].add_variant(Variant::new(shared.clone(), origin));
             self.stored += 1;
+            self.contexts[ctx].version += 1;
             let changed = if self.from_scratch {
                 self.resettle_from_scratch(ctx)
             } else {
@@ -296,7 +303,8 @@ impl Ledger {
         };
         let eid = self.entries.len();
         self.contexts[ctx].ids.insert(message.id.clone(), eid);
-        self.note_thread(&message.thread, eid);
+        self.contexts[ctx].version += 1;
+        self.note_thread(ctx, &message.thread, &message.id, eid);
         self.note_dependencies(ctx, eid, message);
         self.entries.push(Entry {
             ctx,
@@ -305,6 +313,7 @@ impl Ledger {
             status: Status::Unsettled,
             registered: 0,
             digests: BTreeMap::new(),
+            links: None,
         });
         self.stored += 1;
         let changed = self.settle(ctx, vec![eid]);
@@ -389,11 +398,12 @@ impl Ledger {
         Ok(())
     }
 
-    fn note_thread(&mut self, thread: &ThreadId, eid: EntryId) {
-        if let Some(set) = self.threads.get_mut(thread) {
-            set.insert(eid);
+    fn note_thread(&mut self, ctx: CtxId, thread: &ThreadId, id: &MessageRef, eid: EntryId) {
+        let threads = &mut self.contexts[ctx].threads;
+        if let Some(ids) = threads.get_mut(thread) {
+            ids.insert(id.clone(), eid);
         } else {
-            self.threads.insert(thread.clone(), BTreeSet::from([eid]));
+            threads.insert(thread.clone(), OrdMap::unit(id.clone(), eid));
         }
     }
 
@@ -408,9 +418,12 @@ impl Ledger {
 
     /// Whether some content stored under `eid` is in `thread`.
     pub(crate) fn in_thread(&self, thread: &ThreadId, eid: EntryId) -> bool {
-        self.threads
+        let ctx = self.entries[eid].ctx;
+        self.contexts[ctx]
+            .threads
             .get(thread)
-            .is_some_and(|set| set.contains(&eid))
+            .and_then(|ids| ids.get(&self.entries[eid].id))
+            == Some(&eid)
     }
 
     fn outcome_of(&self, eid: EntryId) -> Outcome {

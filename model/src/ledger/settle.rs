@@ -26,7 +26,7 @@ use crate::message::{Act, Body, Message, MessageRef};
 use crate::wire::{parse_body, Pointer};
 
 use super::outcome::{RejectClass, Rejection};
-use super::store::{CtxId, EntryId, Status};
+use super::store::{CtxId, EntryId, Link, Status};
 use super::Ledger;
 
 /// The verdict of one evaluation.
@@ -305,24 +305,26 @@ impl Ledger {
     fn index_accepted(&mut self, ctx: CtxId, eid: EntryId) {
         let lookup = |r: &MessageRef| self.contexts[ctx].ids.get(r).copied();
         let message = self.entries[eid].message();
-        let (slot, key) = match &message.body {
-            Body::Revise(r) => (0, lookup(&r.target)),
-            Body::Report(r) => (1, lookup(&r.commitment)),
-            Body::Commit(c) => (2, lookup(&c.request)),
-            Body::Request(q) => (3, q.replaces.as_ref().and_then(lookup)),
-            Body::Challenge(c) => (4, lookup(&c.target)),
+        let (link, key) = match &message.body {
+            Body::Revise(r) => (Link::Revisions, lookup(&r.target)),
+            Body::Report(r) => (Link::Reports, lookup(&r.commitment)),
+            Body::Commit(c) => (Link::Commits, lookup(&c.request)),
+            Body::Request(q) => (Link::Replacing, q.replaces.as_ref().and_then(lookup)),
+            Body::Challenge(c) => (Link::Challenges, lookup(&c.target)),
             _ => return,
         };
         let Some(key) = key else { return };
-        let index = &mut self.index;
-        let map = match slot {
-            0 => &mut index.revisions,
-            1 => &mut index.reports,
-            2 => &mut index.commits,
-            3 => &mut index.replacing,
-            _ => &mut index.challenges,
-        };
-        map.entry(key).or_default().push(eid);
+        // Kept in ID order, once each, so that readers (views above all)
+        // never sort: IDs are unique within a context, and every list
+        // links one context's entries.
+        let id = &self.entries[eid].id;
+        let at = self.linked(key, link).map_or(Err(0), |list| {
+            list.binary_search_by(|&x| self.entries[x].id.cmp(id))
+        });
+        if let Err(at) = at {
+            let lists = self.entries[key].links.get_or_insert_with(Default::default);
+            lists[link as usize].insert(at, eid);
+        }
     }
 
     /// The accepted message a reference names, or why there is none yet.

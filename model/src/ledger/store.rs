@@ -6,11 +6,13 @@
 //! few links that let a delivery touch only what it concerns.
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::hash::Hasher;
 use std::sync::{Arc, OnceLock};
 
-use crate::message::{Body, Claim, ContextName, Message, MessageRef};
+use imbl::{OrdMap, OrdSet};
+
+use crate::message::{Body, Claim, ContextName, Message, MessageRef, ThreadId};
 
 use super::outcome::Rejection;
 
@@ -49,9 +51,10 @@ impl SharedMessage {
     /// show it.
     pub fn content_text(&self) -> &str {
         self.text.get_or_init(|| {
-            serde_json::to_value(&self.message)
-                .unwrap_or(serde_json::Value::Null)
-                .to_string()
+            // A parsed message always serialises: its map keys are strings
+            // and its numbers finite.
+            crate::canonical::to_canonical_string(&self.message)
+                .unwrap_or_else(|_| "null".into())
                 .into_boxed_str()
         })
     }
@@ -172,6 +175,7 @@ pub(crate) struct Entry {
     /// that recognising a duplicate never scans every content. Empty (and
     /// unallocated) while the ID holds one content.
     pub digests: BTreeMap<u64, Vec<usize>>,
+    pub links: Links,
 }
 
 impl Entry {
@@ -211,26 +215,29 @@ impl Entry {
     }
 }
 
-/// Who depends on whom, among accepted messages. Keys and members are
-/// entries, which are numbered across contexts, so one index serves every
-/// context (a thread of a few messages does not pay for maps of its own).
-/// An entry is
-/// added when it is accepted and never removed: readers keep only the
-/// entries that are still accepted (an acceptance is lost only to an ID
-/// conflict), which is what rebuilding the index would give.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Index {
+/// How one accepted message is linked to those about it: who depends on
+/// whom, for derived state. A list gains a member when that member is
+/// accepted, and never loses one: readers keep only the members that are
+/// still accepted (an acceptance is lost only to an ID conflict), which is
+/// what rebuilding the lists would give. Kept with the entry it is about,
+/// so that copies of a ledger share it as they share the entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Link {
     /// target → REVISEs of it.
-    pub revisions: BTreeMap<EntryId, Vec<EntryId>>,
+    Revisions,
     /// COMMIT → REPORTs about it.
-    pub reports: BTreeMap<EntryId, Vec<EntryId>>,
+    Reports,
     /// REQUEST → COMMITs to it.
-    pub commits: BTreeMap<EntryId, Vec<EntryId>>,
+    Commits,
     /// COMMIT → REQUESTs whose `replaces` names it.
-    pub replacing: BTreeMap<EntryId, Vec<EntryId>>,
+    Replacing,
     /// any message → CHALLENGEs of it.
-    pub challenges: BTreeMap<EntryId, Vec<EntryId>>,
+    Challenges,
 }
+
+/// An entry's lists, one per [`Link`], each in ID order; boxed and absent
+/// until the first link, which most messages never get.
+pub(crate) type Links = Option<Box<[Vec<EntryId>; 5]>>;
 
 /// One member of a waiting list: the entry, and how many ID conflicts its
 /// context had seen when it joined.
@@ -238,13 +245,17 @@ pub(crate) type Waiter = (EntryId, u32);
 
 /// One identity context's namespace: dedup keys and stored references are
 /// qualified by it (section 1).
+///
+/// Its maps grow with the history of every thread bound to the context, so
+/// they are persistent maps: a copy of the ledger (a restarted receiver,
+/// a checkpoint) shares them, and a write copies only the path it changes.
 #[derive(Debug, Clone)]
 pub(crate) struct ContextStore {
     pub name: ContextName,
-    pub ids: BTreeMap<MessageRef, EntryId>,
+    pub ids: OrdMap<MessageRef, EntryId>,
     /// A missing or unsettled reference → the entries waiting for it, in the
     /// order they joined.
-    pub waiting: BTreeMap<MessageRef, Vec<Waiter>>,
+    pub waiting: OrdMap<MessageRef, Vec<Waiter>>,
     /// How many times an ID conflict re-settled this context. Re-settling
     /// puts every waiting list in ID order, as if all its members had just
     /// arrived together; instead of sorting every list then, the members
@@ -254,17 +265,31 @@ pub(crate) struct ContextStore {
     /// (a reference, a stored entry whose message depends on it), for
     /// finding what an ID conflict touches. Pairs rather than lists, so that
     /// noting a dependency allocates nothing of its own.
-    pub dependents: BTreeSet<(MessageRef, EntryId)>,
+    pub dependents: OrdSet<(MessageRef, EntryId)>,
+    /// Counts the changes to what the context's views show: a new
+    /// content, a settled standing, an effect. A view built at one version
+    /// is the view for as long as the version stays.
+    pub version: u64,
+    /// thread → the entries with a variant in it, by ID: views list them
+    /// in ID order, so the order is kept as they arrive rather than sorted
+    /// at every view.
+    pub threads: OrdMap<ThreadId, OrdMap<MessageRef, EntryId>>,
+    /// The commitments whose effect was performed. Facts about the world:
+    /// they survive every re-settling.
+    pub executed: OrdSet<MessageRef>,
 }
 
 impl ContextStore {
     pub fn new(name: ContextName) -> ContextStore {
         ContextStore {
             name,
-            ids: BTreeMap::new(),
-            waiting: BTreeMap::new(),
+            ids: OrdMap::new(),
+            waiting: OrdMap::new(),
             resettles: 0,
-            dependents: BTreeSet::new(),
+            dependents: OrdSet::new(),
+            version: 0,
+            threads: OrdMap::new(),
+            executed: OrdSet::new(),
         }
     }
 }

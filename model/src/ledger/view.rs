@@ -12,27 +12,31 @@
 //! comparison is one `memcmp`; the tree is built only to explain a
 //! difference.
 
+use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
 use crate::message::{Body, ThreadId};
 
 use super::derive::ChainHead;
-use super::store::{EntryId, Status};
+use super::store::{EntryId, Link, Status};
 use super::Ledger;
 
 /// A thread's view as canonical JSON text: the form receivers are compared
 /// in. Two views are equal exactly when their canonical texts are.
+/// Shared text: a view asked again unchanged is handed out again, not
+/// copied.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct View(String);
+pub struct View(Arc<str>);
 
 impl View {
     /// The canonical form of any JSON view (an implementation's answer):
     /// `serde_json`'s maps keep keys sorted and its compact printer adds no
     /// spaces, so printing the value is canonicalising it.
     pub fn from_value(value: &Value) -> View {
-        View(value.to_string())
+        View(value.to_string().into())
     }
 
     pub fn as_str(&self) -> &str {
@@ -52,8 +56,57 @@ impl fmt::Display for View {
     }
 }
 
+/// How many views a ledger keeps ready: those of the threads under way.
+/// A view is kept until a newer one of another thread takes its place.
+const CACHED_VIEWS: usize = 16;
+
+/// The latest views built, each with the version of its context it shows.
+#[derive(Debug, Default)]
+pub(crate) struct ViewCache(Mutex<Vec<(ThreadId, u64, View)>>);
+
+impl ViewCache {
+    fn get(&self, thread: &ThreadId, version: u64) -> Option<View> {
+        let mut views = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let at = views.iter().position(|(t, _, _)| t == thread)?;
+        // Most recently asked last, so the oldest is the one replaced.
+        let kept = views.remove(at);
+        let hit = (kept.1 == version).then(|| kept.2.clone());
+        if hit.is_some() {
+            views.push(kept);
+        }
+        hit
+    }
+
+    fn keep(&self, thread: &ThreadId, version: u64, view: &View) {
+        let mut views = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        views.retain(|(t, _, _)| t != thread);
+        if views.len() >= CACHED_VIEWS {
+            views.remove(0);
+        }
+        views.push((thread.clone(), version, view.clone()));
+    }
+}
+
+/// A copy of a ledger starts with no views ready: it is about to diverge
+/// (a restarted receiver, a checkpoint), and a view costs less to build
+/// again than every copy costs to carry.
+impl Clone for ViewCache {
+    fn clone(&self) -> ViewCache {
+        ViewCache::default()
+    }
+}
+
 /// A JSON string, escaped as `serde_json` prints it.
 fn string(out: &mut Vec<u8>, s: &str) {
+    // Names and references rarely hold a character JSON escapes: those
+    // are written as they are.
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+        return;
+    }
     // Writing into a Vec cannot fail.
     let _ = serde_json::to_writer(&mut *out, s);
 }
@@ -96,12 +149,28 @@ impl Ledger {
 
     /// The canonical view of `thread`, as text.
     pub fn view_text(&self, thread: &ThreadId) -> View {
-        let mut ids: Vec<EntryId> = self
-            .threads
-            .get(thread)
-            .map(|set| set.iter().copied().collect())
+        let Some(ctx) = self.existing_context(thread) else {
+            return self.build_view(thread);
+        };
+        let version = self.contexts[ctx].version;
+        if let Some(view) = self.views.get(thread, version) {
+            // Tests run in debug builds: there, every view served again is
+            // checked against a fresh one, so a change that forgot to count
+            // itself in the context's version cannot hide.
+            debug_assert_eq!(view, self.build_view(thread), "stale view of {thread}");
+            return view;
+        }
+        let view = self.build_view(thread);
+        self.views.keep(thread, version, &view);
+        view
+    }
+
+    fn build_view(&self, thread: &ThreadId) -> View {
+        let ctx = self.existing_context(thread);
+        let ids: Vec<EntryId> = ctx
+            .and_then(|ctx| self.contexts[ctx].threads.get(thread))
+            .map(|ids| ids.values().copied().collect())
             .unwrap_or_default();
-        ids.sort_by(|a, b| self.entries[*a].id.cmp(&self.entries[*b].id));
 
         let mut messages: Vec<u8> = Vec::with_capacity(256 * ids.len() + 16);
         let mut pending: Vec<u8> = Vec::new();
@@ -220,9 +289,9 @@ impl Ledger {
                 strings(c, state.superseded_by.iter().map(|r| r.as_str()));
                 c.push(b'}');
             }
-            if message.act().is_revisable() && self.has_indexed(self.index.revisions.get(&eid)) {
+            if message.act().is_revisable() && self.has_indexed(self.linked(eid, Link::Revisions)) {
                 let (head, _) = self.chain(eid);
-                let all = self.sorted(self.index.revisions.get(&eid));
+                let all = self.sorted(self.linked(eid, Link::Revisions));
                 let r = &mut revisions;
                 sep(r);
                 r.push(b'{');
@@ -267,16 +336,20 @@ impl Ledger {
                 r.push(b'}');
             }
         }
-        let effects: Vec<String> = self
-            .executed
-            .iter()
-            .filter(|(ctx, id)| {
-                self.contexts[*ctx]
-                    .ids
-                    .get(id)
-                    .is_some_and(|&e| self.in_thread(thread, e))
+        let effects: Vec<String> = ctx
+            .into_iter()
+            .flat_map(|ctx| {
+                self.contexts[ctx]
+                    .executed
+                    .iter()
+                    .filter(move |id| {
+                        self.contexts[ctx]
+                            .ids
+                            .get(*id)
+                            .is_some_and(|&e| self.in_thread(thread, e))
+                    })
+                    .map(move |id| self.effect_key(ctx, id).0)
             })
-            .map(|(ctx, id)| self.effect_key(*ctx, id).0)
             .collect();
 
         let mut out: Vec<u8> = Vec::with_capacity(
@@ -302,11 +375,16 @@ impl Ledger {
         out.push(b'}');
         // Every piece written above is UTF-8: JSON punctuation, escaped
         // strings and contents that serde_json printed.
-        View(String::from_utf8(out).unwrap_or_default())
+        View(String::from_utf8(out).unwrap_or_default().into())
     }
 
     /// Every thread this ledger has stored a message for, sorted.
     pub fn threads(&self) -> Vec<ThreadId> {
-        self.threads.keys().cloned().collect()
+        let all: BTreeSet<&ThreadId> = self
+            .contexts
+            .iter()
+            .flat_map(|c| c.threads.keys())
+            .collect();
+        all.into_iter().cloned().collect()
     }
 }

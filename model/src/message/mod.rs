@@ -23,7 +23,7 @@ pub use vocabulary::{
     Act, Assessment, Basis, ChallengeKind, Confidence, ProgressState, ReviseMode,
 };
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 /// The only version this profile accepts (section 1: "Unsupported versions are
 /// rejected without executing their contents").
@@ -62,20 +62,22 @@ impl Message {
 impl Serialize for Message {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let len = 8 + usize::from(self.evidence.is_some()) + usize::from(self.extensions.is_some());
-        let mut map = serializer.serialize_map(Some(len))?;
-        map.serialize_entry("tern", VERSION)?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("from", &self.from)?;
-        map.serialize_entry("to", &self.to)?;
-        map.serialize_entry("thread", &self.thread)?;
-        map.serialize_entry("reply", &self.reply)?;
-        map.serialize_entry("act", &self.act())?;
-        map.serialize_entry("body", &self.body)?;
+        // A struct rather than a map: its keys are static, which writers of
+        // canonical text need not copy.
+        let mut map = serializer.serialize_struct("Message", len)?;
+        map.serialize_field("tern", VERSION)?;
+        map.serialize_field("id", &self.id)?;
+        map.serialize_field("from", &self.from)?;
+        map.serialize_field("to", &self.to)?;
+        map.serialize_field("thread", &self.thread)?;
+        map.serialize_field("reply", &self.reply)?;
+        map.serialize_field("act", &self.act())?;
+        map.serialize_field("body", &self.body)?;
         if let Some(evidence) = &self.evidence {
-            map.serialize_entry("evidence", evidence)?;
+            map.serialize_field("evidence", evidence)?;
         }
         if let Some(extensions) = &self.extensions {
-            map.serialize_entry("extensions", extensions)?;
+            map.serialize_field("extensions", extensions)?;
         }
         map.end()
     }
