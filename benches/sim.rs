@@ -4,7 +4,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use tern_harness::implementations::reference::ReferenceImpl;
-use tern_harness::simulator::driver::{frames_sent, generate, mix_for, play};
+use tern_harness::simulator::driver::{frames_sent, mix_for, play, steps_of};
 use tern_harness::simulator::faults::FaultSet;
 use tern_harness::simulator::runner::RunConfig;
 
@@ -18,7 +18,7 @@ fn sim(c: &mut Criterion) {
         names: Default::default(),
         faults,
     };
-    let steps = generate(&config).steps;
+    let steps = steps_of(&config);
     let first = play(&config, &steps, &ReferenceImpl, false);
     assert!(first.violation.is_none());
     let deliveries = first.stats.deliveries;

@@ -50,21 +50,33 @@ fn runner_for(seed: u64) -> TestRunner {
     )
 }
 
-/// The steps of a run, a pure function of its configuration.
-pub fn generate(config: &RunConfig) -> Generated {
+/// The value trees of a run's steps, one after another, from its seed.
+fn step_trees(config: &RunConfig) -> impl Iterator<Item = Box<dyn ValueTree<Value = Step>>> {
     let mut runner = runner_for(config.seed);
     let strategy = step_strategy(config.mix);
-    let mut trees = Vec::with_capacity(config.steps);
-    for _ in 0..config.steps {
-        match strategy.new_tree(&mut runner) {
-            Ok(tree) => trees.push(Box::new(tree) as Box<dyn ValueTree<Value = Step>>),
-            Err(_) => break,
-        }
-    }
+    (0..config.steps).map_while(move |_| {
+        strategy
+            .new_tree(&mut runner)
+            .ok()
+            .map(|tree| Box::new(tree) as Box<dyn ValueTree<Value = Step>>)
+    })
+}
+
+/// The steps of a run, a pure function of its configuration, with the
+/// value trees that shrinking simplifies them through.
+pub fn generate(config: &RunConfig) -> Generated {
+    let trees: Vec<_> = step_trees(config).collect();
     Generated {
         steps: trees.iter().map(|t| t.current()).collect(),
         trees,
     }
+}
+
+/// The same steps as [`generate`], without keeping their value trees,
+/// which weigh several times the steps: what a run plays. A failing run's
+/// trees are made again, from the same seed, for shrinking.
+pub fn steps_of(config: &RunConfig) -> Vec<Step> {
+    step_trees(config).map(|t| t.current()).collect()
 }
 
 /// Runs one after another, one per seed from `first_seed`, each configured
@@ -202,8 +214,7 @@ pub fn first_violation_watched(
                     None
                 } else {
                     let config = batch.config(seed);
-                    let generated = generate(&config);
-                    let played = play(&config, &generated.steps, implementation, record);
+                    let played = play(&config, &steps_of(&config), implementation, record);
                     (!stop()).then_some(played)
                 };
                 let last = played.as_ref().is_none_or(|p| p.violation.is_some());
