@@ -1441,27 +1441,32 @@ impl<'a> Run<'a> {
             }
             for members in groups.values().filter(|m| m.len() > 1) {
                 let t = ThreadId::new(thread).expect("valid");
-                let mut first: Option<(usize, Value)> = None;
+                let mut first: Option<(usize, View)> = None;
                 for &a in members {
                     let Some(view) = self.view_of(a, &t)? else {
                         continue;
                     };
-                    let view = shared_part(&view.to_value());
-                    match &first {
-                        None => first = Some((a, view)),
-                        Some((b, other)) if *other != view => {
-                            let b = *b;
-                            return Err(self.violation(
-                                inv::ORDER_INDEPENDENCE,
-                                Some(a),
-                                format!(
-                                    "the view of {} for {thread}: {other}",
-                                    self.agents[b].name
-                                ),
-                                view.to_string(),
-                            ));
-                        }
-                        Some(_) => {}
+                    let Some((b, first_view)) = &first else {
+                        first = Some((a, view));
+                        continue;
+                    };
+                    // Equal texts share every part; only views that differ
+                    // are read as trees, to compare what they must share.
+                    if *first_view == view {
+                        continue;
+                    }
+                    let (other, view) = (
+                        shared_part(&first_view.to_value()),
+                        shared_part(&view.to_value()),
+                    );
+                    if other != view {
+                        let b = *b;
+                        return Err(self.violation(
+                            inv::ORDER_INDEPENDENCE,
+                            Some(a),
+                            format!("the view of {} for {thread}: {other}", self.agents[b].name),
+                            view.to_string(),
+                        ));
                     }
                 }
             }
