@@ -47,6 +47,24 @@ pub fn to_canonical_string<T: Serialize + ?Sized>(value: &T) -> Result<String, C
     String::from_utf8(out).map_err(|e| CanonicalError(e.to_string()))
 }
 
+/// Serializer methods that write a scalar as `serde_json` spells it.
+macro_rules! scalars {
+    ($($method:ident: $ty:ty),* $(,)?) => {$(
+        fn $method(self, v: $ty) -> Result<(), CanonicalError> {
+            self.scalar(&v)
+        }
+    )*};
+}
+
+/// Key serializer methods that spell a scalar out as a string.
+macro_rules! spelt_keys {
+    ($($method:ident: $ty:ty),* $(,)?) => {$(
+        fn $method(self, v: $ty) -> Result<String, CanonicalError> {
+            Ok(v.to_string())
+        }
+    )*};
+}
+
 /// Writes one value at the end of `out`.
 struct Writer<'a> {
     out: &'a mut Vec<u8>,
@@ -79,47 +97,21 @@ impl<'a> ser::Serializer for Writer<'a> {
     type SerializeStruct = Object<'a>;
     type SerializeStructVariant = Object<'a>;
 
-    fn serialize_bool(self, v: bool) -> Result<(), CanonicalError> {
-        self.scalar(&v)
-    }
-    fn serialize_i8(self, v: i8) -> Result<(), CanonicalError> {
-        self.scalar(&v)
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), CanonicalError> {
-        self.scalar(&v)
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), CanonicalError> {
-        self.scalar(&v)
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), CanonicalError> {
-        self.scalar(&v)
-    }
-    fn serialize_i128(self, v: i128) -> Result<(), CanonicalError> {
-        self.scalar(&v)
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), CanonicalError> {
-        self.scalar(&v)
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), CanonicalError> {
-        self.scalar(&v)
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), CanonicalError> {
-        self.scalar(&v)
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), CanonicalError> {
-        self.scalar(&v)
-    }
-    fn serialize_u128(self, v: u128) -> Result<(), CanonicalError> {
-        self.scalar(&v)
-    }
-    fn serialize_f32(self, v: f32) -> Result<(), CanonicalError> {
-        self.scalar(&v)
-    }
-    fn serialize_f64(self, v: f64) -> Result<(), CanonicalError> {
-        self.scalar(&v)
-    }
-    fn serialize_char(self, v: char) -> Result<(), CanonicalError> {
-        self.scalar(&v)
+    scalars! {
+        serialize_bool: bool,
+        serialize_i8: i8,
+        serialize_i16: i16,
+        serialize_i32: i32,
+        serialize_i64: i64,
+        serialize_i128: i128,
+        serialize_u8: u8,
+        serialize_u16: u16,
+        serialize_u32: u32,
+        serialize_u64: u64,
+        serialize_u128: u128,
+        serialize_f32: f32,
+        serialize_f64: f64,
+        serialize_char: char,
     }
     fn serialize_str(self, v: &str) -> Result<(), CanonicalError> {
         self.scalar(v)
@@ -257,54 +249,27 @@ impl Seq<'_> {
     }
 }
 
-impl ser::SerializeSeq for Seq<'_> {
-    type Ok = ();
-    type Error = CanonicalError;
-    fn serialize_element<T: Serialize + ?Sized>(
-        &mut self,
-        value: &T,
-    ) -> Result<(), CanonicalError> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), CanonicalError> {
-        self.close()
-    }
+/// The list traits serde splits by what is listed; all write the same.
+macro_rules! list_impls {
+    ($($trait:ident :: $method:ident),* $(,)?) => {$(
+        impl ser::$trait for Seq<'_> {
+            type Ok = ();
+            type Error = CanonicalError;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), CanonicalError> {
+                self.element(value)
+            }
+            fn end(self) -> Result<(), CanonicalError> {
+                self.close()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Seq<'_> {
-    type Ok = ();
-    type Error = CanonicalError;
-    fn serialize_element<T: Serialize + ?Sized>(
-        &mut self,
-        value: &T,
-    ) -> Result<(), CanonicalError> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), CanonicalError> {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleStruct for Seq<'_> {
-    type Ok = ();
-    type Error = CanonicalError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), CanonicalError> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), CanonicalError> {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleVariant for Seq<'_> {
-    type Ok = ();
-    type Error = CanonicalError;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), CanonicalError> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), CanonicalError> {
-        self.close()
-    }
+list_impls! {
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -425,35 +390,27 @@ impl ser::SerializeMap for Object<'_> {
     }
 }
 
-impl ser::SerializeStruct for Object<'_> {
-    type Ok = ();
-    type Error = CanonicalError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), CanonicalError> {
-        self.member(Cow::Borrowed(key), value)
-    }
-    fn end(self) -> Result<(), CanonicalError> {
-        self.close()
-    }
+/// Structs and struct variants, whose field names are static.
+macro_rules! struct_impls {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for Object<'_> {
+            type Ok = ();
+            type Error = CanonicalError;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), CanonicalError> {
+                self.member(Cow::Borrowed(key), value)
+            }
+            fn end(self) -> Result<(), CanonicalError> {
+                self.close()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Object<'_> {
-    type Ok = ();
-    type Error = CanonicalError;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), CanonicalError> {
-        self.member(Cow::Borrowed(key), value)
-    }
-    fn end(self) -> Result<(), CanonicalError> {
-        self.close()
-    }
-}
+struct_impls!(SerializeStruct, SerializeStructVariant);
 
 /// A map key as the string a `Value`'s map keeps: strings as they are,
 /// numbers, booleans and characters spelt out; nothing else is a key.
@@ -474,47 +431,25 @@ impl ser::Serializer for KeyWriter {
     type SerializeStruct = ser::Impossible<String, CanonicalError>;
     type SerializeStructVariant = ser::Impossible<String, CanonicalError>;
 
-    fn serialize_bool(self, v: bool) -> Result<String, CanonicalError> {
-        Ok(v.to_string())
-    }
-    fn serialize_i8(self, v: i8) -> Result<String, CanonicalError> {
-        Ok(v.to_string())
-    }
-    fn serialize_i16(self, v: i16) -> Result<String, CanonicalError> {
-        Ok(v.to_string())
-    }
-    fn serialize_i32(self, v: i32) -> Result<String, CanonicalError> {
-        Ok(v.to_string())
-    }
-    fn serialize_i64(self, v: i64) -> Result<String, CanonicalError> {
-        Ok(v.to_string())
-    }
-    fn serialize_i128(self, v: i128) -> Result<String, CanonicalError> {
-        Ok(v.to_string())
-    }
-    fn serialize_u8(self, v: u8) -> Result<String, CanonicalError> {
-        Ok(v.to_string())
-    }
-    fn serialize_u16(self, v: u16) -> Result<String, CanonicalError> {
-        Ok(v.to_string())
-    }
-    fn serialize_u32(self, v: u32) -> Result<String, CanonicalError> {
-        Ok(v.to_string())
-    }
-    fn serialize_u64(self, v: u64) -> Result<String, CanonicalError> {
-        Ok(v.to_string())
-    }
-    fn serialize_u128(self, v: u128) -> Result<String, CanonicalError> {
-        Ok(v.to_string())
+    spelt_keys! {
+        serialize_bool: bool,
+        serialize_i8: i8,
+        serialize_i16: i16,
+        serialize_i32: i32,
+        serialize_i64: i64,
+        serialize_i128: i128,
+        serialize_u8: u8,
+        serialize_u16: u16,
+        serialize_u32: u32,
+        serialize_u64: u64,
+        serialize_u128: u128,
+        serialize_char: char,
     }
     fn serialize_f32(self, _v: f32) -> Result<String, CanonicalError> {
         Err(not_a_key())
     }
     fn serialize_f64(self, _v: f64) -> Result<String, CanonicalError> {
         Err(not_a_key())
-    }
-    fn serialize_char(self, v: char) -> Result<String, CanonicalError> {
-        Ok(v.to_string())
     }
     fn serialize_str(self, v: &str) -> Result<String, CanonicalError> {
         Ok(v.to_owned())
