@@ -8,7 +8,7 @@ use crate::contract::plugin::{Capability, Identity, Implementation};
 use crate::corpus::play::{identify, play, CaseRun, Failure, Status};
 use crate::corpus::{Case, Level};
 use crate::simulator::driver::{
-    first_violation, shrink, Batch, Counterexample, Jobs, ShrinkBudget,
+    first_violation_watched, shrink, Batch, Counterexample, Jobs, ShrinkBudget,
 };
 use crate::simulator::runner::Stats;
 
@@ -99,6 +99,7 @@ pub fn run_corpus(
         GIVE_UP_AFTER,
         Jobs::ONE,
         progress,
+        &|_, _| {},
         stop,
     )
 }
@@ -108,13 +109,16 @@ pub fn run_corpus(
 /// otherwise cost the request timeout for every case; the cases not run
 /// are reported as errors that say why. The report is the same whatever
 /// `jobs`: cases are judged in order, and a case played past the point
-/// where one worker would have given up is reported as not run.
+/// where one worker would have given up is reported as not run. `started`
+/// hears which case each worker (counted from 0) takes up, from that
+/// worker's thread, for displays that show every worker.
 pub fn run_corpus_with(
     cases: &[&Case],
     implementation: &dyn Implementation,
     give_up_after: usize,
     jobs: Jobs,
     mut progress: impl FnMut(&CaseRun),
+    started: &(dyn Fn(usize, &Case) + Sync),
     stop: impl Fn() -> bool + Sync,
 ) -> CorpusRun {
     let Some(first) = cases.first() else {
@@ -148,7 +152,10 @@ pub fn run_corpus_with(
         &claimed,
         give_up_after,
         jobs,
-        &mut progress,
+        Watch {
+            ended: &mut progress,
+            started,
+        },
         &stop,
     );
     let mut runs = Vec::with_capacity(cases.len());
@@ -186,6 +193,13 @@ pub fn run_corpus_with(
     }
 }
 
+/// Who hears of the cases as they are played: each case that ends, and
+/// which case each worker takes up.
+struct Watch<'a> {
+    ended: &'a mut dyn FnMut(&CaseRun),
+    started: &'a (dyn Fn(usize, &Case) + Sync),
+}
+
 /// Plays the cases, on `jobs` workers that take them in order, telling
 /// `progress` of each as it ends: `None` for a case the interrupt cut short
 /// or that was never started. Workers stop taking cases once the ones done
@@ -197,9 +211,13 @@ fn play_all(
     claimed: &Identity,
     give_up_after: usize,
     jobs: Jobs,
-    progress: &mut dyn FnMut(&CaseRun),
+    watch: Watch<'_>,
     stop: &(impl Fn() -> bool + Sync),
 ) -> Vec<Option<CaseRun>> {
+    let Watch {
+        ended: progress,
+        started,
+    } = watch;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
     let mut results: Vec<Option<CaseRun>> = cases.iter().map(|_| None).collect();
@@ -221,6 +239,7 @@ fn play_all(
             if stop() || gives_up(&results) {
                 break;
             }
+            started(0, case);
             let run = play(case, implementation, claimed);
             if stop() {
                 break;
@@ -234,7 +253,7 @@ fn play_all(
     let given_up = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let (done, finished) = std::sync::mpsc::channel();
-        for _ in 0..workers {
+        for worker in 0..workers {
             let done = done.clone();
             let (next, given_up) = (&next, &given_up);
             scope.spawn(move || loop {
@@ -242,6 +261,7 @@ fn play_all(
                 if i >= cases.len() || stop() || given_up.load(Ordering::SeqCst) {
                     return;
                 }
+                started(worker, cases[i]);
                 let run = play(cases[i], implementation, claimed);
                 if stop() || done.send((i, run)).is_err() {
                     return;
@@ -294,7 +314,29 @@ pub fn run_simulation(
     implementation: &dyn Implementation,
     jobs: Jobs,
     identity: Option<&Identity>,
+    progress: impl FnMut(u64, &Stats),
+    stop: impl Fn() -> bool + Sync,
+) -> SimulationRun {
+    run_simulation_watched(
+        budget,
+        implementation,
+        jobs,
+        identity,
+        progress,
+        |_, _| {},
+        stop,
+    )
+}
+
+/// [`run_simulation`], telling `started` which seed each worker (counted
+/// from 0) takes up, from that worker's thread.
+pub fn run_simulation_watched(
+    budget: &Budget,
+    implementation: &dyn Implementation,
+    jobs: Jobs,
+    identity: Option<&Identity>,
     mut progress: impl FnMut(u64, &Stats),
+    started: impl Fn(usize, u64) + Sync,
     stop: impl Fn() -> bool + Sync,
 ) -> SimulationRun {
     let mut out = SimulationRun {
@@ -324,7 +366,7 @@ pub fn run_simulation(
         Some(_) => {}
     }
     let mut runs = 0;
-    let batch = first_violation(
+    let batch = first_violation_watched(
         budget,
         implementation,
         jobs,
@@ -333,6 +375,7 @@ pub fn run_simulation(
             runs += 1;
             progress(runs, stats)
         },
+        started,
         &stop,
     );
     out.runs = batch.runs;

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
-use tern_harness::certify::{run_corpus_with, run_simulation, Budget, SimulationRun};
+use tern_harness::certify::{run_corpus_with, run_simulation_watched, Budget, SimulationRun};
 use tern_harness::contract::plugin::Implementation;
 use tern_harness::corpus::{Corpus, Level};
 use tern_harness::implementations::adapter::{
@@ -20,6 +19,7 @@ use tern_harness::simulator::faults::FaultSet;
 use tern_reports::certify::{html, junit, terminal, write, Certified, Report};
 use tern_reports::escape;
 
+use super::progress::Progress;
 use super::sim::{parse_agents, parse_mutant, JobsArg};
 use super::{FormatArg, Status};
 
@@ -212,35 +212,34 @@ pub fn run(args: CertifyArgs) -> Status {
     defer_interrupts();
     let stop = || interrupted().is_some();
     let jobs = args.jobs.get();
-    let style = ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} {msg}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let template = "{prefix} {bar:30} {pos}/{len} {msg}";
     let mut results = Vec::new();
     for (label, imp) in &under_test {
         let started = Instant::now();
-        let bar = if human {
-            ProgressBar::new(cases.len() as u64)
-        } else {
-            ProgressBar::hidden()
-        };
-        bar.set_style(style.clone());
-        bar.set_prefix(format!("{}: corpus", escape::terminal(label)));
+        let progress = Progress::new(human, cases.len() as u64, template, jobs.0.get());
+        progress
+            .bar
+            .set_prefix(format!("{}: corpus", escape::terminal(label)));
         let corpus_run = run_corpus_with(
             &cases,
             imp.as_ref(),
             args.give_up_after,
             jobs,
-            |_| bar.inc(1),
+            |_| progress.bar.inc(1),
+            &|worker, case| progress.worker(worker, format!("case {}", escape::terminal(&case.id))),
             stop,
         );
-        bar.finish_and_clear();
+        progress.finish();
         let corpus_time = started.elapsed();
-        let bar = if human && budget.seeds > 0 && !stop() {
-            ProgressBar::new(budget.seeds)
-        } else {
-            ProgressBar::hidden()
-        };
-        bar.set_style(style.clone());
-        bar.set_prefix(format!("{}: simulation", escape::terminal(label)));
+        let progress = Progress::new(
+            human && budget.seeds > 0 && !stop(),
+            budget.seeds,
+            template,
+            jobs.0.get(),
+        );
+        progress
+            .bar
+            .set_prefix(format!("{}: simulation", escape::terminal(label)));
         let identity = corpus_run.identity.as_ref().ok();
         let sim = if stop() {
             // Interrupted during the corpus: the simulation was due but
@@ -248,19 +247,22 @@ pub fn run(args: CertifyArgs) -> Status {
             // `--seeds 0` or a missing `execute` claim).
             interrupted_before(&budget)
         } else {
-            run_simulation(
+            run_simulation_watched(
                 &budget,
                 imp.as_ref(),
                 jobs,
                 identity,
                 |n, stats| {
-                    bar.set_position(n);
-                    bar.set_message(format!("{} deliveries", stats.deliveries));
+                    progress.bar.set_position(n);
+                    progress
+                        .bar
+                        .set_message(format!("{} deliveries", stats.deliveries));
                 },
+                |worker, seed| progress.worker(worker, format!("seed {seed}")),
                 stop,
             )
         };
-        bar.finish_and_clear();
+        progress.finish();
         if human {
             errln!(
                 "{}: corpus in {:.1} s, simulation in {:.1} s",

@@ -19,6 +19,7 @@ mod certify;
 mod check;
 mod coverage;
 mod diff;
+mod progress;
 mod replay;
 mod run;
 mod selftest;

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted, Limits};
 use tern_harness::implementations::mutants::Mutant;
@@ -16,6 +15,7 @@ use tern_harness::simulator::runner::Stats;
 use tern_harness::simulator::trace;
 use tern_reports::run::{counterexample_text, summary, violation_json, violation_text};
 
+use super::progress::Progress;
 use super::sim::{implementation, parse_agents, parse_mutant, FaultArgs, JobsArg};
 use super::{FormatArg, Status};
 
@@ -126,32 +126,12 @@ pub fn run(args: RunArgs) -> Status {
         );
     }
     let jobs = args.jobs.get();
-    let multi = if human {
-        MultiProgress::new()
-    } else {
-        MultiProgress::with_draw_target(ProgressDrawTarget::hidden())
-    };
-    let bar = multi.add(ProgressBar::new(args.seeds));
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    let progress = Progress::new(
+        human,
+        args.seeds,
+        "{bar:40} {pos}/{len} runs, {msg}",
+        jobs.0.get(),
     );
-    // With several workers, a line each: the seed it is playing.
-    let workers: Vec<ProgressBar> = if jobs.0.get() > 1 && args.seeds > 1 {
-        (0..jobs.0.get().min(args.seeds.min(usize::MAX as u64) as usize))
-            .map(|w| {
-                let line = multi.add(ProgressBar::new_spinner());
-                line.set_style(
-                    ProgressStyle::with_template("  worker {prefix}: {msg}")
-                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-                );
-                line.set_prefix((w + 1).to_string());
-                line
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
     let batch = Batch {
         first_seed: first,
         seeds: args.seeds,
@@ -168,28 +148,23 @@ pub fn run(args: RunArgs) -> Status {
         args.show_trace,
         |config, played, total| {
             if args.show_trace && human {
-                multi.suspend(|| {
+                progress.suspend(|| {
                     outln!("run {}:", config.seed);
                     for n in &played.notes {
                         outln!("  {}", tern_reports::escape::terminal(n));
                     }
                 });
             }
-            bar.inc(1);
-            bar.set_message(format!("{} deliveries", total.deliveries));
+            progress.bar.inc(1);
+            progress
+                .bar
+                .set_message(format!("{} deliveries", total.deliveries));
         },
-        |worker, seed| {
-            if let Some(line) = workers.get(worker) {
-                line.set_message(format!("seed {seed}"));
-            }
-        },
+        |worker, seed| progress.worker(worker, format!("seed {seed}")),
         // A reader that went away wants no more runs.
         super::output::closed,
     );
-    for line in &workers {
-        line.finish_and_clear();
-    }
-    bar.finish_and_clear();
+    progress.finish();
     let (runs, total, found) = (outcome.runs, outcome.stats, outcome.failure);
 
     let Some((config, generated, violation)) = found else {

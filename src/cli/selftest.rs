@@ -12,7 +12,6 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::Args;
-use indicatif::ProgressBar;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -21,12 +20,15 @@ use tern_harness::corpus::case::Case;
 use tern_harness::corpus::Corpus;
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
-use tern_harness::simulator::driver::{first_violation, shrink, Batch, Jobs, ShrinkBudget};
+use tern_harness::simulator::driver::{
+    first_violation, first_violation_watched, shrink, Batch, Jobs, ShrinkBudget,
+};
 use tern_harness::simulator::faults::FaultSet;
 use tern_reports::run::{
     selftest_json, selftest_table, violation_text, KillSpread, KilledIn, MutantRow,
 };
 
+use super::progress::Progress;
 use super::sim::{parse_agents, JobsArg};
 use super::{FormatArg, Status};
 
@@ -162,23 +164,26 @@ fn try_corpus(row: &mut MutantRow, m: Mutant, corpus: &Corpus) {
 
 pub fn run(args: SelftestArgs) -> Status {
     let human = matches!(args.format, FormatArg::Human);
-    let bar = if human {
-        ProgressBar::new(Mutant::ALL.len() as u64 + 1)
-    } else {
-        ProgressBar::hidden()
-    };
     // Mutants are independent: the jobs take them one at a time, and the
     // rows come back in the zoo's order.
     let jobs = args.jobs.get();
+    let progress = Progress::new(
+        human,
+        Mutant::ALL.len() as u64 + 1,
+        "{bar:40} {pos}/{len} {msg}",
+        jobs.0.get(),
+    );
     let next = AtomicUsize::new(0);
     let done: Mutex<Vec<Option<MutantRow>>> = Mutex::new(vec![None; Mutant::ALL.len()]);
     std::thread::scope(|scope| {
-        for _ in 0..jobs.0.get().min(Mutant::ALL.len()) {
-            scope.spawn(|| loop {
+        for worker in 0..jobs.0.get().min(Mutant::ALL.len()) {
+            let (next, done, progress, args) = (&next, &done, &progress, &args);
+            scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(&m) = Mutant::ALL.get(i) else { break };
-                let row = try_mutant(m, &args);
-                bar.inc(1);
+                progress.worker(worker, format!("mutant {}", m.name()));
+                let row = try_mutant(m, args);
+                progress.bar.inc(1);
                 done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(row);
             });
         }
@@ -193,7 +198,7 @@ pub fn run(args: SelftestArgs) -> Status {
         let corpus = match super::certify::load_corpus(args.scenarios.as_deref(), "selftest") {
             Ok(c) => c,
             Err(status) => {
-                bar.finish_and_clear();
+                progress.finish();
                 return status;
             }
         };
@@ -203,20 +208,21 @@ pub fn run(args: SelftestArgs) -> Status {
             }
         }
     }
-    bar.set_message("reference");
+    progress.bar.set_message("reference");
     let started = Instant::now();
-    let reference_failure = first_violation(
+    let reference_failure = first_violation_watched(
         &batch(args.reference_seeds, &args),
         &ReferenceImpl,
         jobs,
         false,
         |_, _, _| {},
+        |worker, seed| progress.worker(worker, format!("reference, seed {seed}")),
         || false,
     )
     .failure
     .map(|(c, _, v)| (c.seed, v));
     let reference_ms = started.elapsed().as_millis();
-    bar.finish_and_clear();
+    progress.finish();
     // A mutant caught by another invariant than the one meant for it is a
     // finding too: either the mutant or the classification is wrong.
     let all_killed = rows.iter().all(MutantRow::as_intended);

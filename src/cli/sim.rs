@@ -111,6 +111,7 @@ pub fn implementation(
 pub struct JobsArg {
     /// Runs played at once, on as many threads (default: one per core).
     /// Results are merged in seed order, so the output does not depend on it.
+    /// On a terminal, a line per worker shows what it is playing.
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
     jobs: Option<Jobs>,
 }
