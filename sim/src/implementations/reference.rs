@@ -47,6 +47,12 @@ pub(crate) enum Record {
         principal: String,
         frame: Vec<u8>,
     },
+    /// A delivery whose frame did not parse. It changed nothing but the
+    /// count of deliveries, so its bytes are not kept: a hostile peer's
+    /// megabyte frame costs the log nine bytes, not a megabyte.
+    Invalid {
+        now: i64,
+    },
     Intent {
         now: i64,
         thread: String,
@@ -115,6 +121,10 @@ impl Record {
             }
             Record::Started => out.push(4),
             Record::Ready => out.push(5),
+            Record::Invalid { now } => {
+                out.push(6);
+                out.extend_from_slice(&now.to_le_bytes());
+            }
         }
         out
     }
@@ -156,6 +166,7 @@ impl Record {
             }),
             4 => Some(Record::Started),
             5 => Some(Record::Ready),
+            6 => Some(Record::Invalid { now: now()? }),
             _ => None,
         }
     }
@@ -310,6 +321,7 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
                         state.dropped.push(effect);
                     }
                 }
+                Record::Invalid { .. } => ledger.count_invalid_delivery(),
                 Record::Done { .. } | Record::Seen { .. } | Record::Started | Record::Ready => {}
             }
         }
@@ -394,10 +406,14 @@ impl<S: Durable, W: Effects> Receiver for ReferenceReceiver<S, W> {
         principal: &Principal,
         now: LocalTime,
     ) -> Result<Delivered, ImplError> {
-        let record = Record::Deliver {
-            now: now.0,
-            principal: principal.as_str().to_owned(),
-            frame: frame.to_vec(),
+        let parsed = tern_model::parse_frame(frame);
+        let record = match parsed {
+            Ok(_) => Record::Deliver {
+                now: now.0,
+                principal: principal.as_str().to_owned(),
+                frame: frame.to_vec(),
+            },
+            Err(_) => Record::Invalid { now: now.0 },
         };
         match self.recording {
             Recording::PendingInMemory => {
@@ -414,7 +430,7 @@ impl<S: Durable, W: Effects> Receiver for ReferenceReceiver<S, W> {
             }
         }
         Ok(Delivered {
-            events: self.ledger.deliver(frame, principal, now),
+            events: self.ledger.deliver_parsed(parsed, principal, now),
             outgoing: Vec::new(),
         })
     }
@@ -488,6 +504,7 @@ mod tests {
             Record::Done {
                 key: "c/a:1".into(),
             },
+            Record::Invalid { now: -7 },
             Record::Seen {
                 key: "t/a:1".into(),
             },

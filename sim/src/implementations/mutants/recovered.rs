@@ -110,7 +110,7 @@ impl Log {
         let mut open_start = None;
         for (i, r) in self.0.iter().enumerate() {
             match r {
-                Record::Deliver { .. } => last_delivery = Some(i),
+                Record::Deliver { .. } | Record::Invalid { .. } => last_delivery = Some(i),
                 Record::Started => {
                     if let Some(Some(d)) = open_start.take() {
                         out.insert(d);
