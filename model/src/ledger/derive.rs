@@ -5,6 +5,7 @@
 //! in the index, sorted by ID wherever order could leak in, so that it is a
 //! function of the message set alone (the order-independence invariant).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::json::Json;
@@ -78,9 +79,10 @@ pub struct CommitmentState {
 
 /// A REQUEST as one COMMIT read it ([`Ledger::request_as_seen`]).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum RequestSeen {
-    /// The request body in force for this COMMIT.
-    Body(RequestBody),
+pub(crate) enum RequestSeen<'a> {
+    /// The request body in force for this COMMIT: the stored REQUEST's own,
+    /// borrowed, or one a replacing REVISE carries.
+    Body(Cow<'a, RequestBody>),
     /// The COMMIT replies, directly or not, to the request's withdrawal.
     Withdrawn,
     /// The message under the reference is not a REQUEST.
@@ -184,7 +186,7 @@ impl Ledger {
         ctx: CtxId,
         commit_eid: EntryId,
         req_eid: EntryId,
-    ) -> RequestSeen {
+    ) -> RequestSeen<'_> {
         let seen_by_commit = self.reply_ancestors(ctx, commit_eid);
         let revisions = self.sorted(self.linked(req_eid, Link::Revisions));
         let mut node_id = self.entries[req_eid].id.clone();
@@ -210,14 +212,14 @@ impl Ledger {
             Some(r) => self.entries[r].message(),
         };
         match &message.body {
-            Body::Request(request) => RequestSeen::Body(request.clone()),
+            Body::Request(request) => RequestSeen::Body(Cow::Borrowed(request)),
             Body::Revise(rv) if rv.mode == ReviseMode::Withdraw => RequestSeen::Withdrawn,
             Body::Revise(rv) => rv
                 .replacement
                 .as_ref()
                 .and_then(|j| parse_body(crate::message::Act::Request, j, &Pointer::root()).ok())
                 .and_then(|b| match b {
-                    Body::Request(request) => Some(RequestSeen::Body(request)),
+                    Body::Request(request) => Some(RequestSeen::Body(Cow::Owned(request))),
                     _ => None,
                 })
                 .unwrap_or(RequestSeen::Unknown),

@@ -152,7 +152,7 @@ impl Ledger {
         // the COMMIT read it (L-EXE-5, L-REV-9); a null reference grants
         // nothing beyond local policy.
         let request_grant = request_eid.and_then(|q| match self.request_as_seen(ctx, eid, q) {
-            RequestSeen::Body(r) => r.authority_ref,
+            RequestSeen::Body(r) => r.authority_ref.clone(),
             RequestSeen::Withdrawn | RequestSeen::Unknown => None,
         });
         let grant_ref = commit.authority_ref.clone().or(request_grant);
