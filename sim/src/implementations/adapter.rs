@@ -18,6 +18,7 @@ use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tern_model::ledger::{EffectKey, Execution, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
@@ -381,10 +382,24 @@ impl ChildProcess {
     /// fired. Writing and reading together take at most `timeout`.
     fn request(
         &mut self,
-        mut body: Value,
+        body: Value,
         timeout: Duration,
         world: &AgentWorld,
     ) -> Result<Value, ImplError> {
+        let answer = self.request_raw(body, timeout, world)?;
+        serde_json::from_str(answer.get())
+            .map_err(|e| self.fail(format!("answered with an `ok` that is not JSON ({e})")))
+    }
+
+    /// [`ChildProcess::request`], giving the answer's `ok` as the text the
+    /// implementation wrote: a view is then compared as it came, and read
+    /// as a tree only when it differs from the expected one.
+    fn request_raw(
+        &mut self,
+        mut body: Value,
+        timeout: Duration,
+        world: &AgentWorld,
+    ) -> Result<Box<RawValue>, ImplError> {
         self.seq += 1;
         let seq = self.seq;
         body["seq"] = json!(seq);
@@ -442,7 +457,9 @@ impl ChildProcess {
                     shown()
                 )));
             }
-            let mut v: Value = match serde_json::from_slice(&bytes) {
+            // Each member as the text it came as: only what is needed is
+            // read further (a view, above all, is compared as it came).
+            let mut v: BTreeMap<String, Box<RawValue>> = match serde_json::from_slice(&bytes) {
                 Ok(v) => v,
                 Err(_) => {
                     return Err(self.fail(format!(
@@ -451,20 +468,26 @@ impl ChildProcess {
                     )));
                 }
             };
-            if v["seq"] != json!(seq) {
+            let member = |v: &BTreeMap<String, Box<RawValue>>, key: &str| -> Value {
+                v.get(key)
+                    .and_then(|raw| serde_json::from_str(raw.get()).ok())
+                    .unwrap_or(Value::Null)
+            };
+            let answered = member(&v, "seq");
+            if answered != json!(seq) {
                 return Err(self.fail(format!(
-                    "answered with seq {} while `{op}` (seq {seq}) was waiting",
-                    v["seq"]
+                    "answered with seq {answered} while `{op}` (seq {seq}) was waiting"
                 )));
             }
             // An answer first: `ok`, or a non-null `error`.
-            if let Some(ok) = v.get_mut("ok") {
-                return Ok(ok.take());
+            if let Some(ok) = v.remove("ok") {
+                return Ok(ok);
             }
-            if let Some(e) = v.get("error").filter(|e| !e.is_null()) {
-                return Err(self.fail(format!("answered `{op}` with an error: {e}")));
+            let error = member(&v, "error");
+            if !error.is_null() {
+                return Err(self.fail(format!("answered `{op}` with an error: {error}")));
             }
-            if let Some(key) = v["perform"].as_str() {
+            if let Some(key) = member(&v, "perform").as_str() {
                 // Protocol breaches, told before the world records anything:
                 // an effect outside `execute`, or a second, other effect in
                 // one `execute`. (The same effect twice is recorded twice:
@@ -486,12 +509,13 @@ impl ChildProcess {
                 }
                 continue;
             }
-            if v.get("log").is_some() {
+            if v.contains_key("log") {
                 // Diagnostics on the protocol channel: allowed, but counted.
                 continue;
             }
             return Err(self.fail(format!(
-                "answered `{op}` without `ok`, `error`, `perform` or `log`: {v}"
+                "answered `{op}` without `ok`, `error`, `perform` or `log`: {}",
+                String::from_utf8_lossy(&bytes)
             )));
         }
     }
@@ -654,5 +678,27 @@ impl Receiver for SubprocessReceiver {
                 &self.world,
             )
             .map(|answer| View::from_value(&answer))
+    }
+
+    fn view_against(&mut self, thread: &ThreadId, expected: &View) -> Result<View, ImplError> {
+        let timeout = self.child.limits.request;
+        let answer = self.child.request_raw(
+            json!({"op": "view", "thread": thread.as_str()}),
+            timeout,
+            &self.world,
+        )?;
+        // The expected view is canonical text: an answer with the same
+        // bytes is that view. Any other is read as JSON and made
+        // canonical, as `view` does.
+        if answer.get() == expected.as_str() {
+            return Ok(expected.clone());
+        }
+        serde_json::from_str(answer.get())
+            .map(|v: Value| View::from_value(&v))
+            .map_err(|e| {
+                self.child.fail(format!(
+                    "answered `view` with an `ok` that is not JSON ({e})"
+                ))
+            })
     }
 }

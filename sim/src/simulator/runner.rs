@@ -838,12 +838,20 @@ impl<'a> Run<'a> {
     /// view is a read: an effect performed while answering one bypasses
     /// every authority check, so it is a violation like an effect during a
     /// delivery or at start-up (only `execute` may act on the world).
-    fn view_of(&mut self, a: usize, t: &ThreadId) -> Result<Option<View>, Box<Violation>> {
+    fn view_of(
+        &mut self,
+        a: usize,
+        t: &ThreadId,
+        expected: Option<&View>,
+    ) -> Result<Option<View>, Box<Violation>> {
         let before = self.world.len();
         let Some(receiver) = self.agents[a].receiver.as_mut() else {
             return Ok(None);
         };
-        let answer = receiver.view(t);
+        let answer = match expected {
+            Some(expected) => receiver.view_against(t, expected),
+            None => receiver.view(t),
+        };
         self.stats.checks += 1;
         if self.world.len() != before {
             return Err(self.violation(
@@ -868,10 +876,10 @@ impl<'a> Run<'a> {
         let Ok(t) = ThreadId::new(thread) else {
             return Ok(());
         };
-        let Some(actual) = self.view_of(a, &t)? else {
+        let expected = self.agents[a].oracle.view_text(&t);
+        let Some(actual) = self.view_of(a, &t, Some(&expected))? else {
             return Ok(());
         };
-        let expected = self.agents[a].oracle.view_text(&t);
         if actual == expected {
             // The oracle's own view: it keeps every ID it ever showed and
             // lists commitments from COMMITs only, so the history and
@@ -1446,7 +1454,7 @@ impl<'a> Run<'a> {
                 let t = ThreadId::new(thread).expect("valid");
                 let mut first: Option<(usize, View)> = None;
                 for &a in members {
-                    let Some(view) = self.view_of(a, &t)? else {
+                    let Some(view) = self.view_of(a, &t, None)? else {
                         continue;
                     };
                     let Some((b, first_view)) = &first else {
