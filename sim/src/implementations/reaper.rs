@@ -143,7 +143,7 @@ fn registered(pid: i32) -> bool {
 fn sweep(registered_too: bool, claim: impl Fn(&Proc) -> bool) {
     let me = std::process::id() as i32;
     for round in 0..ROUNDS {
-        let procs = scan();
+        let procs = scan(me);
         let mut children: BTreeMap<i32, Vec<i32>> = BTreeMap::new();
         for p in procs.values() {
             children.entry(p.ppid).or_default().push(p.pid);
@@ -197,7 +197,8 @@ struct Proc {
     zombie: bool,
     /// Start time in clock ticks since boot: with the pid, an identity.
     start: u64,
-    /// Its [`TOKEN_VAR`], if its environment is readable and has one.
+    /// Its [`TOKEN_VAR`], if it is a child of tern-sim and its environment
+    /// is readable and has one.
     token: Option<String>,
 }
 
@@ -224,7 +225,11 @@ fn token_of(pid: i32) -> Option<String> {
         .map(|t| String::from_utf8_lossy(t).into_owned())
 }
 
-fn scan() -> BTreeMap<i32, Proc> {
+/// Every process, with the token of those whose parent is `me`: only
+/// tern-sim's own children are ever claimed by their token (the others die
+/// as descendants), and reading every environment cost a scan most of its
+/// time.
+fn scan(me: i32) -> BTreeMap<i32, Proc> {
     let mut out = BTreeMap::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return out;
@@ -243,7 +248,7 @@ fn scan() -> BTreeMap<i32, Proc> {
                 ppid,
                 zombie: matches!(state, 'Z' | 'X'),
                 start,
-                token: token_of(pid),
+                token: if ppid == me { token_of(pid) } else { None },
             },
         );
     }
