@@ -61,8 +61,9 @@ impl Default for Limits {
     }
 }
 
-/// An implementation: COMMAND run by `sh` (see [`launcher`]), one process
-/// per agent and start, each agent with a state directory under one root
+/// An implementation: COMMAND started directly when it is plain words
+/// ([`direct_argv`]), else by `sh` (see [`launcher`]), one process per
+/// agent and start, each agent with a state directory under one root
 /// that is removed when this is dropped or tern-sim exits.
 pub struct SubprocessImpl {
     command: String,
@@ -202,7 +203,8 @@ impl Implementation for SubprocessImpl {
     }
 }
 
-/// The `sh` script that runs COMMAND, the same at every start.
+/// The `sh` script that runs a COMMAND that is not plain words, the same at
+/// every start.
 ///
 /// The command runs in a background group whose standard input and output
 /// are the protocol pipes, and the shell closes its own copies before it
@@ -216,6 +218,38 @@ pub fn launcher(command: &str) -> String {
     format!(
         "exec 3<&0 4>&1 0</dev/null 1>/dev/null\n{{\n{command}\n}} 0<&3 1>&4 3<&- 4>&- &\nexec 3<&- 4>&-\nwait $!\n"
     )
+}
+
+/// COMMAND as a program and its arguments, when it is plain words (letters,
+/// digits and `-_./:,+@%`, separated by spaces) whose program can be
+/// found: such a command means the same started directly, and a start
+/// then costs one process instead of two (a restart is most of what a
+/// crash costs over the protocol). Anything else, and a program that
+/// cannot be found (so that the shell says so, as before), runs by `sh`.
+pub fn direct_argv(command: &str) -> Option<Vec<String>> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:,+@% ".contains(c);
+    if !command.chars().all(plain) {
+        return None;
+    }
+    let argv: Vec<String> = command
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let program = argv.first()?;
+    let executable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found = if program.contains('/') {
+        executable(Path::new(program))
+    } else {
+        std::env::var_os("PATH").is_some_and(|path| {
+            std::env::split_paths(&path).any(|dir| executable(&dir.join(program)))
+        })
+    };
+    found.then_some(argv)
 }
 
 /// The running child and the threads that read it.
@@ -245,15 +279,36 @@ impl ChildProcess {
         crate::implementations::exit_guard::install();
         // A process group of its own, so that a crash kills the command and
         // everything it started at once; the reaper finds whatever left it.
-        let mut cmd = Command::new("sh");
-        cmd.arg("-c")
-            .arg(launcher(command))
-            .process_group(0)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut process = reaper::spawn(&mut cmd)
-            .map_err(|e| ImplError::Misbehaved(format!("cannot start `{command}`: {e}")))?;
+        let prepared = |argv: Option<&[String]>| {
+            let mut cmd = match argv {
+                Some(argv) => {
+                    let mut cmd = Command::new(&argv[0]);
+                    cmd.args(&argv[1..]);
+                    cmd
+                }
+                None => {
+                    let mut cmd = Command::new("sh");
+                    cmd.arg("-c").arg(launcher(command));
+                    cmd
+                }
+            };
+            cmd.process_group(0)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            cmd
+        };
+        let direct = direct_argv(command);
+        let spawned = match reaper::spawn(&mut prepared(direct.as_deref())) {
+            // An executable the kernel cannot run (a script without `#!`)
+            // is what `sh` runs as a script.
+            Err(e) if direct.is_some() && e.raw_os_error() == Some(libc::ENOEXEC) => {
+                reaper::spawn(&mut prepared(None))
+            }
+            other => other,
+        };
+        let mut process =
+            spawned.map_err(|e| ImplError::Misbehaved(format!("cannot start `{command}`: {e}")))?;
         let pipes = (
             process.child.stdin.take(),
             process.child.stdout.take(),
@@ -700,5 +755,36 @@ impl Receiver for SubprocessReceiver {
                     "answered `view` with an `ok` that is not JSON ({e})"
                 ))
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::direct_argv;
+
+    #[test]
+    fn only_plain_commands_whose_program_exists_skip_the_shell() {
+        assert_eq!(
+            direct_argv("sh  -c:x ./a.py"),
+            Some(vec![
+                "sh".to_owned(),
+                "-c:x".to_owned(),
+                "./a.py".to_owned()
+            ])
+        );
+        assert_eq!(direct_argv("/bin/sh"), Some(vec!["/bin/sh".to_owned()]));
+        for shell_syntax in [
+            "FOO=1 ./agent",
+            "cd dir && ./agent",
+            "sh -c 'exit 3'",
+            "agent > log",
+            "echo $HOME",
+            "a\tb",
+            "",
+        ] {
+            assert_eq!(direct_argv(shell_syntax), None, "{shell_syntax}");
+        }
+        assert_eq!(direct_argv("no-such-program-of-tern-sim --x"), None);
+        assert_eq!(direct_argv("./no/such/file"), None);
     }
 }
