@@ -460,7 +460,7 @@ impl ChildProcess {
         body["seq"] = json!(seq);
         let op = body["op"].as_str().unwrap_or("?").to_owned();
         let deadline = Instant::now() + timeout;
-        let mut line = body.to_string().into_bytes();
+        let mut line = serde_json::to_vec(&body).unwrap_or_default();
         line.push(b'\n');
         self.send(seq, &line, &op, deadline, timeout)?;
         let mut lines = 0usize;
