@@ -24,8 +24,6 @@ pub struct Outgoing {
     pub recipients: Vec<usize>,
     /// Who the frame claims to be from, for notes.
     pub claimed: String,
-    /// The message, when the frame is one the workload may refer back to.
-    pub honest: Option<Value>,
     /// Sent under a principal other than the claimed sender's.
     pub spoofed: bool,
     /// How the frame was broken, when the workload broke it.
@@ -202,14 +200,14 @@ impl<'a> Resolver<'a> {
             .filter_map(|r| self.agent_index(r))
             .filter(|r| Some(*r) != actor)
             .collect();
-        self.said.messages.push(m.clone());
+        let frame = serde_json::to_vec(&m).unwrap_or_default();
+        self.said.messages.push(m);
         Outgoing {
-            frame: serde_json::to_vec(&m).unwrap_or_default(),
+            frame,
             principal: principal(&from, &thread),
             actor,
             recipients,
             claimed: from,
-            honest: Some(m),
             spoofed: false,
             malformed: None,
         }
@@ -498,7 +496,6 @@ impl<'a> Resolver<'a> {
             actor,
             recipients,
             claimed: from,
-            honest: None,
             spoofed: false,
             malformed: None,
         })
@@ -516,7 +513,6 @@ impl<'a> Resolver<'a> {
             actor: None,
             recipients,
             claimed,
-            honest: None,
             spoofed: true,
             malformed: None,
         };
@@ -717,7 +713,6 @@ impl<'a> Resolver<'a> {
                     actor: None,
                     recipients: vec![target],
                     claimed: sender,
-                    honest: None,
                     spoofed: false,
                     malformed: None,
                 }
@@ -731,7 +726,7 @@ impl<'a> Resolver<'a> {
                     .filter(|p| *p != owner)
                     .collect();
                 // A body of another act: it cannot replace the target.
-                let mut out = self.message(
+                let out = self.message(
                     &owner,
                     to,
                     t["thread"].as_str()?,
@@ -741,7 +736,6 @@ impl<'a> Resolver<'a> {
                            "replacement": {"question": "What was I saying?"}, "impact": []}),
                     false,
                 );
-                out.honest = None;
                 self.said.messages.pop();
                 out
             }
@@ -754,7 +748,7 @@ impl<'a> Resolver<'a> {
                     return None;
                 }
                 let committer = c["from"].as_str()?.to_owned();
-                let mut out = self.message(
+                let out = self.message(
                     &by,
                     vec![committer],
                     c["thread"].as_str()?,
@@ -764,7 +758,6 @@ impl<'a> Resolver<'a> {
                            "authority_ref": null, "replaces": c["id"]}),
                     false,
                 );
-                out.honest = None;
                 self.said.messages.pop();
                 out
             }

@@ -535,7 +535,7 @@ impl<'a> Run<'a> {
     }
 
     /// Puts a frame on the network, with the faults its seed draws.
-    fn send(&mut self, mut out: Outgoing, net: u64) {
+    fn send(&mut self, out: Outgoing, net: u64) {
         self.stats.messages += 1;
         let claimed = out.claimed.clone();
         let spoofed = out.spoofed;
@@ -570,9 +570,6 @@ impl<'a> Run<'a> {
         }
         self.facts.push(self.reach.on_send(message, out.malformed));
         self.parsed.push(parsed);
-        // The workload's own copy of the message, as a JSON tree: the
-        // resolver has taken what it needs, and the run keeps the parse.
-        out.honest = None;
         self.sent.push(out);
         self.in_flight.push(0);
         if let Some(a) = actor {
