@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::message::{Body, ThreadId};
 
 use super::derive::ChainHead;
-use super::store::{EntryId, Link, Status};
+use super::store::{CtxId, EntryId, Link, Status};
 use super::Ledger;
 
 /// A thread's view as canonical JSON text: the form receivers are compared
@@ -152,24 +152,26 @@ impl Ledger {
 
     /// The canonical view of `thread`, as text.
     pub fn view_text(&self, thread: &ThreadId) -> View {
-        let Some(ctx) = self.existing_context(thread) else {
-            return self.build_view(thread);
+        let ctx = self.existing_context(thread);
+        let Some(known) = ctx else {
+            return self.build_view(thread, ctx);
         };
-        let version = self.contexts[ctx].version;
+        let version = self.contexts[known].version;
         if let Some(view) = self.views.get(thread, version) {
             // Tests run in debug builds: there, every view served again is
             // checked against a fresh one, so a change that forgot to count
             // itself in the context's version cannot hide.
-            debug_assert_eq!(view, self.build_view(thread), "stale view of {thread}");
+            debug_assert_eq!(view, self.build_view(thread, ctx), "stale view of {thread}");
             return view;
         }
-        let view = self.build_view(thread);
+        let view = self.build_view(thread, ctx);
         self.views.keep(thread, version, &view);
         view
     }
 
-    fn build_view(&self, thread: &ThreadId) -> View {
-        let ctx = self.existing_context(thread);
+    /// The view of `thread`, whose context (`None`: none yet) the caller
+    /// has looked up.
+    fn build_view(&self, thread: &ThreadId, ctx: Option<CtxId>) -> View {
         let ids: Vec<EntryId> = ctx
             .and_then(|ctx| self.contexts[ctx].threads.get(thread))
             .map(|ids| ids.values().copied().collect())

@@ -442,6 +442,11 @@ impl ChildProcess {
         world: &AgentWorld,
     ) -> Result<Value, ImplError> {
         let answer = self.request_raw(body, timeout, world)?;
+        self.read_ok(&answer)
+    }
+
+    /// An answer's `ok`, as it came, read as JSON.
+    fn read_ok(&mut self, answer: &RawValue) -> Result<Value, ImplError> {
         serde_json::from_str(answer.get())
             .map_err(|e| self.fail(format!("answered with an `ok` that is not JSON ({e})")))
     }
@@ -748,13 +753,9 @@ impl Receiver for SubprocessReceiver {
         if answer.get() == expected.as_str() {
             return Ok(expected.clone());
         }
-        serde_json::from_str(answer.get())
-            .map(|v: Value| View::from_value(&v))
-            .map_err(|e| {
-                self.child.fail(format!(
-                    "answered `view` with an `ok` that is not JSON ({e})"
-                ))
-            })
+        self.child
+            .read_ok(&answer)
+            .map(|view| View::from_value(&view))
     }
 }
 

@@ -12,7 +12,8 @@ use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use tern_model::ledger::{EffectKey, EventKind, Execution, Ledger, LocalTime, Outcome};
-use tern_model::message::{MessageRef, Principal, ThreadId};
+use tern_model::message::{Message, MessageRef, Principal, ThreadId};
+use tern_model::WireError;
 
 use crate::contract::plugin::{
     Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View,
@@ -358,11 +359,11 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
     fn deliver_holding_pending(
         &mut self,
         record: Record,
-        frame: &[u8],
+        parsed: Result<Message, WireError>,
         principal: &Principal,
         now: LocalTime,
     ) -> Result<Delivered, ImplError> {
-        let events = self.ledger.deliver(frame, principal, now);
+        let events = self.ledger.deliver_parsed(parsed, principal, now);
         match events.first() {
             Some(e) if matches!(e.outcome, Outcome::Pending { .. }) => {
                 self.held.push((e.thread.clone(), e.id.clone(), record));
@@ -417,7 +418,7 @@ impl<S: Durable, W: Effects> Receiver for ReferenceReceiver<S, W> {
         };
         match self.recording {
             Recording::PendingInMemory => {
-                return self.deliver_holding_pending(record, frame, principal, now)
+                return self.deliver_holding_pending(record, parsed, principal, now)
             }
             Recording::WriteBehind => {
                 // The previous answer's record becomes durable only now.
