@@ -47,6 +47,28 @@ pub fn to_canonical_string<T: Serialize + ?Sized>(value: &T) -> Result<String, C
     String::from_utf8(out).map_err(|e| CanonicalError(e.to_string()))
 }
 
+/// Calls `$each!` with every scalar serializer method a map key may spell
+/// out too (every scalar but the floats), so both serializers list them
+/// once.
+macro_rules! with_keyable_scalars {
+    ($each:ident) => {
+        $each! {
+            serialize_bool: bool,
+            serialize_i8: i8,
+            serialize_i16: i16,
+            serialize_i32: i32,
+            serialize_i64: i64,
+            serialize_i128: i128,
+            serialize_u8: u8,
+            serialize_u16: u16,
+            serialize_u32: u32,
+            serialize_u64: u64,
+            serialize_u128: u128,
+            serialize_char: char,
+        }
+    };
+}
+
 /// Serializer methods that write a scalar as `serde_json` spells it.
 macro_rules! scalars {
     ($($method:ident: $ty:ty),* $(,)?) => {$(
@@ -97,21 +119,10 @@ impl<'a> ser::Serializer for Writer<'a> {
     type SerializeStruct = Object<'a>;
     type SerializeStructVariant = Object<'a>;
 
+    with_keyable_scalars!(scalars);
     scalars! {
-        serialize_bool: bool,
-        serialize_i8: i8,
-        serialize_i16: i16,
-        serialize_i32: i32,
-        serialize_i64: i64,
-        serialize_i128: i128,
-        serialize_u8: u8,
-        serialize_u16: u16,
-        serialize_u32: u32,
-        serialize_u64: u64,
-        serialize_u128: u128,
         serialize_f32: f32,
         serialize_f64: f64,
-        serialize_char: char,
     }
     fn serialize_str(self, v: &str) -> Result<(), CanonicalError> {
         self.scalar(v)
@@ -431,20 +442,7 @@ impl ser::Serializer for KeyWriter {
     type SerializeStruct = ser::Impossible<String, CanonicalError>;
     type SerializeStructVariant = ser::Impossible<String, CanonicalError>;
 
-    spelt_keys! {
-        serialize_bool: bool,
-        serialize_i8: i8,
-        serialize_i16: i16,
-        serialize_i32: i32,
-        serialize_i64: i64,
-        serialize_i128: i128,
-        serialize_u8: u8,
-        serialize_u16: u16,
-        serialize_u32: u32,
-        serialize_u64: u64,
-        serialize_u128: u128,
-        serialize_char: char,
-    }
+    with_keyable_scalars!(spelt_keys);
     fn serialize_f32(self, _v: f32) -> Result<String, CanonicalError> {
         Err(not_a_key())
     }
