@@ -5,29 +5,30 @@
 //! round trip per delivery, view and execution).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use tern_harness::certify::{DEFAULT_AGENTS, DEFAULT_FIRST_SEED, DEFAULT_STEPS};
 use tern_harness::implementations::adapter::{Limits, SubprocessImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
-use tern_harness::simulator::driver::{generate, mix_for, play, Generated};
+use tern_harness::simulator::driver::{play, steps_of, Batch};
 use tern_harness::simulator::faults::FaultSet;
 use tern_harness::simulator::runner::RunConfig;
-
-/// Runs of certify's shape (five agents, 200 steps, every fault).
-const SEEDS: std::ops::Range<u64> = 1..6;
+use tern_harness::simulator::workload::Step;
 
 fn protocol(c: &mut Criterion) {
-    let faults = FaultSet::all();
-    let runs: Vec<(RunConfig, Generated)> = SEEDS
+    // The first runs of certify's default budget.
+    let budget = Batch {
+        first_seed: DEFAULT_FIRST_SEED,
+        seeds: 5,
+        agents: DEFAULT_AGENTS,
+        steps: DEFAULT_STEPS,
+        faults: FaultSet::all(),
+        names: Default::default(),
+        swarm: true,
+    };
+    let runs: Vec<(RunConfig, Vec<Step>)> = (budget.first_seed..budget.first_seed + budget.seeds)
         .map(|seed| {
-            let config = RunConfig {
-                seed,
-                agents: 5,
-                steps: 200,
-                mix: mix_for(seed, &faults, true),
-                names: Default::default(),
-                faults: faults.clone(),
-            };
-            let generated = generate(&config);
-            (config, generated)
+            let config = budget.config(seed);
+            let steps = steps_of(&config);
+            (config, steps)
         })
         .collect();
     let agent = SubprocessImpl::new(
@@ -35,8 +36,8 @@ fn protocol(c: &mut Criterion) {
         Limits::default(),
     )
     .expect("state directory");
-    for (config, generated) in &runs {
-        assert!(play(config, &generated.steps, &ReferenceImpl, false)
+    for (config, steps) in &runs {
+        assert!(play(config, steps, &ReferenceImpl, false)
             .violation
             .is_none());
     }
@@ -46,15 +47,15 @@ fn protocol(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("runs_in_process", |b| {
         b.iter(|| {
-            for (config, generated) in &runs {
-                black_box(play(config, &generated.steps, &ReferenceImpl, false));
+            for (config, steps) in &runs {
+                black_box(play(config, steps, &ReferenceImpl, false));
             }
         })
     });
     group.bench_function("runs_over_the_protocol", |b| {
         b.iter(|| {
-            for (config, generated) in &runs {
-                black_box(play(config, &generated.steps, &agent, false));
+            for (config, steps) in &runs {
+                black_box(play(config, steps, &agent, false));
             }
         })
     });

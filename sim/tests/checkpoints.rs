@@ -9,7 +9,7 @@ use tern_harness::contract::plugin::{ImplError, Implementation, InitParams, Rece
 use tern_harness::contract::storage::{Checkpoint, Durable, Storage};
 use tern_harness::contract::world::AgentWorld;
 use tern_harness::implementations::reference::{Recording, ReferenceReceiver};
-use tern_harness::simulator::driver::{generate, mix_for, play};
+use tern_harness::simulator::driver::{mix_for, play, steps_of};
 use tern_harness::simulator::faults::FaultSet;
 use tern_harness::simulator::runner::RunConfig;
 
@@ -94,7 +94,7 @@ fn resuming_from_checkpoints_plays_the_same_run_as_replaying_the_log() {
             names: Default::default(),
             faults: faults.clone(),
         };
-        let steps = generate(&config).steps;
+        let steps = steps_of(&config);
         RESUMED.with(|r| r.set(0));
         let replayed = play(&config, &steps, &Reference { checkpoints: false }, true);
         assert_eq!(RESUMED.with(Cell::get), 0);

@@ -2,7 +2,7 @@
 //! without faults; and the same seed gives the same run.
 
 use tern_harness::implementations::reference::ReferenceImpl;
-use tern_harness::simulator::driver::{generate, mix_for, play};
+use tern_harness::simulator::driver::{mix_for, play, steps_of};
 use tern_harness::simulator::faults::FaultSet;
 use tern_harness::simulator::runner::RunConfig;
 
@@ -23,10 +23,10 @@ fn the_reference_passes_with_every_fault() {
     let mut effects = 0;
     for seed in 0..40 {
         let c = config(seed, 1 + (seed as usize % 5), FaultSet::all());
-        let g = generate(&c);
-        let played = play(&c, &g.steps, &ReferenceImpl, false);
+        let steps = steps_of(&c);
+        let played = play(&c, &steps, &ReferenceImpl, false);
         if let Some(v) = played.violation {
-            let replay = play(&c, &g.steps, &ReferenceImpl, true);
+            let replay = play(&c, &steps, &ReferenceImpl, true);
             panic!("seed {seed}: {v:#?}\n{}", replay.notes.join("\n"));
         }
         deliveries += played.stats.deliveries;
@@ -40,11 +40,9 @@ fn the_reference_passes_with_every_fault() {
 fn the_reference_passes_without_faults() {
     for seed in 100..120 {
         let c = config(seed, 3, FaultSet::none());
-        let g = generate(&c);
+        let steps = steps_of(&c);
         assert!(
-            play(&c, &g.steps, &ReferenceImpl, false)
-                .violation
-                .is_none(),
+            play(&c, &steps, &ReferenceImpl, false).violation.is_none(),
             "seed {seed}"
         );
     }
@@ -53,8 +51,8 @@ fn the_reference_passes_without_faults() {
 #[test]
 fn the_same_seed_gives_the_same_run() {
     let c = config(7, 4, FaultSet::all());
-    let a = play(&c, &generate(&c).steps, &ReferenceImpl, true);
-    let b = play(&c, &generate(&c).steps, &ReferenceImpl, true);
+    let a = play(&c, &steps_of(&c), &ReferenceImpl, true);
+    let b = play(&c, &steps_of(&c), &ReferenceImpl, true);
     assert_eq!(a.notes, b.notes);
     assert_eq!(a.stats, b.stats);
     assert!(a.notes.len() > 100);
@@ -69,12 +67,7 @@ fn an_effect_while_answering_a_view_is_an_authority_violation() {
     use tern_harness::implementations::mutants::{Mutant, MutantImpl};
     for seed in 0..5 {
         let c = config(seed, 2, FaultSet::all());
-        let played = play(
-            &c,
-            &generate(&c).steps,
-            &MutantImpl(Mutant::EffectInView),
-            false,
-        );
+        let played = play(&c, &steps_of(&c), &MutantImpl(Mutant::EffectInView), false);
         let v = played.violation.expect("the effect is caught");
         assert_eq!(v.invariant.name, "authority-before-effect", "seed {seed}");
         assert_eq!(
