@@ -8,4 +8,5 @@
 pub mod compare;
 pub mod delivery;
 pub mod invariants;
+pub mod oracle;
 pub mod replies;

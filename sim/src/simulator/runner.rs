@@ -13,9 +13,7 @@ use std::sync::Arc;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
-use tern_model::ledger::{
-    EffectKey, Event, Execution, Ledger, LocalTime, Outcome, Refusal, RejectClass, SharedMessage,
-};
+use tern_model::ledger::{Execution, Ledger, LocalTime, Refusal, SharedMessage};
 use tern_model::message::{GrantRef, MessageRef, Principal, ThreadId};
 use tern_model::WireError;
 
@@ -30,12 +28,13 @@ use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::World;
 use crate::judge::delivery::{self, Breach, Call, Delivery};
 use crate::judge::invariants::{self as inv, Invariant};
+use crate::judge::oracle::{self, Mismatch};
 use crate::judge::replies::KnownAcks;
 use crate::shorthand;
 
 use super::happening::{FaultEvent, Happening};
+use crate::judge::compare::execution_text;
 use crate::judge::compare::RejectNames;
-use crate::judge::compare::{execution_text, ComparedEvent};
 
 /// Everything that defines a run besides its steps.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,51 +181,6 @@ struct Unreported {
     point: Option<CrashPoint>,
 }
 
-/// Admission rejections: the frame is not stored by a correct receiver.
-fn admission(class: RejectClass) -> bool {
-    matches!(
-        class,
-        RejectClass::Parse
-            | RejectClass::Version
-            | RejectClass::Envelope
-            | RejectClass::Body
-            | RejectClass::UnknownThread
-            | RejectClass::UnknownParticipant
-            | RejectClass::Identity
-            | RejectClass::NotAddressed
-    )
-}
-
-fn summary(o: &Outcome) -> String {
-    match o {
-        Outcome::Accepted => "accepted".into(),
-        Outcome::Duplicate => "duplicate".into(),
-        Outcome::Pending { missing } => format!(
-            "pending on {}",
-            missing
-                .iter()
-                .map(|m| m.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Outcome::Rejected(r) => format!("rejected [{}] {}", r.class, r.message),
-    }
-}
-
-fn events_summary(events: &[tern_model::ledger::Event]) -> String {
-    events
-        .iter()
-        .map(|e| {
-            format!(
-                "{} {}",
-                e.id.as_ref().map_or("(no id)", |i| i.as_str()),
-                summary(&e.outcome)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
 /// Whether a commitment whose grant is about to expire is kept for the
 /// timed requests: a stable function of its ID, so that shrinking keeps it.
 fn reserved_for_timing(c: &Value) -> bool {
@@ -368,6 +322,11 @@ impl<'a> Run<'a> {
             actual,
             timed_out: false,
         })
+    }
+
+    /// A difference from the oracle at agent `a`.
+    fn mismatch(&self, a: usize, m: Mismatch) -> Box<Violation> {
+        self.violation(m.invariant, Some(a), m.expected, m.actual)
     }
 
     /// A call that broke a rule of [`delivery`], as the violation of its
@@ -777,41 +736,18 @@ impl<'a> Run<'a> {
         if let Err(breach) = delivery::no_effects(before, self.world.len()) {
             return Err(self.breach(a, "an answer to deliver", breach));
         }
-        let first = expected
-            .first()
-            .map(|e| e.outcome.clone())
-            .unwrap_or(Outcome::Duplicate);
-        let actual_first = reply
-            .events
-            .first()
-            .map(|e| e.outcome.clone())
-            .unwrap_or(Outcome::Duplicate);
+        let first = oracle::first_outcome(&expected);
+        let actual_first = oracle::first_outcome(&reply.events);
         self.happen(|at| Happening::Deliver {
             at,
             index: sent,
             to: name.clone(),
-            outcome: summary(&actual_first),
+            outcome: oracle::outcome_summary(&actual_first),
         });
-        // A receiver that stored a frame before crashing may call its
-        // redelivery a duplicate, but only if a correct receiver would have
-        // stored it at all.
-        let storable = !matches!(&first, Outcome::Rejected(r) if admission(r.class));
-        let relaxed = was_unreported && actual_first == Outcome::Duplicate && storable;
-        let keys = |events: &[Event]| events.iter().map(ComparedEvent::of).collect::<Vec<_>>();
-        let same_thread =
-            reply.events.first().map(|e| &e.thread) == expected.first().map(|e| &e.thread);
-        let same = same_thread
-            && self
-                .config
-                .names
-                .same_events(&keys(&expected), &keys(&reply.events));
-        if !same && !relaxed {
-            return Err(self.violation(
-                inv::classify_outcome(&first, &actual_first),
-                Some(a),
-                events_summary(&expected),
-                events_summary(&reply.events),
-            ));
+        if let Err(m) =
+            oracle::delivery_events(&expected, &reply.events, was_unreported, self.config.names)
+        {
+            return Err(self.mismatch(a, m));
         }
         if !reply.outgoing.is_empty() {
             self.stats.checks += 1;
@@ -825,8 +761,7 @@ impl<'a> Run<'a> {
             .and_then(|e| e.thread.as_ref())
             .map(|t| t.to_string());
         if let Some(thread) = thread {
-            let stored = !matches!(&first, Outcome::Rejected(r) if admission(r.class));
-            if stored {
+            if oracle::stores(&first) {
                 self.agents[a]
                     .stored
                     .entry(thread.clone())
@@ -916,75 +851,19 @@ impl<'a> Run<'a> {
     /// A view that differs from the oracle's by its text: the checks on
     /// the view as a tree, and the name of the difference.
     fn explain_view(&mut self, a: usize, thread: &str, expected: Value, actual: Value) -> Checked {
-        let ids: BTreeSet<String> = actual["messages"]
-            .as_array()
-            .map(|ms| {
-                ms.iter()
-                    .filter_map(|m| m["id"].as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
         let seen = self.agents[a]
             .seen_ids
             .entry(thread.to_owned())
             .or_default();
-        if let Some(lost) = seen.difference(&ids).next() {
-            let lost = lost.clone();
-            return Err(self.violation(
-                inv::HISTORY,
-                Some(a),
-                format!("{lost} still in the view of {thread}"),
-                "it is gone".into(),
-            ));
-        }
-        seen.extend(ids.iter().cloned());
-        let message_act = |id: &str| -> Option<String> {
-            actual["messages"]
-                .as_array()?
-                .iter()
-                .find(|m| m["id"] == id)?["act"]
-                .as_str()
-                .map(str::to_owned)
-        };
-        if let Some(commitments) = actual["commitments"].as_array() {
-            for c in commitments {
-                let id = c["id"].as_str().unwrap_or("").to_owned();
-                if message_act(&id).as_deref() != Some("COMMIT") {
-                    return Err(self.violation(
-                        inv::NO_COMMITMENT_FROM_TALK,
-                        Some(a),
-                        "commitments come from COMMITs only".into(),
-                        format!("{id} is listed as a commitment"),
-                    ));
-                }
-            }
-        }
-        if !self.config.names.same_view(&expected, &actual) {
-            // An effect the receiver counts as done that the world never
-            // saw: a crash came between its intent and its effect, and it
-            // did not reconcile (seed §1: "reconciliation after crashes").
-            let never = actual["effects"].as_array().and_then(|effects| {
-                effects
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .find(|e| self.world.count(&EffectKey((*e).to_owned())) == 0)
-            });
-            if let Some(never) = never {
-                return Err(self.violation(
-                    inv::EXECUTIONS,
-                    Some(a),
-                    "only effects the world saw counted as executed".into(),
-                    format!("{never} counted as executed, but it was never performed"),
-                ));
-            }
-            return Err(self.violation(
-                inv::classify_view(&expected, &actual),
-                Some(a),
-                expected.to_string(),
-                actual.to_string(),
-            ));
-        }
-        Ok(())
+        oracle::view_tree(
+            thread,
+            &expected,
+            &actual,
+            seen,
+            &self.world,
+            self.config.names,
+        )
+        .map_err(|m| self.mismatch(a, m))
     }
 
     /// The expiry of the grant a COMMIT the workload said cites, if any.
@@ -1204,32 +1083,8 @@ impl<'a> Run<'a> {
             self.reach.on_effect(thread.as_str(), id.as_str());
             resolver.said.note_executed(id.as_str());
         }
-        for (who, key) in &new_effects {
-            let approved = matches!(&expected_decision, Execution::Executed { effect } if effect == key)
-                && who == &name;
-            if !approved {
-                return Err(self.violation(
-                    inv::classify_execution(
-                        &expected_decision,
-                        &Execution::Executed {
-                            effect: key.clone(),
-                        },
-                    ),
-                    Some(a),
-                    execution_text(&expected_decision),
-                    format!("{who} performed effect {key}"),
-                ));
-            }
-        }
-        for (_, key) in &new_effects {
-            if self.world.count(key) > 1 {
-                return Err(self.violation(
-                    inv::AT_MOST_ONCE,
-                    Some(a),
-                    format!("effect {key} performed once"),
-                    format!("performed {} times", self.world.count(key)),
-                ));
-            }
+        if let Err(m) = oracle::effects(&expected_decision, &new_effects, &name, &self.world) {
+            return Err(self.mismatch(a, m));
         }
         match delivery::crash_judged(Call::Execution, result, fired) {
             Err(breach) => Err(self.breach(a, "an answer to execute", breach)),
@@ -1255,21 +1110,10 @@ impl<'a> Run<'a> {
                     id: id.to_string(),
                     result: execution_text(&actual),
                 });
-                if !self.config.names.same_execution(&expected, &actual) {
-                    return Err(self.violation(
-                        inv::classify_execution(&expected, &actual),
-                        Some(a),
-                        execution_text(&expected),
-                        execution_text(&actual),
-                    ));
-                }
-                if matches!(actual, Execution::Executed { .. }) && new_effects.is_empty() {
-                    return Err(self.violation(
-                        inv::EXECUTIONS,
-                        Some(a),
-                        "the effect performed through the world".into(),
-                        "reported executed, but nothing was performed".into(),
-                    ));
+                if let Err(m) =
+                    oracle::decision(&expected, &actual, new_effects.len(), self.config.names)
+                {
+                    return Err(self.mismatch(a, m));
                 }
                 self.check_view(a, thread.as_str())
             }

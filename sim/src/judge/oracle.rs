@@ -1,0 +1,256 @@
+//! An implementation's answers held against the oracle's, one rule for
+//! every driver that keeps a reference ledger beside the receiver (the
+//! simulator and the explorer): how events, views and executions are
+//! compared, which latitude a crash leaves, and which invariant a
+//! difference breaks.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+use tern_model::ledger::{EffectKey, Event, Execution, Outcome, RejectClass};
+
+use super::compare::{execution_text, ComparedEvent, RejectNames};
+use super::invariants::{self as inv, Invariant};
+use crate::contract::world::World;
+
+/// A difference from the oracle, named by the invariant it breaks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    pub invariant: Invariant,
+    pub expected: String,
+    pub actual: String,
+}
+
+impl Mismatch {
+    pub fn new(
+        invariant: Invariant,
+        expected: impl Into<String>,
+        actual: impl Into<String>,
+    ) -> Self {
+        Mismatch {
+            invariant,
+            expected: expected.into(),
+            actual: actual.into(),
+        }
+    }
+}
+
+/// Admission rejections: the frame is not stored by a correct receiver.
+pub fn admission(class: RejectClass) -> bool {
+    matches!(
+        class,
+        RejectClass::Parse
+            | RejectClass::Version
+            | RejectClass::Envelope
+            | RejectClass::Body
+            | RejectClass::UnknownThread
+            | RejectClass::UnknownParticipant
+            | RejectClass::Identity
+            | RejectClass::NotAddressed
+    )
+}
+
+/// Whether a correct receiver stores a frame that came to `outcome`.
+pub fn stores(outcome: &Outcome) -> bool {
+    !matches!(outcome, Outcome::Rejected(r) if admission(r.class))
+}
+
+pub fn outcome_summary(o: &Outcome) -> String {
+    match o {
+        Outcome::Accepted => "accepted".into(),
+        Outcome::Duplicate => "duplicate".into(),
+        Outcome::Pending { missing } => format!(
+            "pending on {}",
+            missing
+                .iter()
+                .map(|m| m.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Outcome::Rejected(r) => format!("rejected [{}] {}", r.class, r.message),
+    }
+}
+
+pub fn events_summary(events: &[Event]) -> String {
+    events
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e.id.as_ref().map_or("(no id)", |i| i.as_str()),
+                outcome_summary(&e.outcome)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The first event's outcome, or `duplicate` for an answer with none.
+pub fn first_outcome(events: &[Event]) -> Outcome {
+    events
+        .first()
+        .map(|e| e.outcome.clone())
+        .unwrap_or(Outcome::Duplicate)
+}
+
+/// A delivery's events against the oracle's. A receiver that stored a
+/// frame before a crash cut its delivery (`redelivered`) may call the
+/// frame's next delivery a duplicate, but only if a correct receiver would
+/// have stored it at all: where its first sync falls is its own business.
+pub fn delivery_events(
+    expected: &[Event],
+    actual: &[Event],
+    redelivered: bool,
+    names: RejectNames,
+) -> Result<(), Mismatch> {
+    let first = first_outcome(expected);
+    let actual_first = first_outcome(actual);
+    let relaxed = redelivered && actual_first == Outcome::Duplicate && stores(&first);
+    let keys = |events: &[Event]| events.iter().map(ComparedEvent::of).collect::<Vec<_>>();
+    let same_thread = actual.first().map(|e| &e.thread) == expected.first().map(|e| &e.thread);
+    let same = same_thread && names.same_events(&keys(expected), &keys(actual));
+    if same || relaxed {
+        return Ok(());
+    }
+    Err(Mismatch::new(
+        inv::classify_outcome(&first, &actual_first),
+        events_summary(expected),
+        events_summary(actual),
+    ))
+}
+
+/// A view whose text differs from the oracle's, as trees: the history it
+/// must keep (`seen`, the IDs the receiver has shown of this thread, which
+/// learns the new ones), commitments from COMMITs only, effects the world
+/// saw, and then agreement with the oracle.
+pub fn view_tree(
+    thread: &str,
+    expected: &Value,
+    actual: &Value,
+    seen: &mut BTreeSet<String>,
+    world: &World,
+    names: RejectNames,
+) -> Result<(), Mismatch> {
+    let ids: BTreeSet<String> = actual["messages"]
+        .as_array()
+        .map(|ms| {
+            ms.iter()
+                .filter_map(|m| m["id"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(lost) = seen.difference(&ids).next() {
+        return Err(Mismatch::new(
+            inv::HISTORY,
+            format!("{lost} still in the view of {thread}"),
+            "it is gone",
+        ));
+    }
+    seen.extend(ids.iter().cloned());
+    let message_act = |id: &str| -> Option<String> {
+        actual["messages"]
+            .as_array()?
+            .iter()
+            .find(|m| m["id"] == id)?["act"]
+            .as_str()
+            .map(str::to_owned)
+    };
+    if let Some(commitments) = actual["commitments"].as_array() {
+        for c in commitments {
+            let id = c["id"].as_str().unwrap_or("").to_owned();
+            if message_act(&id).as_deref() != Some("COMMIT") {
+                return Err(Mismatch::new(
+                    inv::NO_COMMITMENT_FROM_TALK,
+                    "commitments come from COMMITs only",
+                    format!("{id} is listed as a commitment"),
+                ));
+            }
+        }
+    }
+    if names.same_view(expected, actual) {
+        return Ok(());
+    }
+    // An effect the receiver counts as done that the world never saw: a
+    // crash came between its intent and its effect, and it did not
+    // reconcile (seed §1: "reconciliation after crashes").
+    let never = actual["effects"].as_array().and_then(|effects| {
+        effects
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|e| world.count(&EffectKey((*e).to_owned())) == 0)
+    });
+    if let Some(never) = never {
+        return Err(Mismatch::new(
+            inv::EXECUTIONS,
+            "only effects the world saw counted as executed",
+            format!("{never} counted as executed, but it was never performed"),
+        ));
+    }
+    Err(Mismatch::new(
+        inv::classify_view(expected, actual),
+        expected.to_string(),
+        actual.to_string(),
+    ))
+}
+
+/// The effects an execution performed (`performed`, by whom and which)
+/// against the oracle's decision: only the executor's approved effect, and
+/// none twice in the world's whole history.
+pub fn effects(
+    decision: &Execution,
+    performed: &[(String, EffectKey)],
+    me: &str,
+    world: &World,
+) -> Result<(), Mismatch> {
+    for (who, key) in performed {
+        let approved =
+            matches!(decision, Execution::Executed { effect } if effect == key) && who == me;
+        if !approved {
+            return Err(Mismatch::new(
+                inv::classify_execution(
+                    decision,
+                    &Execution::Executed {
+                        effect: key.clone(),
+                    },
+                ),
+                execution_text(decision),
+                format!("{who} performed effect {key}"),
+            ));
+        }
+    }
+    for (_, key) in performed {
+        if world.count(key) > 1 {
+            return Err(Mismatch::new(
+                inv::AT_MOST_ONCE,
+                format!("effect {key} performed once"),
+                format!("performed {} times", world.count(key)),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A reported decision against the oracle's, and against what the world
+/// saw (`performed` effects during the call).
+pub fn decision(
+    expected: &Execution,
+    actual: &Execution,
+    performed: usize,
+    names: RejectNames,
+) -> Result<(), Mismatch> {
+    if !names.same_execution(expected, actual) {
+        return Err(Mismatch::new(
+            inv::classify_execution(expected, actual),
+            execution_text(expected),
+            execution_text(actual),
+        ));
+    }
+    if matches!(actual, Execution::Executed { .. }) && performed == 0 {
+        return Err(Mismatch::new(
+            inv::EXECUTIONS,
+            "the effect performed through the world",
+            "reported executed, but nothing was performed",
+        ));
+    }
+    Ok(())
+}
