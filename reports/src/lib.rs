@@ -4,5 +4,6 @@
 pub mod certify;
 pub mod check;
 pub mod escape;
+pub mod explore;
 pub mod run;
 pub mod stateful;

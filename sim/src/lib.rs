@@ -14,6 +14,7 @@
 pub mod certify;
 pub mod contract;
 pub mod corpus;
+pub mod explore;
 pub mod implementations;
 pub mod judge;
 pub mod shorthand;

@@ -19,6 +19,7 @@ mod certify;
 mod check;
 mod coverage;
 mod diff;
+mod explore;
 mod progress;
 mod replay;
 mod run;
@@ -67,6 +68,15 @@ const REPLAY_HELP: &str = concat!(
     "  1      a violation\n",
     "  2      usage error, or the trace cannot be read (not a trace, or a format \
      this tern-sim does not support)\n",
+    "  128+n  stopped by signal n (130 for Ctrl-C)\n",
+    pipe_note!()
+);
+const EXPLORE_HELP: &str = concat!(
+    "Exit status:\n",
+    "  0      every scope exhausted with no violation\n",
+    "  1      a violation: printed as a shortest schedule, its trace saved\n",
+    "  2      usage error, a scope that cannot be read, a trace that cannot be saved, \
+     or a scope not exhausted within --max-states\n",
     "  128+n  stopped by signal n (130 for Ctrl-C)\n",
     pipe_note!()
 );
@@ -147,6 +157,10 @@ enum Command {
     /// Compare two certification reports; exit 1 on any regression.
     #[command(after_help = DIFF_HELP)]
     Diff(diff::DiffArgs),
+    /// Explore every schedule of small scopes (every order, fault placement
+    /// and crash point), checked against the oracle at every move.
+    #[command(after_help = EXPLORE_HELP)]
+    Explore(explore::ExploreArgs),
     /// Serve the reference implementation (or a mutant) over the subprocess
     /// protocol on standard input and output.
     #[command(after_help = AGENT_HELP)]
@@ -197,6 +211,7 @@ pub fn main() -> ExitCode {
         Command::Certify(args) => certify::run(args),
         Command::Coverage(args) => coverage::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Explore(args) => explore::run(args),
     };
     output::flush();
     if output::failed() {

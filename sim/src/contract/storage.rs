@@ -8,7 +8,7 @@ use std::rc::Rc;
 use crate::contract::error::ImplError;
 
 /// Where a scheduled crash fires, relative to storage and the world.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CrashPoint {
     /// At the next sync, before anything pending becomes durable.
     BeforeSync,

@@ -214,7 +214,7 @@ struct RawCase {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawSetup {
+pub(crate) struct RawSetup {
     participant: String,
     principal: String,
     config: Value,
@@ -284,13 +284,54 @@ fn sync_crash(
     }
 }
 
+/// A setup as a case or a scope spells it; `pointer` is where it sits in
+/// the file.
+pub(crate) fn setup_of(at: &At, pointer: &str, raw: RawSetup) -> Result<Setup, CorpusError> {
+    let participant = name(
+        at,
+        &format!("{pointer}/participant"),
+        &raw.participant,
+        |s| Participant::new(s),
+    )?;
+    let principal = name(at, &format!("{pointer}/principal"), &raw.principal, |s| {
+        Principal::new(s)
+    })?;
+    let mut config = raw.config;
+    match config.as_object_mut() {
+        Some(o) => match o.get("participant") {
+            None => {
+                o.insert("participant".into(), Value::String(participant.to_string()));
+            }
+            Some(Value::String(p)) if p == participant.as_str() => {}
+            Some(_) => {
+                return Err(at.err(
+                    format!("{pointer}/config/participant"),
+                    "must be left out or equal `setup.participant`",
+                ))
+            }
+        },
+        None => return Err(at.err(format!("{pointer}/config"), "must be an object")),
+    }
+    let config = LedgerConfig::from_json(&config.to_string())
+        .map_err(|e| at.err(format!("{pointer}/config"), e.to_string()))?;
+    Ok(Setup {
+        participant,
+        principal,
+        config,
+    })
+}
+
 /// Builds errors that name the file and the member.
-struct At<'a> {
-    file: &'a Path,
+pub(crate) struct At<'a> {
+    pub(crate) file: &'a Path,
 }
 
 impl At<'_> {
-    fn err(&self, pointer: impl Into<String>, message: impl Into<String>) -> CorpusError {
+    pub(crate) fn err(
+        &self,
+        pointer: impl Into<String>,
+        message: impl Into<String>,
+    ) -> CorpusError {
         CorpusError::Invalid {
             file: self.file.to_path_buf(),
             pointer: pointer.into(),
@@ -299,7 +340,11 @@ impl At<'_> {
     }
 }
 
-fn local_time(at: &At, pointer: &str, text: Option<&str>) -> Result<LocalTime, CorpusError> {
+pub(crate) fn local_time(
+    at: &At,
+    pointer: &str,
+    text: Option<&str>,
+) -> Result<LocalTime, CorpusError> {
     match text {
         None => Ok(LocalTime(0)),
         Some(t) => Timestamp::parse(t)
@@ -528,30 +573,7 @@ impl Case {
                 })
             })
             .collect::<Result<BTreeSet<_>, _>>()?;
-        let participant = name(&at, "/setup/participant", &raw.setup.participant, |s| {
-            Participant::new(s)
-        })?;
-        let principal = name(&at, "/setup/principal", &raw.setup.principal, |s| {
-            Principal::new(s)
-        })?;
-        let mut config = raw.setup.config;
-        match config.as_object_mut() {
-            Some(o) => match o.get("participant") {
-                None => {
-                    o.insert("participant".into(), Value::String(participant.to_string()));
-                }
-                Some(Value::String(p)) if p == participant.as_str() => {}
-                Some(_) => {
-                    return Err(at.err(
-                        "/setup/config/participant",
-                        "must be left out or equal `setup.participant`",
-                    ))
-                }
-            },
-            None => return Err(at.err("/setup/config", "must be an object")),
-        }
-        let config = LedgerConfig::from_json(&config.to_string())
-            .map_err(|e| at.err("/setup/config", e.to_string()))?;
+        let setup = setup_of(&at, "/setup", raw.setup)?;
         if raw.steps.is_empty() {
             return Err(at.err("/steps", "a case has at least one step"));
         }
@@ -727,11 +749,7 @@ impl Case {
             rules: raw.rules,
             invariants: raw.invariants,
             requires,
-            setup: Setup {
-                participant,
-                principal,
-                config,
-            },
+            setup,
             steps,
             notes: raw.notes,
             file: file.to_path_buf(),

@@ -693,12 +693,16 @@ impl Player<'_> {
 /// What the implementation says about itself, from one start on a scratch
 /// storage and world. `Err` is the misbehaviour that stopped it starting.
 pub fn identify(implementation: &dyn Implementation, case: &Case) -> Result<Identity, String> {
+    identify_as(implementation, &init_of(case))
+}
+
+/// [`identify`], for a receiver started with `init`.
+pub fn identify_as(implementation: &dyn Implementation, init: &InitParams) -> Result<Identity, String> {
     let storage = Storage::new();
     let world = World::new();
-    let init = init_of(case);
     let agent = world.for_agent(init.participant.as_str(), &storage);
     let mut r = implementation
-        .start(&init, storage, agent)
+        .start(init, storage, agent)
         .map_err(|e| e.to_string())?;
     let identity = r.identity();
     r.kill();

@@ -1,0 +1,318 @@
+//! One receiver under test beside its oracle, judged at every call by the
+//! same rules as the simulator's agents (`judge::delivery` and
+//! `judge::oracle`). The explorer drives it one move at a time; a fresh
+//! subject replays a schedule's prefix, since an implementation's state
+//! cannot be copied.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
+
+use tern_model::ledger::{Execution, Ledger, LocalTime};
+use tern_model::message::{MessageRef, Principal, ThreadId};
+
+use crate::contract::plugin::{ImplError, Implementation, InitParams, Receiver};
+use crate::contract::storage::{CrashPoint, Storage};
+use crate::contract::world::World;
+use crate::judge::compare::RejectNames;
+use crate::judge::delivery::{self, Breach, Call, Delivery};
+use crate::judge::invariants as inv;
+use crate::judge::oracle::{self, Mismatch};
+use crate::judge::replies::KnownAcks;
+
+/// A frame whose delivery was not acknowledged: a crash cut it (`point`)
+/// or came right after its answer (`None`), so its sender sends it again.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Unacked {
+    pub frame: Vec<u8>,
+    pub principal: Principal,
+    pub point: Option<CrashPoint>,
+}
+
+/// What a call came to, when it broke nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Came {
+    Answered,
+    /// The scheduled crash fired: the receiver is down.
+    Crashed,
+}
+
+pub struct Subject<'i> {
+    implementation: &'i dyn Implementation,
+    init: InitParams,
+    me: String,
+    names: RejectNames,
+    threads: Vec<ThreadId>,
+    storage: Storage,
+    world: World,
+    receiver: Option<Box<dyn Receiver>>,
+    oracle: Ledger,
+    acks: KnownAcks,
+    /// The frame cut by a crash, if any, until it is answered.
+    cut: Vec<Unacked>,
+    /// The last frame answered: a crash between operations loses its
+    /// acknowledgement.
+    last_answered: Option<Unacked>,
+    /// Per thread: IDs the receiver's views have shown, and IDs the
+    /// oracle's events named since the last view that matched the oracle's.
+    seen: BTreeMap<ThreadId, BTreeSet<String>>,
+    unconfirmed: BTreeMap<ThreadId, Vec<MessageRef>>,
+    /// The oracle's views at the last check, for the state key.
+    views: Vec<tern_model::ledger::View>,
+}
+
+impl Drop for Subject<'_> {
+    fn drop(&mut self) {
+        if let Some(r) = self.receiver.as_mut() {
+            r.kill();
+        }
+    }
+}
+
+impl<'i> Subject<'i> {
+    /// A receiver started on empty storage; `Err` if even that breaks a rule.
+    pub fn start(
+        implementation: &'i dyn Implementation,
+        init: &InitParams,
+        threads: &[ThreadId],
+        names: RejectNames,
+    ) -> Result<Subject<'i>, Mismatch> {
+        let mut s = Subject {
+            implementation,
+            init: init.clone(),
+            me: init.participant.to_string(),
+            names,
+            threads: threads.to_vec(),
+            storage: Storage::new(),
+            world: World::new(),
+            receiver: None,
+            oracle: Ledger::new(init.config.clone()),
+            acks: KnownAcks::default(),
+            cut: Vec::new(),
+            last_answered: None,
+            seen: BTreeMap::new(),
+            unconfirmed: BTreeMap::new(),
+            views: Vec::new(),
+        };
+        s.restart(None)?;
+        Ok(s)
+    }
+
+    pub fn is_up(&self) -> bool {
+        self.receiver.is_some()
+    }
+
+    /// The frame the last crash cut, or whose acknowledgement it lost.
+    pub fn last_answered(&self) -> Option<&Unacked> {
+        self.last_answered.as_ref()
+    }
+
+    fn breach(answering: &str, breach: Breach) -> Mismatch {
+        match breach {
+            Breach::Failed(e) => Self::unsound(answering, e),
+            b => Mismatch::new(b.invariant(), b.expected(), b.actual()),
+        }
+    }
+
+    fn unsound(answering: &str, e: ImplError) -> Mismatch {
+        Mismatch::new(inv::ALIVE, answering, e.to_string())
+    }
+
+    /// Starts the receiver on its storage, with `crash` armed for its
+    /// first sync.
+    pub fn restart(&mut self, crash: Option<CrashPoint>) -> Result<Came, Mismatch> {
+        let before = self.world.len();
+        let world = self.world.for_agent(&self.me, &self.storage);
+        let storage = self.storage.clone();
+        let (started, fired) = storage.with_crash(crash, || {
+            self.implementation
+                .start(&self.init, storage.clone(), world)
+        });
+        let came = match delivery::crash_judged(Call::StartUp, started, fired) {
+            Ok(None) => {
+                self.crash();
+                Came::Crashed
+            }
+            Ok(Some(r)) => {
+                self.receiver = Some(r);
+                Came::Answered
+            }
+            Err(b) => return Err(Self::breach("the implementation starts", b)),
+        };
+        if self.world.len() != before {
+            return Err(Mismatch::new(
+                inv::AUTHORITY,
+                "no effect while starting",
+                format!("{} effect(s) performed during start-up", self.world.len() - before),
+            ));
+        }
+        Ok(came)
+    }
+
+    fn crash(&mut self) {
+        if let Some(r) = self.receiver.as_mut() {
+            r.kill();
+        }
+        self.receiver = None;
+        self.storage.crash();
+    }
+
+    /// A crash between operations: the last answer's acknowledgement is
+    /// lost, so its frame is returned for the sender to send again.
+    pub fn crash_idle(&mut self) -> Option<Unacked> {
+        self.crash();
+        let last = self.last_answered.take()?;
+        (!self.cut.iter().any(|u| u.frame == last.frame)).then(|| {
+            self.cut.push(last.clone());
+            last
+        })
+    }
+
+    /// One delivery, with every check.
+    pub fn deliver(
+        &mut self,
+        frame: &[u8],
+        principal: &Principal,
+        at: LocalTime,
+        crash: Option<CrashPoint>,
+    ) -> Result<Came, Mismatch> {
+        let before = self.world.len();
+        let receiver = self.receiver.as_mut().expect("deliveries reach a receiver that is up");
+        let reply = match delivery::deliver(receiver.as_mut(), &self.storage, crash, frame, principal, at)
+        {
+            Err(b) => return Err(Self::breach("an answer to deliver", b)),
+            Ok(Delivery::Crashed) => {
+                match self.cut.iter_mut().find(|u| u.frame == frame) {
+                    Some(u) => u.point = crash,
+                    None => self.cut.push(Unacked {
+                        frame: frame.to_vec(),
+                        principal: principal.clone(),
+                        point: crash,
+                    }),
+                }
+                self.last_answered = None;
+                self.crash();
+                return Ok(Came::Crashed);
+            }
+            Ok(Delivery::Answered(reply)) => reply,
+        };
+        let redelivered = self.cut.iter().any(|u| u.frame == frame);
+        self.cut.retain(|u| u.frame != frame);
+        let expected = self.oracle.deliver(frame, principal, at);
+        for e in &expected {
+            if let (Some(t), Some(id)) = (&e.thread, &e.id) {
+                self.unconfirmed.entry(t.clone()).or_default().push(id.clone());
+            }
+        }
+        delivery::no_effects(before, self.world.len())
+            .map_err(|b| Self::breach("an answer to deliver", b))?;
+        oracle::delivery_events(&expected, &reply.events, redelivered, self.names)?;
+        self.acks.note_frame(frame);
+        if !reply.outgoing.is_empty() {
+            let first = oracle::first_outcome(&expected);
+            delivery::outgoing(&first, &reply.outgoing, &self.me, &mut self.acks)
+                .map_err(|b| Self::breach("an answer to deliver", b))?;
+        }
+        self.last_answered = Some(Unacked {
+            frame: frame.to_vec(),
+            principal: principal.clone(),
+            point: None,
+        });
+        Ok(Came::Answered)
+    }
+
+    /// One ask to execute, with every check.
+    pub fn execute(
+        &mut self,
+        thread: &ThreadId,
+        id: &MessageRef,
+        at: LocalTime,
+        crash: Option<CrashPoint>,
+    ) -> Result<Came, Mismatch> {
+        let before = self.world.len();
+        let receiver = self.receiver.as_mut().expect("executions reach a receiver that is up");
+        let (result, fired) = self
+            .storage
+            .with_crash(crash, || receiver.execute(thread, id, at));
+        let performed = self.world.log_since(before);
+        let decision = self.oracle.would_execute(thread, id, at);
+        oracle::effects(&decision, &performed, &self.me, &self.world)?;
+        match delivery::crash_judged(Call::Execution, result, fired) {
+            Err(b) => Err(Self::breach("an answer to execute", b)),
+            Ok(None) => {
+                // The effect counts as done exactly when the world saw it.
+                if !performed.is_empty() {
+                    self.oracle.execute(thread, id, at);
+                }
+                self.last_answered = None;
+                self.crash();
+                Ok(Came::Crashed)
+            }
+            Ok(Some(actual)) => {
+                let expected: Execution = self.oracle.execute(thread, id, at);
+                oracle::decision(&expected, &actual, performed.len(), self.names)?;
+                Ok(Came::Answered)
+            }
+        }
+    }
+
+    /// The receiver's view of every thread against the oracle's (nothing
+    /// while it is down, or unless `compare`: only the oracle's are kept).
+    pub fn check_views(&mut self, compare: bool) -> Result<(), Mismatch> {
+        self.views.clear();
+        for i in 0..self.threads.len() {
+            let t = self.threads[i].clone();
+            let expected = self.oracle.view_text(&t);
+            if let Some(receiver) = self.receiver.as_mut().filter(|_| compare) {
+                let before = self.world.len();
+                let actual = receiver.view_against(&t, &expected);
+                if self.world.len() != before {
+                    return Err(Mismatch::new(
+                        inv::AUTHORITY,
+                        "no effect while answering a view",
+                        format!(
+                            "{} effect(s) performed while answering a view of {t}",
+                            self.world.len() - before
+                        ),
+                    ));
+                }
+                let actual = actual.map_err(|e| Self::unsound("a view", e))?;
+                if actual == expected {
+                    if let Some(new) = self.unconfirmed.remove(&t) {
+                        let seen = self.seen.entry(t.clone()).or_default();
+                        for id in new.iter().filter(|id| self.oracle.shows(&t, id)) {
+                            seen.insert(id.as_str().to_owned());
+                        }
+                    }
+                } else {
+                    let seen = self.seen.entry(t.clone()).or_default();
+                    oracle::view_tree(
+                        t.as_str(),
+                        &expected.to_value(),
+                        &actual.to_value(),
+                        seen,
+                        &self.world,
+                        self.names,
+                    )?;
+                }
+            }
+            self.views.push(expected);
+        }
+        Ok(())
+    }
+
+    /// What a later move can depend on, as the oracle and the harness see
+    /// it: the oracle's views (which a conforming receiver's equal), the
+    /// world's effects, the frames owed again, whether the receiver is up.
+    /// Two schedules that agree on these are merged (docs/explore.md §3).
+    pub fn key(&self, h: &mut impl Hasher, crash_left: bool) {
+        for v in &self.views {
+            v.as_str().hash(h);
+        }
+        self.world.log().hash(h);
+        self.cut.hash(h);
+        self.is_up().hash(h);
+        if crash_left {
+            self.last_answered.hash(h);
+        }
+    }
+}

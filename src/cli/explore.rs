@@ -1,0 +1,303 @@
+//! `tern-sim explore`: every schedule of small scopes, checked against the
+//! oracle at every move; a violation is saved as a trace for `replay`.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use tern_harness::explore::builtin;
+use tern_harness::explore::scope::{Budget, Scope};
+use tern_harness::explore::search::{explore, Limits, Prepared, Watch};
+use tern_harness::explore::trace;
+use tern_harness::implementations::adapter::{defer_interrupts, interrupted, Limits as ImplLimits};
+use tern_harness::implementations::mutants::Mutant;
+use tern_harness::corpus::play::identify_as;
+use tern_harness::contract::plugin::{Capability, InitParams};
+use tern_reports::explore::{counterexample_text, document, summary, Explored};
+
+use super::certify::load_corpus;
+use super::progress::Progress;
+use super::sim::{implementation, parse_mutant, JobsArg};
+use super::{FormatArg, Status};
+use tern_reports::escape::t as tty;
+
+#[derive(Debug, Args)]
+pub struct ExploreArgs {
+    /// Built-in scopes to explore (default: all of them; `--list` names them).
+    #[arg(value_name = "SCOPE")]
+    scopes: Vec<String>,
+
+    /// A corpus case as a scope: its deliveries and executions as a set,
+    /// every order and crash point (repeatable).
+    #[arg(long = "case", value_name = "ID")]
+    cases: Vec<String>,
+
+    /// A scope file (docs/explore.md §4; repeatable).
+    #[arg(long = "scope-file", value_name = "PATH")]
+    files: Vec<PathBuf>,
+
+    /// List the built-in scopes and exit.
+    #[arg(long)]
+    list: bool,
+
+    /// Crashes a schedule may use, for every scope explored (default: the
+    /// scope's own budget; 1 for --case).
+    #[arg(long, value_name = "N")]
+    crashes: Option<u8>,
+
+    /// Extra deliveries of an answered frame a schedule may use, for every
+    /// scope explored (default: the scope's own budget; 0 for --case).
+    #[arg(long, value_name = "N")]
+    duplicates: Option<u8>,
+
+    /// Explore every schedule, without merging schedules that reach the
+    /// same state (slower; makes no assumption about hidden state).
+    #[arg(long)]
+    no_merge: bool,
+
+    /// Stop a scope, not exhausted, once it has this many distinct states.
+    #[arg(long, default_value_t = 2_000_000, value_name = "N")]
+    max_states: u64,
+
+    #[command(flatten)]
+    jobs: JobsArg,
+
+    /// Explore a mutant of the zoo instead of the reference.
+    #[arg(long, value_parser = parse_mutant, conflicts_with = "implementation")]
+    mutant: Option<Mutant>,
+
+    /// Explore an implementation in another process (docs/protocol.md).
+    #[arg(long = "impl", value_name = "COMMAND")]
+    implementation: Option<String>,
+
+    /// With --impl: how long one request may take, in milliseconds.
+    #[arg(long, default_value_t = 5000, value_name = "MS")]
+    timeout: u64,
+
+    /// With --impl: how long start-up (the `init` answer) may take, in milliseconds.
+    #[arg(long, default_value_t = 10000, value_name = "MS")]
+    startup_timeout: u64,
+
+    /// The corpus folder, for --case and built-in scopes drawn from cases.
+    #[arg(long, value_name = "DIR")]
+    scenarios: Option<PathBuf>,
+
+    /// Where counterexample traces are saved.
+    #[arg(long, default_value = "tern-sim-traces")]
+    trace_dir: PathBuf,
+
+    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+    format: FormatArg,
+}
+
+/// The scopes asked for, in the order given: named built-ins (all of them
+/// when nothing is named), cases, then files.
+fn scopes(args: &ExploreArgs) -> Result<Vec<Scope>, String> {
+    let needs_corpus = !args.cases.is_empty()
+        || args.files.is_empty() && args.cases.is_empty()
+        || !args.scopes.is_empty();
+    let corpus = if needs_corpus || !args.files.is_empty() {
+        Some(load_corpus(args.scenarios.as_deref(), "explore").map_err(|_| String::new())?)
+    } else {
+        None
+    };
+    let mut out = Vec::new();
+    let builtins = args.scopes.is_empty() && args.cases.is_empty() && args.files.is_empty();
+    if builtins {
+        out.extend(builtin::all(corpus.as_ref()).map_err(|e| e.to_string())?);
+    }
+    for name in &args.scopes {
+        out.push(builtin::by_name(name, corpus.as_ref()).map_err(|e| e.to_string())?);
+    }
+    for id in &args.cases {
+        let case = corpus
+            .as_ref()
+            .and_then(|c| c.cases.iter().find(|c| &c.id == id))
+            .ok_or_else(|| format!("no corpus case `{id}`"))?;
+        out.push(Scope::from_case(
+            case,
+            Budget {
+                crashes: 1,
+                duplicates: 0,
+            },
+        ));
+    }
+    for file in &args.files {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        out.push(Scope::from_json(file, &text, corpus.as_ref()).map_err(|e| e.to_string())?);
+    }
+    for s in &mut out {
+        if let Some(n) = args.crashes {
+            s.budget.crashes = n;
+        }
+        if let Some(n) = args.duplicates {
+            s.budget.duplicates = n;
+        }
+    }
+    Ok(out)
+}
+
+pub fn run(args: ExploreArgs) -> Status {
+    if args.list {
+        for (name, title) in builtin::list() {
+            outln!("{name:<28} {title}");
+        }
+        return Status::Ok;
+    }
+    let scopes = match scopes(&args) {
+        Ok(s) => s,
+        Err(e) => {
+            if !e.is_empty() {
+                errln!("tern-sim explore: {}", tty(&e));
+            }
+            return Status::Trouble;
+        }
+    };
+    let limits = ImplLimits {
+        request: Duration::from_millis(args.timeout),
+        startup: Duration::from_millis(args.startup_timeout),
+        ..ImplLimits::default()
+    };
+    let imp = match implementation(args.mutant, args.implementation.as_deref(), limits) {
+        Ok(imp) => imp,
+        Err(e) => {
+            errln!("tern-sim explore: cannot prepare state directories: {e}");
+            return Status::Trouble;
+        }
+    };
+    let human = matches!(args.format, FormatArg::Human);
+    let jobs = args.jobs.get().0.get();
+    if human {
+        outln!(
+            "tern-sim explore: {} scope(s), implementation: {}, {}",
+            scopes.len(),
+            imp.name(),
+            if args.no_merge {
+                "every schedule (no merging)"
+            } else {
+                "schedules reaching one state merged"
+            }
+        );
+    }
+    defer_interrupts();
+    let search = Limits {
+        merge: !args.no_merge,
+        max_states: args.max_states,
+        jobs,
+    };
+    let mut explored = Vec::new();
+    let mut status = Status::Ok;
+    for scope in &scopes {
+        let init = InitParams {
+            participant: scope.setup.participant.clone(),
+            principal: scope.setup.principal.clone(),
+            config: scope.setup.config.clone(),
+        };
+        let claims = match identify_as(imp.as_ref(), &init) {
+            Ok(identity) => identity.claims(Capability::Execute),
+            Err(e) => {
+                errln!(
+                    "tern-sim explore: {}: the implementation does not start: {}",
+                    scope.id,
+                    tty(&e)
+                );
+                return Status::Trouble;
+            }
+        };
+        let (prepared, unclaimed) = Prepared::new(scope, claims);
+        let watch = Watch::default();
+        let progress = Progress::new(human, 0, "{spinner} {msg}", 1);
+        let (exploration, elapsed) = std::thread::scope(|s| {
+            let ticker = s.spawn(|| {
+                while !watch.stop.load(Ordering::Relaxed) {
+                    if interrupted().is_some() {
+                        watch.stop.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    progress.bar.set_message(format!(
+                        "{}: depth {}, {} states, {} moves judged",
+                        scope.id,
+                        watch.depth.load(Ordering::Relaxed),
+                        watch.states.load(Ordering::Relaxed),
+                        watch.transitions.load(Ordering::Relaxed)
+                    ));
+                    progress.bar.tick();
+                    std::thread::park_timeout(Duration::from_millis(100));
+                }
+            });
+            let started = Instant::now();
+            let e = explore(&prepared, imp.as_ref(), Default::default(), search, &watch);
+            let elapsed = started.elapsed();
+            watch.stop.store(true, Ordering::Relaxed);
+            ticker.thread().unpark();
+            let _ = ticker.join();
+            (e, elapsed)
+        });
+        progress.finish();
+        let mut exploration = exploration;
+        exploration.counts.unclaimed = unclaimed;
+        let mut shorthand = Vec::new();
+        let mut saved = None;
+        if let Some(ce) = &exploration.violation {
+            shorthand = ce.schedule.iter().map(|&m| prepared.describe(m)).collect();
+            let path = args.trace_dir.join(format!("explore-{}.json", scope.id));
+            let doc = trace::document(scope, &prepared, ce, &imp.name());
+            let written = std::fs::create_dir_all(&args.trace_dir)
+                .and_then(|()| std::fs::write(&path, format!("{doc:#}\n")));
+            match written {
+                Ok(()) => saved = Some(path.display().to_string()),
+                Err(e) => {
+                    errln!(
+                        "tern-sim explore: could not save the trace to {}: {e}",
+                        path.display()
+                    );
+                    status = Status::Trouble;
+                }
+            }
+            if human {
+                out!("{}", counterexample_text(&scope.id, ce, &shorthand));
+                if let Some(p) = &saved {
+                    outln!("  trace saved: {p}\n  replay: tern-sim replay {p}");
+                }
+            }
+            if status == Status::Ok {
+                status = Status::Violation;
+            }
+        } else if !exploration.exhausted && interrupted().is_none() && status == Status::Ok {
+            status = Status::Trouble;
+        }
+        explored.push(Explored {
+            scope: scope.id.clone(),
+            clauses: scope.clauses.clone(),
+            exploration,
+            elapsed,
+            shorthand,
+            trace: saved,
+        });
+        if interrupted().is_some() {
+            break;
+        }
+    }
+    if human {
+        outln!("{}", summary(&explored));
+        let not_exhausted = explored
+            .iter()
+            .filter(|x| x.exploration.violation.is_none() && !x.exploration.exhausted)
+            .count();
+        if not_exhausted > 0 && interrupted().is_none() {
+            outln!(
+                "{not_exhausted} scope(s) not exhausted: --max-states {} reached; raise it, or shrink the scope",
+                args.max_states
+            );
+        }
+    } else {
+        outln!("{}", document(&imp.name(), !args.no_merge, &explored));
+    }
+    super::output::flush();
+    if let Some(signal) = interrupted() {
+        std::process::exit(128 + signal);
+    }
+    status
+}
