@@ -1,12 +1,14 @@
 //! `tern-sim replay TRACE`: re-runs a saved counterexample exactly.
 
-use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::json;
-use tern_harness::contract::plugin::Implementation;
+use tern_harness::contract::plugin::{Capability, Implementation, InitParams};
+use tern_harness::corpus::play::identify_as;
+use tern_harness::explore::search::Prepared;
+use tern_harness::explore::trace as explore_trace;
 use tern_harness::implementations::mutants::Mutant;
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::simulator::driver::play;
@@ -19,7 +21,7 @@ use tern_reports::escape::t as tty;
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// A trace saved by `tern-sim run`.
+    /// A trace saved by `tern-sim run` or `tern-sim explore`.
     trace: PathBuf,
 
     /// Replay against this mutant instead of the implementation the trace names.
@@ -38,15 +40,60 @@ pub struct ReplayArgs {
     format: FormatArg,
 }
 
+/// The implementation to replay against: the one asked for, else the one
+/// the trace names if this build can start it by itself.
+fn chosen(
+    args: &ReplayArgs,
+    recorded: &str,
+    version: &str,
+) -> Result<Box<dyn Implementation>, Status> {
+    let named = recorded.strip_prefix("mutant ").and_then(Mutant::by_name);
+    let known = named.is_some() || recorded == ReferenceImpl.name();
+    if !known && !args.reference && args.mutant.is_none() && args.implementation.is_none() {
+        errln!(
+            "tern-sim replay: the trace was recorded against `{}`, which this build cannot start by itself; pass --impl COMMAND, --reference or --mutant NAME",
+            tty(recorded)
+        );
+        return Err(Status::Trouble);
+    }
+    if version != env!("CARGO_PKG_VERSION") {
+        errln!(
+            "tern-sim replay: note: recorded with tern-sim {}, replayed with {}; only the same version reproduces a run exactly",
+            tty(version),
+            env!("CARGO_PKG_VERSION")
+        );
+    }
+    let mutant = if args.reference {
+        None
+    } else {
+        args.mutant.or(named)
+    };
+    implementation(
+        mutant,
+        args.implementation.as_deref(),
+        tern_harness::implementations::adapter::Limits::default(),
+    )
+    .map_err(|e| {
+        errln!("tern-sim replay: cannot prepare state directories: {e}");
+        Status::Trouble
+    })
+}
+
 pub fn run(args: ReplayArgs) -> Status {
-    let file = match File::open(&args.trace) {
-        Ok(f) => f,
+    let bytes = match std::fs::read(&args.trace) {
+        Ok(b) => b,
         Err(e) => {
             errln!("tern-sim replay: cannot read {}: {e}", args.trace.display());
             return Status::Trouble;
         }
     };
-    let t = match trace::read(BufReader::new(file)) {
+    // An exploration's trace is one JSON document; a run's is JSON lines.
+    if let Ok(doc) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+        if explore_trace::is_trace(&doc) {
+            return replay_exploration(&args, &doc);
+        }
+    }
+    let t = match trace::read(BufReader::new(bytes.as_slice())) {
         Ok(t) => t,
         Err(e) => {
             errln!(
@@ -57,40 +104,9 @@ pub fn run(args: ReplayArgs) -> Status {
             return Status::Trouble;
         }
     };
-    let named = t
-        .implementation
-        .strip_prefix("mutant ")
-        .and_then(Mutant::by_name);
-    let known = named.is_some() || t.implementation == ReferenceImpl.name();
-    if !known && !args.reference && args.mutant.is_none() && args.implementation.is_none() {
-        errln!(
-            "tern-sim replay: the trace was recorded against `{}`, which this build cannot start by itself; pass --impl COMMAND, --reference or --mutant NAME",
-            tty(&t.implementation)
-        );
-        return Status::Trouble;
-    }
-    if t.version != env!("CARGO_PKG_VERSION") {
-        errln!(
-            "tern-sim replay: note: recorded with tern-sim {}, replayed with {}; only the same version reproduces a run exactly",
-            tty(&t.version),
-            env!("CARGO_PKG_VERSION")
-        );
-    }
-    let mutant = if args.reference {
-        None
-    } else {
-        args.mutant.or(named)
-    };
-    let imp = match implementation(
-        mutant,
-        args.implementation.as_deref(),
-        tern_harness::implementations::adapter::Limits::default(),
-    ) {
+    let imp = match chosen(&args, &t.implementation, &t.version) {
         Ok(imp) => imp,
-        Err(e) => {
-            errln!("tern-sim replay: cannot prepare state directories: {e}");
-            return Status::Trouble;
-        }
+        Err(status) => return status,
     };
     let played = play(&t.config, &t.steps, imp.as_ref(), true);
     let human = matches!(args.format, FormatArg::Human);
@@ -132,6 +148,90 @@ pub fn run(args: ReplayArgs) -> Status {
         );
     }
     if played.violation.is_some() {
+        Status::Violation
+    } else {
+        Status::Ok
+    }
+}
+
+/// Replays an exploration's counterexample: the saved scope, the schedule
+/// move by move, every move judged.
+fn replay_exploration(args: &ReplayArgs, doc: &serde_json::Value) -> Status {
+    let saved = match explore_trace::read(&args.trace, doc) {
+        Ok(s) => s,
+        Err(e) => {
+            errln!("tern-sim replay: {}", tty(&e.to_string()));
+            return Status::Trouble;
+        }
+    };
+    let version = doc["tern_sim"].as_str().unwrap_or("");
+    let imp = match chosen(args, &saved.implementation, version) {
+        Ok(imp) => imp,
+        Err(status) => return status,
+    };
+    let init = InitParams {
+        participant: saved.scope.setup.participant.clone(),
+        principal: saved.scope.setup.principal.clone(),
+        config: saved.scope.setup.config.clone(),
+    };
+    let claims = identify_as(imp.as_ref(), &init).is_ok_and(|i| i.claims(Capability::Execute));
+    let (prepared, _) = Prepared::new(&saved.scope, claims);
+    let result = prepared.replay(imp.as_ref(), Default::default(), &saved.schedule);
+    let lines: Vec<String> = saved
+        .schedule
+        .iter()
+        .map(|&m| prepared.describe(m))
+        .collect();
+    let failed = result.as_ref().err();
+    if matches!(args.format, FormatArg::Human) {
+        outln!(
+            "replaying {} (scope {}, {} moves) against {}",
+            args.trace.display(),
+            tty(&saved.scope.id),
+            saved.schedule.len(),
+            imp.name()
+        );
+        for (i, line) in lines.iter().enumerate() {
+            outln!("  {:>2}. {}", i + 1, tty(line));
+        }
+        match failed {
+            Some((at, m)) => {
+                outln!(
+                    "violation of {} at {}: expected {}, actual {}",
+                    m.invariant.name,
+                    at.map_or("the start".to_owned(), |i| format!("move {}", i + 1)),
+                    tty(&m.expected),
+                    tty(&m.actual)
+                );
+                if saved.invariant != m.invariant.name {
+                    outln!(
+                        "note: the trace recorded a violation of {} instead",
+                        tty(&saved.invariant)
+                    );
+                }
+            }
+            None => outln!("no violation: the schedule passes"),
+        }
+    } else {
+        outln!(
+            "{}",
+            json!({
+                "trace": args.trace.display().to_string(),
+                "implementation": imp.name(),
+                "scope": saved.scope.id,
+                "recorded_invariant": saved.invariant,
+                "violation": failed.map(|(at, m)| json!({
+                    "invariant": m.invariant.name,
+                    "clauses": m.invariant.clauses,
+                    "move": at.map(|i| i + 1),
+                    "expected": m.expected,
+                    "actual": m.actual,
+                })),
+                "shorthand": lines,
+            })
+        );
+    }
+    if failed.is_some() {
         Status::Violation
     } else {
         Status::Ok
