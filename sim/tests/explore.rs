@@ -1,0 +1,177 @@
+//! Exhaustive exploration: the reference exhausts every built-in scope,
+//! mutants are caught with a shortest counterexample that replays, schedule
+//! counts match what can be worked out by hand, and the thread count
+//! changes nothing.
+
+use std::path::Path;
+
+use tern_harness::contract::plugin::Implementation;
+use tern_harness::corpus::Corpus;
+use tern_harness::explore::builtin;
+use tern_harness::explore::scope::{Budget, Scope};
+use tern_harness::explore::search::{explore, Exploration, Limits, Prepared, Watch};
+use tern_harness::explore::trace;
+use tern_harness::implementations::mutants::{Mutant, MutantImpl};
+use tern_harness::implementations::reference::ReferenceImpl;
+
+fn corpus() -> Corpus {
+    Corpus::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios")).expect("the corpus loads")
+}
+
+fn limits(merge: bool, jobs: usize) -> Limits {
+    Limits {
+        merge,
+        max_states: 1_000_000,
+        jobs,
+    }
+}
+
+fn run<'s>(scope: &'s Scope, imp: &dyn Implementation, limits: Limits) -> (Exploration, Prepared<'s>) {
+    let (prepared, _) = Prepared::new(scope, true);
+    let e = explore(
+        &prepared,
+        imp,
+        Default::default(),
+        limits,
+        &Watch::default(),
+    );
+    (e, prepared)
+}
+
+#[test]
+fn the_reference_exhausts_every_built_in_scope() {
+    let corpus = corpus();
+    let scopes = builtin::all(Some(&corpus)).expect("the built-in scopes load");
+    assert_eq!(scopes.len(), builtin::list().len());
+    for scope in &scopes {
+        let (e, _) = run(scope, &ReferenceImpl, limits(true, 2));
+        assert_eq!(e.violation, None, "{}", scope.id);
+        assert!(e.exhausted, "{}", scope.id);
+        assert!(e.counts.schedules > 0 && e.counts.merged > 0, "{}: {:?}", scope.id, e.counts);
+    }
+}
+
+/// A mutant per family of bugs the built-in scopes are about: crashes
+/// around effects, durability of deliveries, revisions, pending, grants.
+const CAUGHT: &[(&str, &str, &str)] = &[
+    ("pending-in-memory", "revision-race", "history-preserved"),
+    ("memory-dedup", "commit-execute-crash", "at-most-once-effects"),
+    ("intent-as-done", "commit-execute-crash", "executions-agree"),
+    ("dedup-after-answer", "revision-race", "dedup"),
+    ("last-revision-wins", "revision-race", "no-silent-branch"),
+    ("valid-at-expiry-instant", "grant-expiry", "authority-before-effect"),
+    ("trusts-from", "spoofed-same-id", "identity-bound"),
+    ("never-invalidates", "late-id-conflict", "id-conflict"),
+    ("executes-superseded", "renewal", "lifecycle-respected"),
+    ("ignores-revision-conflict", "report-revision-conflict", "conflict-blocks-execution"),
+    ("stores-cut-delivery-twice", "pending-chain", "views-agree"),
+];
+
+#[test]
+fn mutants_are_caught_with_a_shortest_counterexample_that_replays() {
+    let corpus = corpus();
+    for &(mutant, scope, invariant) in CAUGHT {
+        let imp = MutantImpl(Mutant::by_name(mutant).expect("a mutant of the zoo"));
+        let scope = builtin::by_name(scope, Some(&corpus)).expect("a built-in scope");
+        let (e, prepared) = run(&scope, &imp, limits(true, 1));
+        let ce = e.violation.as_ref().unwrap_or_else(|| panic!("{mutant} survives {}", scope.id));
+        assert_eq!(ce.mismatch.invariant.name, invariant, "{mutant}: {ce:?}");
+        assert!(!e.exhausted);
+        // The same schedule fails again, with the same invariant, at its
+        // last move; every shorter prefix passes.
+        let replayed = prepared.replay(&imp, Default::default(), &ce.schedule);
+        let (at, m) = replayed.expect_err("the counterexample replays");
+        assert_eq!(at, ce.schedule.len().checked_sub(1), "{mutant}");
+        assert_eq!(m, ce.mismatch, "{mutant}");
+        for n in 0..ce.schedule.len() {
+            assert!(
+                prepared.replay(&imp, Default::default(), &ce.schedule[..n]).is_ok(),
+                "{mutant}: a prefix of {n} moves already fails"
+            );
+        }
+        // Breadth-first: no schedule of fewer moves fails, merged or not.
+        let (unmerged, _) = run(&scope, &imp, limits(false, 1));
+        let other = unmerged.violation.expect("caught without merging too");
+        assert_eq!(other.schedule.len(), ce.schedule.len(), "{mutant}");
+        // The saved trace reads back to the same scope and schedule, and
+        // the reference passes it.
+        let doc = trace::document(&scope, &prepared, ce, "x");
+        assert!(trace::is_trace(&doc));
+        let saved = trace::read(Path::new("t.json"), &doc).expect("the trace reads back");
+        assert_eq!(saved.schedule, ce.schedule);
+        assert_eq!(saved.scope.actions, scope.actions);
+        let (again, _) = Prepared::new(&saved.scope, true);
+        assert!(again.replay(&imp, Default::default(), &saved.schedule).is_err());
+        assert!(again.replay(&ReferenceImpl, Default::default(), &saved.schedule).is_ok());
+    }
+}
+
+#[test]
+fn schedule_counts_match_the_hand_count() {
+    // Three distinct deliveries, no fault: 3! = 6 orders. Without merging
+    // the tree has 3 + 3·2 + 3·2·1 = 15 transitions and 1 + 15 states.
+    let corpus = corpus();
+    let case = corpus
+        .cases
+        .iter()
+        .find(|c| c.id == "pending.chained-release")
+        .expect("the case");
+    let scope = Scope::from_case(case, Budget::default());
+    assert_eq!(scope.actions.len(), 3);
+    let (full, _) = run(&scope, &ReferenceImpl, limits(false, 1));
+    assert!(full.exhausted && full.violation.is_none());
+    assert_eq!(full.counts.schedules, 6);
+    assert_eq!(full.counts.transitions, 15);
+    assert_eq!(full.counts.states, 16);
+    assert_eq!(full.counts.depth, 3);
+    let (merged, _) = run(&scope, &ReferenceImpl, limits(true, 1));
+    assert!(merged.exhausted && merged.violation.is_none());
+    assert!(merged.counts.schedules < 6, "{:?}", merged.counts);
+    assert!(merged.counts.states < 16 && merged.counts.merged > 0);
+    // One crash adds, per delivery, two crash points, each followed by a
+    // restart (three ways), and a crash between operations: more of both.
+    let crashing = Scope::from_case(case, Budget { crashes: 1, duplicates: 0 });
+    let (c, _) = run(&crashing, &ReferenceImpl, limits(false, 1));
+    assert!(c.exhausted && c.violation.is_none());
+    assert!(c.counts.schedules > 6 && c.counts.depth > 3);
+    // The same verdicts with and without merging, for a mutant too.
+    let imp = MutantImpl(Mutant::by_name("silent-releases").expect("a mutant"));
+    let (a, _) = run(&scope, &imp, limits(false, 1));
+    let (b, _) = run(&scope, &imp, limits(true, 1));
+    assert_eq!(a.violation.map(|v| v.mismatch), b.violation.map(|v| v.mismatch));
+}
+
+#[test]
+fn the_thread_count_changes_nothing() {
+    let corpus = corpus();
+    for name in ["grant-expiry", "report-revision-conflict"] {
+        let scope = builtin::by_name(name, Some(&corpus)).expect("a built-in scope");
+        let (one, _) = run(&scope, &ReferenceImpl, limits(true, 1));
+        let (two, _) = run(&scope, &ReferenceImpl, limits(true, 2));
+        assert_eq!(one, two, "{name}");
+        let imp = MutantImpl(Mutant::by_name("expires-early").expect("a mutant"));
+        let (one, _) = run(&scope, &imp, limits(true, 1));
+        let (two, _) = run(&scope, &imp, limits(true, 3));
+        assert_eq!(one, two, "{name}");
+    }
+}
+
+#[test]
+fn a_scope_file_reads_back_as_it_was_written_and_errors_name_the_member() {
+    let corpus = corpus();
+    let scope = builtin::by_name("grant-expiry", Some(&corpus)).expect("a built-in scope");
+    let text = scope.to_json().to_string();
+    let again = Scope::from_json(Path::new("x.json"), &text, None).expect("a written scope reads back");
+    assert_eq!(again.actions, scope.actions);
+    assert_eq!(again.budget, scope.budget);
+    assert_eq!(again.setup, scope.setup);
+    let mut bad = scope.to_json();
+    bad["deliver"][1]["at"] = serde_json::json!("yesterday");
+    let e = Scope::from_json(Path::new("x.json"), &bad.to_string(), None).unwrap_err();
+    assert!(e.to_string().contains("/deliver/1/at"), "{e}");
+    let e = Scope::from_json(Path::new("x.json"), r#"{"id":"a","case":"no.such-case"}"#, Some(&corpus))
+        .unwrap_err();
+    assert!(e.to_string().contains("no corpus case `no.such-case`"), "{e}");
+    let e = Scope::from_json(Path::new("x.json"), r#"{"id":"a","cases":"x"}"#, None).unwrap_err();
+    assert!(e.to_string().contains("unknown field `cases`"), "{e}");
+}
