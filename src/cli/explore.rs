@@ -94,13 +94,16 @@ pub struct ExploreArgs {
 /// The scopes asked for, in the order given: named built-ins (all of them
 /// when nothing is named), cases, then files.
 fn scopes(args: &ExploreArgs) -> Result<Vec<Scope>, String> {
-    let needs_corpus = !args.cases.is_empty()
-        || args.files.is_empty() && args.cases.is_empty()
-        || !args.scopes.is_empty();
-    let corpus = if needs_corpus || !args.files.is_empty() {
+    // Built-in scopes and cases need the corpus; a scope file only if it
+    // names a case (and then says so if the corpus is missing).
+    let needs_corpus = args.files.is_empty() || !args.cases.is_empty() || !args.scopes.is_empty();
+    let corpus = if needs_corpus {
         Some(load_corpus(args.scenarios.as_deref(), "explore").map_err(|_| String::new())?)
     } else {
-        None
+        tern_harness::corpus::Corpus::load(&super::certify::scenarios_dir(
+            args.scenarios.as_deref(),
+        ))
+        .ok()
     };
     let mut out = Vec::new();
     let builtins = args.scopes.is_empty() && args.cases.is_empty() && args.files.is_empty();
