@@ -11,12 +11,26 @@ fn the_reference_exhausts_a_scope_and_the_output_does_not_depend_on_jobs() {
     let dir = tempfile::tempdir().unwrap();
     let one = run_in(
         dir.path(),
-        &["explore", "pending-chain", "--format", "json", "--jobs", "1"],
+        &[
+            "explore",
+            "pending-chain",
+            "--format",
+            "json",
+            "--jobs",
+            "1",
+        ],
     );
     assert_eq!(one.status.code(), Some(0), "{one:?}");
     let two = run_in(
         dir.path(),
-        &["explore", "pending-chain", "--format", "json", "--jobs", "2"],
+        &[
+            "explore",
+            "pending-chain",
+            "--format",
+            "json",
+            "--jobs",
+            "2",
+        ],
     );
     assert_eq!(stdout(&one), stdout(&two));
     let doc: Value = serde_json::from_str(&stdout(&one)).unwrap();
@@ -29,7 +43,12 @@ fn a_mutant_fails_with_a_trace_that_replay_reruns() {
     let dir = tempfile::tempdir().unwrap();
     let out = run_in(
         dir.path(),
-        &["explore", "commit-execute-crash", "--mutant", "memory-dedup"],
+        &[
+            "explore",
+            "commit-execute-crash",
+            "--mutant",
+            "memory-dedup",
+        ],
     );
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let text = stdout(&out);
@@ -51,13 +70,22 @@ fn bad_scopes_are_usage_errors_and_a_bound_is_not_exhaustion() {
     let out = run_in(dir.path(), &["explore", "no-such-scope"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no built-in scope `no-such-scope`"));
-    std::fs::write(dir.path().join("s.json"), r#"{"id": "s", "setup": {"participant": "bob"}}"#)
-        .unwrap();
+    std::fs::write(
+        dir.path().join("s.json"),
+        r#"{"id": "s", "setup": {"participant": "bob"}}"#,
+    )
+    .unwrap();
     let out = run_in(dir.path(), &["explore", "--scope-file", "s.json"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(err.contains("s.json") && err.contains("missing field `principal`"), "{err}");
-    let out = run_in(dir.path(), &["explore", "grant-expiry", "--max-states", "10"]);
+    assert!(
+        err.contains("s.json") && err.contains("missing field `principal`"),
+        "{err}"
+    );
+    let out = run_in(
+        dir.path(),
+        &["explore", "grant-expiry", "--max-states", "10"],
+    );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(stdout(&out).contains("not exhausted"));
 }

@@ -15,7 +15,8 @@ use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 
 fn corpus() -> Corpus {
-    Corpus::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios")).expect("the corpus loads")
+    Corpus::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios"))
+        .expect("the corpus loads")
 }
 
 fn limits(merge: bool, jobs: usize) -> Limits {
@@ -26,7 +27,11 @@ fn limits(merge: bool, jobs: usize) -> Limits {
     }
 }
 
-fn run<'s>(scope: &'s Scope, imp: &dyn Implementation, limits: Limits) -> (Exploration, Prepared<'s>) {
+fn run<'s>(
+    scope: &'s Scope,
+    imp: &dyn Implementation,
+    limits: Limits,
+) -> (Exploration, Prepared<'s>) {
     let (prepared, _) = Prepared::new(scope, true);
     let e = explore(
         &prepared,
@@ -47,7 +52,12 @@ fn the_reference_exhausts_every_built_in_scope() {
         let (e, _) = run(scope, &ReferenceImpl, limits(true, 2));
         assert_eq!(e.violation, None, "{}", scope.id);
         assert!(e.exhausted, "{}", scope.id);
-        assert!(e.counts.schedules > 0 && e.counts.merged > 0, "{}: {:?}", scope.id, e.counts);
+        assert!(
+            e.counts.schedules > 0 && e.counts.merged > 0,
+            "{}: {:?}",
+            scope.id,
+            e.counts
+        );
     }
 }
 
@@ -55,15 +65,27 @@ fn the_reference_exhausts_every_built_in_scope() {
 /// around effects, durability of deliveries, revisions, pending, grants.
 const CAUGHT: &[(&str, &str, &str)] = &[
     ("pending-in-memory", "revision-race", "history-preserved"),
-    ("memory-dedup", "commit-execute-crash", "at-most-once-effects"),
+    (
+        "memory-dedup",
+        "commit-execute-crash",
+        "at-most-once-effects",
+    ),
     ("intent-as-done", "commit-execute-crash", "executions-agree"),
     ("dedup-after-answer", "revision-race", "dedup"),
     ("last-revision-wins", "revision-race", "no-silent-branch"),
-    ("valid-at-expiry-instant", "grant-expiry", "authority-before-effect"),
+    (
+        "valid-at-expiry-instant",
+        "grant-expiry",
+        "authority-before-effect",
+    ),
     ("trusts-from", "spoofed-same-id", "identity-bound"),
     ("never-invalidates", "late-id-conflict", "id-conflict"),
     ("executes-superseded", "renewal", "lifecycle-respected"),
-    ("ignores-revision-conflict", "report-revision-conflict", "conflict-blocks-execution"),
+    (
+        "ignores-revision-conflict",
+        "report-revision-conflict",
+        "conflict-blocks-execution",
+    ),
     ("stores-cut-delivery-twice", "pending-chain", "views-agree"),
 ];
 
@@ -74,18 +96,23 @@ fn mutants_are_caught_with_a_shortest_counterexample_that_replays() {
         let imp = MutantImpl(Mutant::by_name(mutant).expect("a mutant of the zoo"));
         let scope = builtin::by_name(scope, Some(&corpus)).expect("a built-in scope");
         let (e, prepared) = run(&scope, &imp, limits(true, 1));
-        let ce = e.violation.as_ref().unwrap_or_else(|| panic!("{mutant} survives {}", scope.id));
+        let ce = e
+            .violation
+            .as_ref()
+            .unwrap_or_else(|| panic!("{mutant} survives {}", scope.id));
         assert_eq!(ce.mismatch.invariant.name, invariant, "{mutant}: {ce:?}");
         assert!(!e.exhausted);
         // The same schedule fails again, with the same invariant, at its
         // last move; every shorter prefix passes.
         let replayed = prepared.replay(&imp, Default::default(), &ce.schedule);
-        let (at, m) = replayed.expect_err("the counterexample replays");
+        let (at, m) = *replayed.expect_err("the counterexample replays");
         assert_eq!(at, ce.schedule.len().checked_sub(1), "{mutant}");
         assert_eq!(m, ce.mismatch, "{mutant}");
         for n in 0..ce.schedule.len() {
             assert!(
-                prepared.replay(&imp, Default::default(), &ce.schedule[..n]).is_ok(),
+                prepared
+                    .replay(&imp, Default::default(), &ce.schedule[..n])
+                    .is_ok(),
                 "{mutant}: a prefix of {n} moves already fails"
             );
         }
@@ -101,8 +128,12 @@ fn mutants_are_caught_with_a_shortest_counterexample_that_replays() {
         assert_eq!(saved.schedule, ce.schedule);
         assert_eq!(saved.scope.actions, scope.actions);
         let (again, _) = Prepared::new(&saved.scope, true);
-        assert!(again.replay(&imp, Default::default(), &saved.schedule).is_err());
-        assert!(again.replay(&ReferenceImpl, Default::default(), &saved.schedule).is_ok());
+        assert!(again
+            .replay(&imp, Default::default(), &saved.schedule)
+            .is_err());
+        assert!(again
+            .replay(&ReferenceImpl, Default::default(), &saved.schedule)
+            .is_ok());
     }
 }
 
@@ -130,7 +161,13 @@ fn schedule_counts_match_the_hand_count() {
     assert!(merged.counts.states < 16 && merged.counts.merged > 0);
     // One crash adds, per delivery, two crash points, each followed by a
     // restart (three ways), and a crash between operations: more of both.
-    let crashing = Scope::from_case(case, Budget { crashes: 1, duplicates: 0 });
+    let crashing = Scope::from_case(
+        case,
+        Budget {
+            crashes: 1,
+            duplicates: 0,
+        },
+    );
     let (c, _) = run(&crashing, &ReferenceImpl, limits(false, 1));
     assert!(c.exhausted && c.violation.is_none());
     assert!(c.counts.schedules > 6 && c.counts.depth > 3);
@@ -138,7 +175,10 @@ fn schedule_counts_match_the_hand_count() {
     let imp = MutantImpl(Mutant::by_name("silent-releases").expect("a mutant"));
     let (a, _) = run(&scope, &imp, limits(false, 1));
     let (b, _) = run(&scope, &imp, limits(true, 1));
-    assert_eq!(a.violation.map(|v| v.mismatch), b.violation.map(|v| v.mismatch));
+    assert_eq!(
+        a.violation.map(|v| v.mismatch),
+        b.violation.map(|v| v.mismatch)
+    );
 }
 
 #[test]
@@ -161,7 +201,8 @@ fn a_scope_file_reads_back_as_it_was_written_and_errors_name_the_member() {
     let corpus = corpus();
     let scope = builtin::by_name("grant-expiry", Some(&corpus)).expect("a built-in scope");
     let text = scope.to_json().to_string();
-    let again = Scope::from_json(Path::new("x.json"), &text, None).expect("a written scope reads back");
+    let again =
+        Scope::from_json(Path::new("x.json"), &text, None).expect("a written scope reads back");
     assert_eq!(again.actions, scope.actions);
     assert_eq!(again.budget, scope.budget);
     assert_eq!(again.setup, scope.setup);
@@ -169,9 +210,16 @@ fn a_scope_file_reads_back_as_it_was_written_and_errors_name_the_member() {
     bad["deliver"][1]["at"] = serde_json::json!("yesterday");
     let e = Scope::from_json(Path::new("x.json"), &bad.to_string(), None).unwrap_err();
     assert!(e.to_string().contains("/deliver/1/at"), "{e}");
-    let e = Scope::from_json(Path::new("x.json"), r#"{"id":"a","case":"no.such-case"}"#, Some(&corpus))
-        .unwrap_err();
-    assert!(e.to_string().contains("no corpus case `no.such-case`"), "{e}");
+    let e = Scope::from_json(
+        Path::new("x.json"),
+        r#"{"id":"a","case":"no.such-case"}"#,
+        Some(&corpus),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("no corpus case `no.such-case`"),
+        "{e}"
+    );
     let e = Scope::from_json(Path::new("x.json"), r#"{"id":"a","cases":"x"}"#, None).unwrap_err();
     assert!(e.to_string().contains("unknown field `cases`"), "{e}");
 }

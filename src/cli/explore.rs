@@ -6,14 +6,14 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use tern_harness::contract::plugin::{Capability, InitParams};
+use tern_harness::corpus::play::identify_as;
 use tern_harness::explore::builtin;
 use tern_harness::explore::scope::{Budget, Scope};
 use tern_harness::explore::search::{explore, Limits, Prepared, Watch};
 use tern_harness::explore::trace;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted, Limits as ImplLimits};
 use tern_harness::implementations::mutants::Mutant;
-use tern_harness::corpus::play::identify_as;
-use tern_harness::contract::plugin::{Capability, InitParams};
 use tern_reports::explore::{counterexample_text, document, summary, Explored};
 
 use super::certify::load_corpus;

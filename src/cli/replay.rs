@@ -182,7 +182,7 @@ fn replay_exploration(args: &ReplayArgs, doc: &serde_json::Value) -> Status {
         .iter()
         .map(|&m| prepared.describe(m))
         .collect();
-    let failed = result.as_ref().err();
+    let failed = result.as_ref().err().map(|b| (&b.0, &b.1));
     if matches!(args.format, FormatArg::Human) {
         outln!(
             "replaying {} (scope {}, {} moves) against {}",

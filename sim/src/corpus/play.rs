@@ -697,7 +697,10 @@ pub fn identify(implementation: &dyn Implementation, case: &Case) -> Result<Iden
 }
 
 /// [`identify`], for a receiver started with `init`.
-pub fn identify_as(implementation: &dyn Implementation, init: &InitParams) -> Result<Identity, String> {
+pub fn identify_as(
+    implementation: &dyn Implementation,
+    init: &InitParams,
+) -> Result<Identity, String> {
     let storage = Storage::new();
     let world = World::new();
     let agent = world.for_agent(init.participant.as_str(), &storage);

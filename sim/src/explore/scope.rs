@@ -139,7 +139,11 @@ impl Scope {
 
     /// Reads a scope file (docs/explore.md §4). A scope that names a corpus
     /// `case` takes its setup and actions from `corpus`, plus any it lists.
-    pub fn from_json(file: &Path, text: &str, corpus: Option<&Corpus>) -> Result<Scope, ScopeError> {
+    pub fn from_json(
+        file: &Path,
+        text: &str,
+        corpus: Option<&Corpus>,
+    ) -> Result<Scope, ScopeError> {
         let at = At { file };
         let de = &mut serde_json::Deserializer::from_str(text);
         let raw: RawScope = serde_path_to_error::deserialize(de).map_err(|e| {
@@ -199,7 +203,10 @@ impl Scope {
                     .map_err(|e| at.err(format!("{p}/frame_base64"), format!("not base64: {e}")))?,
                 _ => {
                     return Err(at
-                        .err(p, "a delivery has exactly one of `frame` and `frame_base64`")
+                        .err(
+                            p,
+                            "a delivery has exactly one of `frame` and `frame_base64`",
+                        )
                         .into())
                 }
             };

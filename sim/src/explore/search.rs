@@ -253,7 +253,14 @@ impl<'s> Prepared<'s> {
         out
     }
 
-    fn delivery(&self, action: u16) -> (&[u8], &tern_model::message::Principal, tern_model::ledger::LocalTime) {
+    fn delivery(
+        &self,
+        action: u16,
+    ) -> (
+        &[u8],
+        &tern_model::message::Principal,
+        tern_model::ledger::LocalTime,
+    ) {
         match &self.actions[action as usize] {
             Action::Deliver {
                 frame,
@@ -392,23 +399,24 @@ impl<'s> Prepared<'s> {
         implementation: &dyn Implementation,
         names: RejectNames,
         schedule: &[Move],
-    ) -> Result<(), (Option<usize>, Mismatch)> {
+    ) -> Result<(), Box<(Option<usize>, Mismatch)>> {
         let mut h = self.root();
         let mut subject = Subject::start(implementation, &self.init, &self.threads, names)
-            .map_err(|m| (None, m))?;
-        subject.check_views(true).map_err(|m| (None, m))?;
+            .map_err(|m| Box::new((None, m)))?;
+        subject.check_views(true).map_err(|m| Box::new((None, m)))?;
         for (i, &m) in schedule.iter().enumerate() {
             if !self.moves(&h).contains(&m) {
-                return Err((
+                return Err(Box::new((
                     Some(i),
                     Mismatch::new(
                         crate::judge::invariants::ALIVE,
                         "a move the scope allows here",
                         format!("{m}: the receiver's state no longer allows it"),
                     ),
-                ));
+                )));
             }
-            self.play(&mut subject, &mut h, m).map_err(|e| (Some(i), e))?;
+            self.play(&mut subject, &mut h, m)
+                .map_err(|e| (Some(i), e))?;
         }
         Ok(())
     }
@@ -438,7 +446,11 @@ impl<'s> Prepared<'s> {
                     shorthand::line(frame, Some(principal.as_str()))
                 )
             }
-            Move::Execute { action, at, crash: c } => match &self.actions[action as usize] {
+            Move::Execute {
+                action,
+                at,
+                crash: c,
+            } => match &self.actions[action as usize] {
                 Action::Execute {
                     thread,
                     commitment,
@@ -602,4 +614,3 @@ pub fn explore(
         violation,
     }
 }
-

@@ -142,7 +142,10 @@ impl<'i> Subject<'i> {
             return Err(Mismatch::new(
                 inv::AUTHORITY,
                 "no effect while starting",
-                format!("{} effect(s) performed during start-up", self.world.len() - before),
+                format!(
+                    "{} effect(s) performed during start-up",
+                    self.world.len() - before
+                ),
             ));
         }
         Ok(came)
@@ -176,9 +179,18 @@ impl<'i> Subject<'i> {
         crash: Option<CrashPoint>,
     ) -> Result<Came, Mismatch> {
         let before = self.world.len();
-        let receiver = self.receiver.as_mut().expect("deliveries reach a receiver that is up");
-        let reply = match delivery::deliver(receiver.as_mut(), &self.storage, crash, frame, principal, at)
-        {
+        let receiver = self
+            .receiver
+            .as_mut()
+            .expect("deliveries reach a receiver that is up");
+        let reply = match delivery::deliver(
+            receiver.as_mut(),
+            &self.storage,
+            crash,
+            frame,
+            principal,
+            at,
+        ) {
             Err(b) => return Err(Self::breach("an answer to deliver", b)),
             Ok(Delivery::Crashed) => {
                 match self.cut.iter_mut().find(|u| u.frame == frame) {
@@ -200,7 +212,10 @@ impl<'i> Subject<'i> {
         let expected = self.oracle.deliver(frame, principal, at);
         for e in &expected {
             if let (Some(t), Some(id)) = (&e.thread, &e.id) {
-                self.unconfirmed.entry(t.clone()).or_default().push(id.clone());
+                self.unconfirmed
+                    .entry(t.clone())
+                    .or_default()
+                    .push(id.clone());
             }
         }
         delivery::no_effects(before, self.world.len())
@@ -229,7 +244,10 @@ impl<'i> Subject<'i> {
         crash: Option<CrashPoint>,
     ) -> Result<Came, Mismatch> {
         let before = self.world.len();
-        let receiver = self.receiver.as_mut().expect("executions reach a receiver that is up");
+        let receiver = self
+            .receiver
+            .as_mut()
+            .expect("executions reach a receiver that is up");
         let (result, fired) = self
             .storage
             .with_crash(crash, || receiver.execute(thread, id, at));
