@@ -18,7 +18,7 @@ use tern_reports::explore::{counterexample_text, document, summary, Explored};
 
 use super::certify::load_corpus;
 use super::progress::Progress;
-use super::sim::{implementation, parse_mutant, JobsArg};
+use super::sim::{implementation, parse_mutant};
 use super::{FormatArg, Status};
 use tern_reports::escape::t as tty;
 
@@ -60,8 +60,11 @@ pub struct ExploreArgs {
     #[arg(long, default_value_t = 2_000_000, value_name = "N")]
     max_states: u64,
 
-    #[command(flatten)]
-    jobs: JobsArg,
+    /// Threads that play each layer of the search (default: one per
+    /// core). Each layer is judged in order afterwards, so the output does
+    /// not depend on it.
+    #[arg(long, value_name = "N")]
+    jobs: Option<std::num::NonZeroUsize>,
 
     /// Explore a mutant of the zoo instead of the reference.
     #[arg(long, value_parser = parse_mutant, conflicts_with = "implementation")]
@@ -171,7 +174,10 @@ pub fn run(args: ExploreArgs) -> Status {
         }
     };
     let human = matches!(args.format, FormatArg::Human);
-    let jobs = args.jobs.get().0.get();
+    let jobs = args.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |n| n.get(),
+    );
     if human {
         outln!(
             "tern-sim explore: {} scope(s), implementation: {}, {}",
@@ -191,7 +197,7 @@ pub fn run(args: ExploreArgs) -> Status {
         jobs,
     };
     let mut explored = Vec::new();
-    let mut status = Status::Ok;
+    let mut unsaved = false;
     for scope in &scopes {
         let init = InitParams {
             participant: scope.setup.participant.clone(),
@@ -256,7 +262,7 @@ pub fn run(args: ExploreArgs) -> Status {
                         "tern-sim explore: could not save the trace to {}: {e}",
                         path.display()
                     );
-                    status = Status::Trouble;
+                    unsaved = true;
                 }
             }
             if human {
@@ -265,11 +271,6 @@ pub fn run(args: ExploreArgs) -> Status {
                     outln!("  trace saved: {p}\n  replay: tern-sim replay {p}");
                 }
             }
-            if status == Status::Ok {
-                status = Status::Violation;
-            }
-        } else if !exploration.exhausted && interrupted().is_none() && status == Status::Ok {
-            status = Status::Trouble;
         }
         explored.push(Explored {
             scope: scope.id.clone(),
@@ -302,5 +303,15 @@ pub fn run(args: ExploreArgs) -> Status {
     if let Some(signal) = interrupted() {
         std::process::exit(128 + signal);
     }
-    status
+    // A violation decides, whatever the order of the scopes, unless its
+    // trace was lost; then a scope not exhausted.
+    if unsaved {
+        Status::Trouble
+    } else if explored.iter().any(|x| x.exploration.violation.is_some()) {
+        Status::Violation
+    } else if explored.iter().any(|x| !x.exploration.exhausted) {
+        Status::Trouble
+    } else {
+        Status::Ok
+    }
 }

@@ -526,20 +526,29 @@ fn name<T>(
     make(text).map_err(|e| at.err(pointer, e))
 }
 
+/// A file's text as `T`; an error names the file and the path of the
+/// member serde stopped at.
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(
+    file: &Path,
+    text: &str,
+) -> Result<T, CorpusError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        CorpusError::Invalid {
+            file: file.to_path_buf(),
+            pointer: if path == "." { String::new() } else { path },
+            message: e.into_inner().to_string(),
+        }
+    })
+}
+
 impl Case {
     /// Reads a case file's text. Errors name the file and, where possible,
     /// the JSON pointer of the offending member.
     pub fn from_json(file: &Path, text: &str) -> Result<Case, CorpusError> {
         let at = At { file };
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let raw: RawCase = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            CorpusError::Invalid {
-                file: file.to_path_buf(),
-                pointer: if path == "." { String::new() } else { path },
-                message: e.into_inner().to_string(),
-            }
-        })?;
+        let raw: RawCase = read_json(file, text)?;
         if raw.id.is_empty()
             || !raw
                 .id

@@ -19,7 +19,7 @@ use tern_model::ledger::{Contexts, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use crate::contract::protocol::config_json;
-use crate::corpus::case::{local_time, setup_of, At, Case, RawSetup, Setup, Step};
+use crate::corpus::case::{local_time, read_json, setup_of, At, Case, RawSetup, Setup, Step};
 use crate::corpus::{Corpus, CorpusError};
 
 /// Why a scope could not be read or built.
@@ -145,15 +145,7 @@ impl Scope {
         corpus: Option<&Corpus>,
     ) -> Result<Scope, ScopeError> {
         let at = At { file };
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let raw: RawScope = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            CorpusError::Invalid {
-                file: file.to_path_buf(),
-                pointer: if path == "." { String::new() } else { path },
-                message: e.into_inner().to_string(),
-            }
-        })?;
+        let raw: RawScope = read_json(file, text)?;
         if raw.id.is_empty() {
             return Err(at.err("/id", "a scope has a non-empty `id`").into());
         }
@@ -187,7 +179,9 @@ impl Scope {
             }
         };
         scope.id = raw.id;
-        scope.title = raw.title;
+        if !raw.title.is_empty() {
+            scope.title = raw.title;
+        }
         scope.origin = file.display().to_string();
         if !raw.clauses.is_empty() {
             scope.clauses = raw.clauses;
