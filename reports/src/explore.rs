@@ -64,6 +64,36 @@ pub fn summary(explored: &[Explored]) -> String {
             },
         ]);
     }
+    if explored.len() > 1 {
+        let sum =
+            |f: fn(&Exploration) -> u64| explored.iter().map(|x| f(&x.exploration)).sum::<u64>();
+        let secs: f64 = explored.iter().map(|x| x.elapsed.as_secs_f64()).sum();
+        let states = sum(|e| e.counts.states);
+        let clean = explored
+            .iter()
+            .filter(|x| x.exploration.violation.is_none() && x.exploration.exhausted)
+            .count();
+        rows.push(vec![
+            format!("total ({} scopes)", explored.len()),
+            format!("{clean} exhausted"),
+            sum(|e| e.counts.schedules).to_string(),
+            states.to_string(),
+            sum(|e| e.counts.transitions).to_string(),
+            sum(|e| e.counts.merged).to_string(),
+            explored
+                .iter()
+                .map(|x| x.exploration.counts.depth)
+                .max()
+                .unwrap_or(0)
+                .to_string(),
+            format!("{secs:.2} s"),
+            if secs > 0.0 {
+                format!("{:.0}", states as f64 / secs)
+            } else {
+                "-".to_owned()
+            },
+        ]);
+    }
     table(rows)
 }
 

@@ -24,7 +24,8 @@ use tern_reports::escape::t as tty;
 
 #[derive(Debug, Args)]
 pub struct ExploreArgs {
-    /// Built-in scopes to explore (default: all of them; `--list` names them).
+    /// Built-in scopes to explore, `corpus` for the corpus family (default:
+    /// all of them and the corpus family; `--list` names them).
     #[arg(value_name = "SCOPE")]
     scopes: Vec<String>,
 
@@ -32,6 +33,11 @@ pub struct ExploreArgs {
     /// every order and crash point (repeatable).
     #[arg(long = "case", value_name = "ID")]
     cases: Vec<String>,
+
+    /// The corpus family takes the cases with at most this many distinct
+    /// deliveries and executions (the states grow as 2^N).
+    #[arg(long, default_value_t = 12, value_name = "N")]
+    max_actions: usize,
 
     /// A scope file (docs/explore.md §4; repeatable).
     #[arg(long = "scope-file", value_name = "PATH")]
@@ -109,12 +115,22 @@ fn scopes(args: &ExploreArgs) -> Result<Vec<Scope>, String> {
         .ok()
     };
     let mut out = Vec::new();
-    let builtins = args.scopes.is_empty() && args.cases.is_empty() && args.files.is_empty();
-    if builtins {
+    let everything = args.scopes.is_empty() && args.cases.is_empty() && args.files.is_empty();
+    let family = |corpus: Option<&tern_harness::corpus::Corpus>| {
+        corpus
+            .map(|c| builtin::corpus_family(c, args.max_actions))
+            .ok_or("the corpus cannot be read")
+    };
+    if everything {
         out.extend(builtin::all(corpus.as_ref()).map_err(|e| e.to_string())?);
+        out.extend(family(corpus.as_ref())?);
     }
     for name in &args.scopes {
-        out.push(builtin::by_name(name, corpus.as_ref()).map_err(|e| e.to_string())?);
+        if name == builtin::CORPUS {
+            out.extend(family(corpus.as_ref())?);
+        } else {
+            out.push(builtin::by_name(name, corpus.as_ref()).map_err(|e| e.to_string())?);
+        }
     }
     for id in &args.cases {
         let case = corpus

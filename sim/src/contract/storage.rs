@@ -3,6 +3,7 @@
 
 use std::any::Any;
 use std::cell::RefCell;
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 use crate::contract::error::ImplError;
@@ -106,6 +107,25 @@ impl Storage {
     pub fn records_from(&self, from: usize) -> Vec<Vec<u8>> {
         let inner = self.0.borrow();
         inner.durable.get(from..).unwrap_or_default().to_vec()
+    }
+
+    /// What the storage holds, durable and not yet synced, each as a
+    /// multiset: the order records were written in does not count. Two
+    /// receivers that wrote the same records in other orders agree; one
+    /// that lost or never wrote a record does not. (The explorer merges
+    /// states by it.)
+    pub fn unordered_hash(&self, h: &mut impl Hasher) {
+        let inner = self.0.borrow();
+        for records in [&inner.durable, &inner.pending] {
+            let mut sum = 0u64;
+            for r in records.iter() {
+                let mut one = std::collections::hash_map::DefaultHasher::new();
+                r.hash(&mut one);
+                sum = sum.wrapping_add(one.finish());
+            }
+            records.len().hash(h);
+            sum.hash(h);
+        }
     }
 
     /// Schedules a crash (harness side).

@@ -1,7 +1,9 @@
 //! The built-in scopes: the hard parts of the seed, each a small world
 //! drawn from a corpus case with a fault budget, traced to its clauses.
 //! Their files live in `scopes/` and are built into the binary; those
-//! drawn from a case need the corpus to be read.
+//! drawn from a case need the corpus to be read. Beside them, the corpus
+//! family makes every small corpus case a scope: what the wire rules and
+//! the single-message rules need is an order, not a fault.
 
 use std::path::Path;
 
@@ -24,7 +26,11 @@ scopes![
     "late-id-conflict",
     "renewal",
     "report-revision-conflict",
+    "crash-in-recovery",
 ];
+
+/// The name that stands for the corpus family in `tern-sim explore`.
+pub const CORPUS: &str = "corpus";
 
 fn read(name: &str, text: &str, corpus: Option<&Corpus>) -> Result<Scope, ScopeError> {
     let file = format!("scopes/{name}.json");
@@ -49,7 +55,8 @@ pub fn by_name(name: &str, corpus: Option<&Corpus>) -> Result<Scope, ScopeError>
     read(name, text, corpus)
 }
 
-/// Each built-in scope's name and title, without reading the corpus.
+/// Each built-in scope's name and title, without reading the corpus (the
+/// corpus family last).
 pub fn list() -> Vec<(&'static str, String)> {
     FILES
         .iter()
@@ -60,5 +67,42 @@ pub fn list() -> Vec<(&'static str, String)> {
                 .unwrap_or_default();
             (*name, title)
         })
+        .chain(std::iter::once((
+            CORPUS,
+            "Every corpus case with at most --max-actions distinct actions: every order, and one crash anywhere in the cases that crash".to_owned(),
+        )))
         .collect()
+}
+
+/// The corpus family: every case with at most `max_actions` distinct
+/// actions, as [`corpus_scope`] makes it.
+pub fn corpus_family(corpus: &Corpus, max_actions: usize) -> Vec<Scope> {
+    corpus
+        .cases
+        .iter()
+        .map(corpus_scope)
+        .filter(|s| s.distinct_actions() <= max_actions)
+        .collect()
+}
+
+/// A corpus case as a scope of `--corpus`: every order of its actions,
+/// and one crash if the case itself crashes the receiver.
+pub fn corpus_scope(case: &crate::corpus::case::Case) -> Scope {
+    use crate::corpus::case::Step;
+    let crashes = case.steps.iter().any(|s| {
+        matches!(
+            s,
+            Step::Crash
+                | Step::Restart { .. }
+                | Step::Deliver { crash: Some(_), .. }
+                | Step::Execute { crash: Some(_), .. }
+        )
+    });
+    Scope::from_case(
+        case,
+        super::scope::Budget {
+            crashes: u8::from(crashes),
+            duplicates: 0,
+        },
+    )
 }

@@ -91,6 +91,18 @@ impl Scope {
         }
     }
 
+    /// How many actions differ from one another (identical ones are one
+    /// action owed several times).
+    pub fn distinct_actions(&self) -> usize {
+        let mut seen: Vec<&Action> = Vec::new();
+        for a in &self.actions {
+            if !seen.contains(&a) {
+                seen.push(a);
+            }
+        }
+        seen.len()
+    }
+
     /// A corpus case as a scope: its deliveries and executions as a set,
     /// with `budget`. Its views, effect counts, crashes and restarts are
     /// left out: the oracle says what every order must show, and the

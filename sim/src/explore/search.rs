@@ -38,6 +38,9 @@ pub enum Move {
         at: u8,
         crash: Option<CrashPoint>,
     },
+    /// A delivery with no view asked after it, so that the crash that must
+    /// come next finds whatever the receiver left undone once it answered.
+    DeliverQuietly { action: u16 },
     /// A frame delivered again after it was answered.
     Duplicate { action: u16 },
     /// A crash between operations.
@@ -106,6 +109,8 @@ struct Harness {
     /// until then the receiver may hold what the oracle does not, so views
     /// are not compared (the simulator's rule).
     cut: Vec<u16>,
+    /// The last move was a quiet delivery: the next one crashes.
+    quiet: bool,
 }
 
 impl Harness {
@@ -182,6 +187,7 @@ impl<'s> Prepared<'s> {
             up: true,
             fresh: true,
             cut: Vec::new(),
+            quiet: false,
         }
     }
 
@@ -208,10 +214,15 @@ impl<'s> Prepared<'s> {
             let action = i as u16;
             match a {
                 Action::Deliver { .. } => {
-                    out.push(Move::Deliver {
-                        action,
-                        crash: None,
-                    });
+                    if !h.quiet {
+                        out.push(Move::Deliver {
+                            action,
+                            crash: None,
+                        });
+                    }
+                    if crash_left && h.cut.is_empty() && !h.quiet {
+                        out.push(Move::DeliverQuietly { action });
+                    }
                     if crash_left {
                         for p in [CrashPoint::BeforeSync, CrashPoint::AfterSync] {
                             out.push(Move::Deliver {
@@ -223,11 +234,13 @@ impl<'s> Prepared<'s> {
                 }
                 Action::Execute { at, .. } => {
                     for t in 0..at.len().min(u8::MAX as usize) as u8 {
-                        out.push(Move::Execute {
-                            action,
-                            at: t,
-                            crash: None,
-                        });
+                        if !h.quiet {
+                            out.push(Move::Execute {
+                                action,
+                                at: t,
+                                crash: None,
+                            });
+                        }
                         if crash_left {
                             for p in [CrashPoint::BeforeEffect, CrashPoint::AfterEffect] {
                                 out.push(Move::Execute {
@@ -244,7 +257,7 @@ impl<'s> Prepared<'s> {
         if !h.cut.is_empty() {
             return out;
         }
-        if h.budget.duplicates > 0 {
+        if h.budget.duplicates > 0 && !h.quiet {
             out.extend(h.answered.iter().map(|&action| Move::Duplicate { action }));
         }
         if crash_left && !h.fresh {
@@ -274,7 +287,18 @@ impl<'s> Prepared<'s> {
     /// Plays one move on `subject`, updating `h`; then compares views.
     fn play(&self, subject: &mut Subject, h: &mut Harness, mv: Move) -> Result<(), Mismatch> {
         h.fresh = false;
+        h.quiet = false;
         match mv {
+            Move::DeliverQuietly { action } => {
+                let (frame, principal, at) = self.delivery(action);
+                h.owed[action as usize] -= 1;
+                subject.deliver(frame, principal, at, None)?;
+                h.answered.insert(action);
+                h.quiet = true;
+                // The oracle's views are kept for the state, the
+                // receiver's are not asked.
+                return subject.check_views(false);
+            }
             Move::Deliver { action, crash } => {
                 let (frame, principal, at) = self.delivery(action);
                 h.owed[action as usize] -= 1;
@@ -437,6 +461,13 @@ impl<'s> Prepared<'s> {
                     "deliver {}{}",
                     shorthand::line(frame, Some(principal.as_str())),
                     crash(c)
+                )
+            }
+            Move::DeliverQuietly { action } => {
+                let (frame, principal, _) = self.delivery(action);
+                format!(
+                    "deliver {}, no view asked after it",
+                    shorthand::line(frame, Some(principal.as_str()))
                 )
             }
             Move::Duplicate { action } => {

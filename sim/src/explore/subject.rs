@@ -320,9 +320,12 @@ impl<'i> Subject<'i> {
 
     /// What a later move can depend on, as the oracle and the harness see
     /// it: the oracle's views (which a conforming receiver's equal), the
-    /// world's effects, the frames owed again, whether the receiver is up.
-    /// Two schedules that agree on these are merged (docs/explore.md §3).
+    /// world's effects, the frames owed again, whether the receiver is up,
+    /// and the records the receiver keeps in the harness's storage, as a
+    /// multiset. Two schedules that agree on these are merged
+    /// (docs/explore.md §3).
     pub fn key(&self, h: &mut impl Hasher, crash_left: bool) {
+        self.storage.unordered_hash(h);
         for v in &self.views {
             v.as_str().hash(h);
         }

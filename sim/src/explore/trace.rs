@@ -45,6 +45,7 @@ pub fn move_json(m: Move) -> Value {
         Move::Execute { action, at, crash } => {
             json!({"op": "execute", "action": action, "at": at, "crash": point_name(crash)})
         }
+        Move::DeliverQuietly { action } => json!({"op": "deliver_quietly", "action": action}),
         Move::Duplicate { action } => json!({"op": "duplicate", "action": action}),
         Move::CrashIdle => json!({"op": "crash"}),
         Move::Restart { crash } => json!({"op": "restart", "crash": point_name(crash)}),
@@ -67,12 +68,13 @@ fn move_of(v: &Value) -> Result<Move, String> {
             at: u8::try_from(num("at")?).map_err(|e| e.to_string())?,
             crash: point_of(&v["crash"])?,
         }),
+        Some("deliver_quietly") => Ok(Move::DeliverQuietly { action: action()? }),
         Some("duplicate") => Ok(Move::Duplicate { action: action()? }),
         Some("crash") => Ok(Move::CrashIdle),
         Some("restart") => Ok(Move::Restart {
             crash: point_of(&v["crash"])?,
         }),
-        _ => Err("`op` is deliver, execute, duplicate, crash or restart".into()),
+        _ => Err("`op` is deliver, deliver_quietly, execute, duplicate, crash or restart".into()),
     }
 }
 
