@@ -416,7 +416,7 @@ fn every_rendering_states_the_conformance_report_json_records() {
     assert_eq!(verdict["simulation"], "violation", "{verdict}");
     let summary = std::fs::read_to_string(dir.path().join("out/summary.txt")).unwrap();
     assert!(
-        summary.contains("(conformant at `core` level; simulation violation)"),
+        summary.contains("(conformant at `core` level; simulation violation; exploration "),
         "{summary}"
     );
     let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();

@@ -7,10 +7,14 @@ use std::collections::BTreeMap;
 use crate::contract::plugin::{Capability, Identity, Implementation};
 use crate::corpus::play::{identify, play, CaseRun, Failure, Status};
 use crate::corpus::{Case, Level};
+use crate::explore::scope::Scope;
+use crate::explore::search::{self, explore, Exploration, Limits, Prepared};
+use crate::judge::compare::RejectNames;
 use crate::simulator::driver::{
     first_violation_watched, shrink, Batch, Counterexample, Jobs, ShrinkBudget,
 };
 use crate::simulator::runner::Stats;
+use std::sync::atomic::Ordering;
 
 /// The simulation budget: a batch of runs. Certification always uses every
 /// fault and swarm mixes, and ignores names for a `core` certification (the
@@ -392,6 +396,126 @@ pub fn run_simulation_watched(
     out
 }
 
+/// The exploration part: every schedule of the built-in scopes.
+#[derive(Debug, Clone)]
+pub struct ExplorationRun {
+    /// Each scope explored, in order, until the first violation.
+    pub scopes: Vec<ExploredScope>,
+    /// Why it did not run at all, when it did not.
+    pub skipped: Option<String>,
+    /// False when interrupted, or a scope was not exhausted.
+    pub complete: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ExploredScope {
+    pub id: String,
+    pub clauses: Vec<String>,
+    pub exploration: Exploration,
+    /// The counterexample's moves in words.
+    pub shorthand: Vec<String>,
+}
+
+impl ExplorationRun {
+    /// Not explored: `why`.
+    pub fn skipped(why: impl Into<String>) -> ExplorationRun {
+        ExplorationRun {
+            scopes: Vec::new(),
+            skipped: Some(why.into()),
+            complete: true,
+        }
+    }
+
+    pub fn violation(&self) -> Option<&ExploredScope> {
+        self.scopes
+            .iter()
+            .find(|s| s.exploration.violation.is_some())
+    }
+
+    pub fn verdict(&self) -> SimVerdict {
+        if self.skipped.is_some() {
+            SimVerdict::NotRun
+        } else if self.violation().is_some() {
+            SimVerdict::Violation
+        } else if !self.complete {
+            SimVerdict::Incomplete
+        } else {
+            SimVerdict::Clean
+        }
+    }
+}
+
+/// Explores `scopes` in order, stopping at the first violation (or when
+/// `stop` says so), with the names the certification level compares.
+pub fn run_exploration(
+    scopes: &[Scope],
+    implementation: &dyn Implementation,
+    identity: Option<&Identity>,
+    names: RejectNames,
+    jobs: Jobs,
+    mut done: impl FnMut(&ExploredScope),
+    stop: impl Fn() -> bool + Sync,
+) -> ExplorationRun {
+    let Some(identity) = identity else {
+        return ExplorationRun::skipped("the implementation did not start");
+    };
+    if scopes.is_empty() {
+        return ExplorationRun::skipped("no scope to explore");
+    }
+    let mut out = ExplorationRun {
+        scopes: Vec::new(),
+        skipped: None,
+        complete: true,
+    };
+    let limits = Limits {
+        merge: true,
+        max_states: EXPLORE_MAX_STATES,
+        jobs: jobs.0.get(),
+    };
+    for scope in scopes {
+        let (prepared, unclaimed) = Prepared::new(scope, identity.claims(Capability::Execute));
+        let watch = search::Watch::default();
+        let mut exploration = std::thread::scope(|s| {
+            s.spawn(|| {
+                while !watch.stop.load(Ordering::Relaxed) {
+                    if stop() {
+                        watch.stop.store(true, Ordering::Relaxed);
+                    }
+                    std::thread::park_timeout(std::time::Duration::from_millis(50));
+                }
+            });
+            let e = explore(&prepared, implementation, names, limits, &watch);
+            watch.stop.store(true, Ordering::Relaxed);
+            e
+        });
+        exploration.counts.unclaimed = unclaimed;
+        let shorthand = exploration
+            .violation
+            .as_ref()
+            .map(|ce| ce.schedule.iter().map(|&m| prepared.describe(m)).collect())
+            .unwrap_or_default();
+        out.complete &= exploration.exhausted || exploration.violation.is_some();
+        let found = exploration.violation.is_some();
+        let explored = ExploredScope {
+            id: scope.id.clone(),
+            clauses: scope.clauses.clone(),
+            exploration,
+            shorthand,
+        };
+        done(&explored);
+        out.scopes.push(explored);
+        if found || stop() {
+            out.complete &= !stop();
+            break;
+        }
+    }
+    out
+}
+
+/// The bound on each scope's states in a certification: far above what
+/// the built-in scopes need.
+pub const EXPLORE_MAX_STATES: u64 = 1_000_000;
+
 /// Counts of outcomes at one level.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -420,11 +544,17 @@ pub struct Conformance {
     /// Nor any profile case.
     pub profile: bool,
     pub simulation: SimVerdict,
+    pub exploration: SimVerdict,
     pub by_level: BTreeMap<Level, Tally>,
 }
 
 impl Conformance {
-    pub fn of(cases: &[&Case], corpus: &CorpusRun, sim: &SimulationRun) -> Conformance {
+    pub fn of(
+        cases: &[&Case],
+        corpus: &CorpusRun,
+        sim: &SimulationRun,
+        exploration: &ExplorationRun,
+    ) -> Conformance {
         let level: BTreeMap<&str, Level> = cases.iter().map(|c| (c.id.as_str(), c.level)).collect();
         let mut by_level: BTreeMap<Level, Tally> = BTreeMap::new();
         for run in &corpus.cases {
@@ -447,19 +577,22 @@ impl Conformance {
             core,
             profile: core && clean(Level::Profile),
             simulation: sim.verdict(),
+            exploration: exploration.verdict(),
             by_level,
         }
     }
 
     /// Certified at `level`: that level's cases all pass or do not apply,
-    /// and the simulation found nothing (a simulation that could not run
-    /// for want of `execute` does not block, and the report says so).
+    /// and neither the simulation nor the exploration found anything (a
+    /// simulation that could not run for want of `execute`, or an
+    /// exploration left out, does not block, and the report says so).
     pub fn certified(&self, level: Level) -> bool {
         let cases = match level {
             Level::Core => self.core,
             Level::Profile => self.profile,
         };
-        cases && matches!(self.simulation, SimVerdict::Clean | SimVerdict::NotRun)
+        let clean = |v: SimVerdict| matches!(v, SimVerdict::Clean | SimVerdict::NotRun);
+        cases && clean(self.simulation) && clean(self.exploration)
     }
 
     /// The highest level certified, if any.

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use tern_harness::certify::{run_corpus, run_simulation, Budget, Conformance};
+use tern_harness::certify::{run_corpus, run_simulation, Budget, Conformance, ExplorationRun};
 use tern_harness::contract::plugin::{
     Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver,
 };
@@ -24,6 +24,12 @@ use tern_harness::simulator::faults::FaultSet;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// These tests are about the corpus and the simulation; exploration has
+/// its own (tests/explore.rs).
+fn not_explored() -> ExplorationRun {
+    ExplorationRun::skipped("not explored here")
 }
 
 fn corpus() -> Corpus {
@@ -167,7 +173,7 @@ fn every_mutant_is_refused_certification_with_its_clause() {
             }
             s
         };
-        let conformance = Conformance::of(&cases, &corpus_run, &sim);
+        let conformance = Conformance::of(&cases, &corpus_run, &sim, &not_explored());
         assert!(
             !conformance.certified(Level::Profile),
             "{} would be certified",
@@ -214,6 +220,7 @@ fn every_mutant_is_refused_certification_with_its_clause() {
                     |_, _| {},
                     || false,
                 ),
+                &not_explored(),
             )
             .core
         {
@@ -453,7 +460,7 @@ fn a_core_case_that_differs_only_in_a_name_fails_at_profile_level() {
         |_, _| {},
         || false,
     );
-    let conformance = Conformance::of(&cases, &corpus_run, &sim);
+    let conformance = Conformance::of(&cases, &corpus_run, &sim, &not_explored());
     assert!(conformance.core && !conformance.profile, "{conformance:?}");
 
     // Expecting acceptance of a rejected frame is not a matter of names.
@@ -461,7 +468,7 @@ fn a_core_case_that_differs_only_in_a_name_fails_at_profile_level() {
     let cases: Vec<&Case> = c.cases.iter().collect();
     let corpus_run = run_corpus(&cases, &ReferenceImpl, |_| {}, || false);
     assert!(!corpus_run.cases[0].failure.as_ref().unwrap().names_only);
-    assert!(!Conformance::of(&cases, &corpus_run, &sim).core);
+    assert!(!Conformance::of(&cases, &corpus_run, &sim, &not_explored()).core);
 }
 
 #[test]
@@ -493,7 +500,7 @@ fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
         "{:?}",
         blind.counterexample.map(|c| c.violation)
     );
-    let core = Conformance::of(&cases, &corpus_run, &blind);
+    let core = Conformance::of(&cases, &corpus_run, &blind, &not_explored());
     assert!(core.core && !core.profile, "{:?}", core.by_level);
     assert!(core.certified(Level::Core));
     let strict = run_simulation(

@@ -6,9 +6,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use tern_harness::certify::{run_corpus_with, run_simulation_watched, Budget, SimulationRun};
+use tern_harness::certify::{
+    run_corpus_with, run_exploration, run_simulation_watched, Budget, ExplorationRun, SimulationRun,
+};
 use tern_harness::contract::plugin::Implementation;
 use tern_harness::corpus::{Corpus, Level};
+use tern_harness::explore::builtin;
 use tern_harness::implementations::adapter::{
     defer_interrupts, interrupted, Limits, SubprocessImpl,
 };
@@ -76,6 +79,16 @@ pub struct CertifyArgs {
     /// Steps per simulation run.
     #[arg(long, default_value_t = tern_harness::certify::DEFAULT_STEPS)]
     steps: usize,
+
+    /// Explore every schedule of the built-in scopes after the simulation
+    /// (docs/explore.md). On by default in process; over the protocol
+    /// only when asked, since every state explored starts a fresh process.
+    #[arg(long, conflicts_with = "no_explore")]
+    explore: bool,
+
+    /// Leave the exploration out, even in process.
+    #[arg(long)]
+    no_explore: bool,
 
     /// Where report.json, junit.xml, report.html and summary.txt go.
     #[arg(long, value_name = "DIR", default_value = "tern-sim-report")]
@@ -162,16 +175,49 @@ pub fn run(args: CertifyArgs) -> Status {
         startup: Duration::from_millis(args.startup_timeout),
         ..Limits::default()
     };
-    let mut under_test: Vec<(String, Box<dyn Implementation>)> = Vec::new();
+    let scopes = if args.no_explore {
+        Vec::new()
+    } else {
+        match builtin::all(Some(&corpus)) {
+            Ok(s) => s,
+            Err(e) => {
+                errln!(
+                    "tern-sim certify: the built-in scopes cannot be used with this corpus: {}",
+                    escape::terminal(&e.to_string())
+                );
+                return Status::Trouble;
+            }
+        }
+    };
+    // Each with the flag that names it on a command line, and whether it
+    // is explored.
+    let in_process = !args.no_explore;
+    let over_protocol = args.explore;
+    let mut under_test: Vec<(String, String, bool, Box<dyn Implementation>)> = Vec::new();
     if args.reference || (args.implementations.is_empty() && args.mutants.is_empty()) {
-        under_test.push(("reference".to_owned(), Box::new(ReferenceImpl)));
+        under_test.push((
+            "reference".to_owned(),
+            String::new(),
+            in_process,
+            Box::new(ReferenceImpl),
+        ));
     }
     for m in &args.mutants {
-        under_test.push((m.name().to_owned(), Box::new(MutantImpl(*m))));
+        under_test.push((
+            m.name().to_owned(),
+            format!(" --mutant {}", m.name()),
+            in_process,
+            Box::new(MutantImpl(*m)),
+        ));
     }
     for cmd in &args.implementations {
         match SubprocessImpl::new(cmd.as_str(), limits) {
-            Ok(s) => under_test.push((cmd.clone(), Box::new(s))),
+            Ok(s) => under_test.push((
+                cmd.clone(),
+                format!(" --impl '{cmd}'"),
+                over_protocol,
+                Box::new(s),
+            )),
             Err(e) => {
                 errln!("tern-sim certify: cannot prepare state directories: {e}");
                 return Status::Trouble;
@@ -214,7 +260,7 @@ pub fn run(args: CertifyArgs) -> Status {
     let jobs = args.jobs.get();
     let template = "{prefix} {bar:30} {pos}/{len} {msg}";
     let mut results = Vec::new();
-    for (label, imp) in &under_test {
+    for (label, flag, explored, imp) in &under_test {
         let started = Instant::now();
         let progress = Progress::new(human, cases.len() as u64, template, jobs.0.get());
         progress
@@ -263,15 +309,53 @@ pub fn run(args: CertifyArgs) -> Status {
             )
         };
         progress.finish();
+        let sim_time = started.elapsed() - corpus_time;
+        let progress = Progress::new(
+            human && *explored && !scopes.is_empty() && !stop(),
+            scopes.len() as u64,
+            template,
+            1,
+        );
+        progress
+            .bar
+            .set_prefix(format!("{}: exploration", escape::terminal(label)));
+        let exploration = if !*explored {
+            ExplorationRun::skipped(if args.no_explore {
+                "left out (--no-explore)"
+            } else {
+                "not asked for over the protocol (--explore): every state explored starts a fresh process"
+            })
+        } else if stop() {
+            ExplorationRun {
+                scopes: Vec::new(),
+                skipped: None,
+                complete: false,
+            }
+        } else {
+            run_exploration(
+                &scopes,
+                imp.as_ref(),
+                identity,
+                budget.names,
+                jobs,
+                |x| {
+                    progress.bar.inc(1);
+                    progress.bar.set_message(x.id.clone());
+                },
+                stop,
+            )
+        };
+        progress.finish();
         if human {
             errln!(
-                "{}: corpus in {:.1} s, simulation in {:.1} s",
+                "{}: corpus in {:.1} s, simulation in {:.1} s, exploration in {:.1} s",
                 escape::terminal(label),
                 corpus_time.as_secs_f64(),
-                (started.elapsed() - corpus_time).as_secs_f64()
+                sim_time.as_secs_f64(),
+                (started.elapsed() - corpus_time - sim_time).as_secs_f64()
             );
         }
-        results.push((label.clone(), corpus_run, sim));
+        results.push((label.clone(), flag.clone(), corpus_run, sim, exploration));
         if stop() {
             break;
         }
@@ -279,10 +363,12 @@ pub fn run(args: CertifyArgs) -> Status {
     let was_interrupted = interrupted();
     let certified: Vec<Certified> = results
         .iter()
-        .map(|(label, c, s)| Certified {
+        .map(|(label, flag, c, s, x)| Certified {
             label: label.clone(),
+            flag: flag.clone(),
             corpus: c,
             simulation: s,
+            exploration: x,
         })
         .collect();
     let report = Report::build(

@@ -31,7 +31,7 @@ impl Diff {
     }
 }
 
-/// Invariants with a failing case or a simulation violation.
+/// Invariants with a failing case, a simulation or an exploration violation.
 fn failing_invariants(i: &ImplReport) -> BTreeSet<String> {
     let mut set: BTreeSet<String> = i
         .cases
@@ -40,6 +40,9 @@ fn failing_invariants(i: &ImplReport) -> BTreeSet<String> {
         .flat_map(|c| c.invariants.iter().cloned())
         .collect();
     if let Some(v) = &i.simulation.violation {
+        set.insert(v.invariant.clone());
+    }
+    if let Some(v) = &i.exploration.violation {
         set.insert(v.invariant.clone());
     }
     set
@@ -117,6 +120,16 @@ fn compare(label: &str, old: &ImplReport, new: &ImplReport, out: &mut Diff) {
             "simulation".into(),
             old.simulation.verdict.clone(),
             new.simulation.verdict.clone(),
+            regression,
+        );
+    }
+    if old.exploration.verdict != new.exploration.verdict && !old.exploration.verdict.is_empty() {
+        let regression =
+            old.exploration.verdict == "clean" && new.exploration.verdict == "violation";
+        push(
+            "exploration".into(),
+            old.exploration.verdict.clone(),
+            new.exploration.verdict.clone(),
             regression,
         );
     }

@@ -48,7 +48,7 @@ fn verdict_block(out: &mut String, i: &ImplReport, level: &str) {
     let yes = i.verdict.certified;
     let _ = write!(
         out,
-        r#"<div class="verdict {}"><span class="big">{} {} at <code>{}</code> level</span>{} — {}; simulation: {}</div>"#,
+        r#"<div class="verdict {}"><span class="big">{} {} at <code>{}</code> level</span>{} — {}; simulation: {}{}</div>"#,
         if yes { "yes" } else { "no" },
         if yes { "✔" } else { "✘" },
         if yes { "Certified" } else { "Not certified" },
@@ -59,6 +59,14 @@ fn verdict_block(out: &mut String, i: &ImplReport, level: &str) {
             None => "not conformant at any level".to_owned(),
         },
         esc(&i.simulation.verdict.replace('_', " ")),
+        if i.exploration.verdict.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; exploration: {}",
+                esc(&i.exploration.verdict.replace('_', " "))
+            )
+        },
     );
 }
 
@@ -81,6 +89,23 @@ fn sections_table(out: &mut String, report: &Report) {
         }
         out.push_str("</tr>");
     }
+    out.push_str("<tr><td>Exploration</td>");
+    for i in &report.implementations {
+        let text = match &i.exploration.violation {
+            Some(v) => format!(
+                r#"<span class="fail">{} (scope {})</span>"#,
+                esc(&v.invariant),
+                esc(&v.scope)
+            ),
+            None => format!(
+                "{} ({} scopes)",
+                esc(&i.exploration.verdict.replace('_', " ")),
+                i.exploration.scopes.len()
+            ),
+        };
+        let _ = write!(out, "<td>{text}</td>");
+    }
+    out.push_str("</tr>");
     out.push_str("<tr><td>Simulation</td>");
     for i in &report.implementations {
         let text = match &i.simulation.violation {
@@ -250,6 +275,55 @@ fn failure_block(out: &mut String, i: &ImplReport, c: &CaseReport) {
         }
     }
     out.push_str("</pre></details></section>");
+}
+
+fn exploration_block(out: &mut String, i: &ImplReport) {
+    let x = &i.exploration;
+    if x.verdict.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Exploration</h3>");
+    if let Some(why) = &x.skipped {
+        let _ = write!(out, "<p class=\"na\">Not run: {}.</p>", esc(why));
+        return;
+    }
+    out.push_str("<table><tr><th>scope</th><th>verdict</th><th>states</th><th>schedules</th><th>clauses</th></tr>");
+    for s in &x.scopes {
+        let _ = write!(
+            out,
+            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            if s.verdict == "exhausted" {
+                ""
+            } else {
+                " class=\"fail\""
+            },
+            esc(&s.scope),
+            esc(&s.verdict.replace('_', " ")),
+            s.states,
+            s.schedules,
+            esc(&s.clauses.join(" "))
+        );
+    }
+    out.push_str("</table>");
+    let Some(v) = &x.violation else {
+        return;
+    };
+    let _ = write!(
+        out,
+        r#"<section class="failure" id="{}-exploration"><h3>✘ <code>{}</code> violated in scope <code>{}</code> (seed section {})</h3><p>A shortest schedule, {} moves. Reproduce: <code>{}</code></p>"#,
+        esc(&i.label_anchor()),
+        esc(&v.invariant),
+        esc(&v.scope),
+        esc(&v.section),
+        v.schedule.len(),
+        esc(&v.reproduce)
+    );
+    broken_clauses(out, &v.clauses, &v.expected, &v.actual);
+    out.push_str("<ol class=\"gloss\">");
+    for line in &v.schedule {
+        let _ = write!(out, "<li>{}</li>", esc(line));
+    }
+    out.push_str("</ol></section>");
 }
 
 fn simulation_block(out: &mut String, i: &ImplReport) {
@@ -423,6 +497,7 @@ pub fn render(report: &Report) -> String {
             failure_block(&mut out, i, c);
         }
         simulation_block(&mut out, i);
+        exploration_block(&mut out, i);
     }
     out.push_str("</main></body></html>\n");
     out

@@ -80,6 +80,43 @@ pub fn render(report: &Report) -> Result<String, String> {
             ));
             junit.add_test_suite(suite);
         }
+        if !i.exploration.scopes.is_empty() {
+            let mut suite = TestSuite::new(if several {
+                format!("{}: exploration", i.label)
+            } else {
+                "exploration".to_owned()
+            });
+            for scope in &i.exploration.scopes {
+                let status = match (&i.exploration.violation, scope.verdict.as_str()) {
+                    (Some(v), "violation") if v.scope == scope.scope => {
+                        let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                        st.set_message(format!(
+                            "{} violated in a schedule of {} moves",
+                            v.invariant,
+                            v.schedule.len()
+                        ));
+                        st.set_description(format!(
+                            "expected: {}\nactual:   {}\n{}\nreproduce: {}",
+                            v.expected,
+                            v.actual,
+                            v.schedule.join("\n"),
+                            v.reproduce
+                        ));
+                        st
+                    }
+                    (_, "exhausted") => TestCaseStatus::success(),
+                    _ => {
+                        let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
+                        st.set_message("not exhausted");
+                        st
+                    }
+                };
+                let mut case = TestCase::new(scope.scope.clone(), status);
+                case.set_classname("tern.exploration");
+                suite.add_test_case(case);
+            }
+            junit.add_test_suite(suite);
+        }
     }
     junit.to_string().map_err(|e| e.to_string())
 }

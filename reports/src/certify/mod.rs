@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
-use tern_harness::certify::{Conformance, CorpusRun, SimulationRun};
+use tern_harness::certify::{Conformance, CorpusRun, ExplorationRun, SimulationRun};
 use tern_harness::corpus::play::{CaseRun, Exchange, Status};
 use tern_harness::corpus::{Case, Corpus, Level};
 use tern_harness::simulator::happening::Happening;
@@ -78,6 +78,48 @@ pub struct ImplReport {
     pub tally: BTreeMap<String, BTreeMap<String, usize>>,
     pub cases: Vec<CaseReport>,
     pub simulation: SimulationReport,
+    /// Absent from reports written before certification explored scopes.
+    #[serde(default)]
+    pub exploration: ExplorationReport,
+}
+
+/// What exploring the built-in scopes found (docs/explore.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplorationReport {
+    /// `clean`, `violation`, `not_run` or `incomplete`.
+    pub verdict: String,
+    pub skipped: Option<String>,
+    /// One per scope explored, in order (the last one found the violation).
+    pub scopes: Vec<ScopeReport>,
+    pub violation: Option<ExploreViolationReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeReport {
+    pub scope: String,
+    pub clauses: Vec<String>,
+    /// `exhausted`, `violation` or `not_exhausted`.
+    pub verdict: String,
+    pub states: u64,
+    pub schedules: u64,
+    pub transitions: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExploreViolationReport {
+    pub scope: String,
+    pub invariant: String,
+    pub section: String,
+    pub clauses: Vec<ClauseText>,
+    pub expected: String,
+    pub actual: String,
+    /// The shortest schedule that breaks it, one move per line.
+    pub schedule: Vec<String>,
+    /// The command that explores the scope again.
+    pub reproduce: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,6 +132,9 @@ pub struct Verdict {
     pub core: bool,
     pub profile: bool,
     pub simulation: String,
+    /// Absent from reports written before certification explored scopes.
+    #[serde(default)]
+    pub exploration: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -393,6 +438,56 @@ fn situation_counts(sim: &SimulationRun, level: Level) -> Vec<SituationCount> {
         .collect()
 }
 
+fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> ExplorationReport {
+    ExplorationReport {
+        verdict: run.verdict().as_str().to_owned(),
+        skipped: run.skipped.clone(),
+        scopes: run
+            .scopes
+            .iter()
+            .map(|x| {
+                let e = &x.exploration;
+                ScopeReport {
+                    scope: x.id.clone(),
+                    clauses: x.clauses.clone(),
+                    verdict: match (&e.violation, e.exhausted) {
+                        (Some(_), _) => "violation",
+                        (None, true) => "exhausted",
+                        (None, false) => "not_exhausted",
+                    }
+                    .to_owned(),
+                    states: e.counts.states,
+                    schedules: e.counts.schedules,
+                    transitions: e.counts.transitions,
+                }
+            })
+            .collect(),
+        violation: run.violation().and_then(|x| {
+            let ce = x.exploration.violation.as_ref()?;
+            let inv = ce.mismatch.invariant;
+            Some(ExploreViolationReport {
+                scope: x.id.clone(),
+                invariant: inv.name.to_owned(),
+                section: inv.section.to_owned(),
+                clauses: inv
+                    .clauses
+                    .iter()
+                    .filter_map(|id| corpus.clauses.get(id))
+                    .map(|c| ClauseText {
+                        id: c.id.clone(),
+                        section: c.section,
+                        sentence: c.sentence.clone(),
+                    })
+                    .collect(),
+                expected: ce.mismatch.expected.clone(),
+                actual: ce.mismatch.actual.clone(),
+                schedule: x.shorthand.clone(),
+                reproduce: format!("tern-sim explore {}{flag}", x.id),
+            })
+        }),
+    }
+}
+
 fn simulation_report(sim: &SimulationRun, corpus: &Corpus, level: Level) -> SimulationReport {
     let situations = if sim.runs == 0 {
         Vec::new()
@@ -450,8 +545,12 @@ fn simulation_report(sim: &SimulationRun, corpus: &Corpus, level: Level) -> Simu
 /// One implementation's results, as reported.
 pub struct Certified<'a> {
     pub label: String,
+    /// How to name this implementation on a command line (`--mutant x`,
+    /// `--impl 'cmd'`, or nothing for the reference).
+    pub flag: String,
     pub corpus: &'a CorpusRun,
     pub simulation: &'a SimulationRun,
+    pub exploration: &'a ExplorationRun,
 }
 
 impl Report {
@@ -473,7 +572,7 @@ impl Report {
         let implementations = results
             .iter()
             .map(|r| {
-                let conformance = Conformance::of(cases, r.corpus, r.simulation);
+                let conformance = Conformance::of(cases, r.corpus, r.simulation, r.exploration);
                 let (name, version, capabilities, start_error) = match &r.corpus.identity {
                     Ok(i) => (
                         i.name.clone(),
@@ -515,6 +614,7 @@ impl Report {
                         core: conformance.core && !cut_short,
                         profile: conformance.profile && !cut_short,
                         simulation: conformance.simulation.as_str().to_owned(),
+                        exploration: conformance.exploration.as_str().to_owned(),
                     },
                     tally,
                     cases: r
@@ -524,6 +624,7 @@ impl Report {
                         .filter_map(|run| by_id.get(run.id.as_str()).map(|c| case_report(c, run)))
                         .collect(),
                     simulation: simulation_report(r.simulation, corpus, level),
+                    exploration: exploration_report(r.exploration, corpus, &r.flag),
                 }
             })
             .collect();

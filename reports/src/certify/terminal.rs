@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{section_title, ImplReport, Report, SECTIONS};
+use super::{section_title, ExplorationReport, ImplReport, Report, SECTIONS};
 use crate::escape::t;
 use crate::run::{clip, table};
 
@@ -15,8 +15,16 @@ pub fn verdict_line(i: &ImplReport, level: &str) -> String {
         Some(l) => format!("conformant at `{l}` level"),
         None => "not conformant at any level".to_owned(),
     };
+    let explored = if i.verdict.exploration.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; exploration {}",
+            t(&i.verdict.exploration.replace('_', " "))
+        )
+    };
     format!(
-        "{} {name}: {} at `{level}` ({reached}; simulation {})",
+        "{} {name}: {} at `{level}` ({reached}; simulation {}{explored})",
         if i.verdict.certified { "✔" } else { "✘" },
         if i.verdict.certified {
             "CERTIFIED"
@@ -118,10 +126,50 @@ fn one(report: &Report, i: &ImplReport) -> String {
         out.push_str(&situations_table(&sim.situations));
         out.push('\n');
     }
+    out.push_str(&exploration_lines(&i.exploration));
     out.push_str(&verdict_line(i, &report.level_requested));
     out.push('\n');
     if let (false, Some(why)) = (i.verdict.certified, report.not_certifiable()) {
         out.push_str(&format!("    not certified because: {}\n", t(&why)));
+    }
+    out
+}
+
+/// What exploring the built-in scopes found, for people.
+fn exploration_lines(x: &ExplorationReport) -> String {
+    let mut out = String::new();
+    if let Some(v) = &x.violation {
+        out.push_str(&format!(
+            "✘ exploration: {} violated in scope {}, shortest schedule of {} moves\n",
+            t(&v.invariant),
+            t(&v.scope),
+            v.schedule.len()
+        ));
+        for c in &v.clauses {
+            out.push_str(&format!("    breaks {} \"{}\"\n", t(&c.id), t(&c.sentence)));
+        }
+        for (n, line) in v.schedule.iter().enumerate() {
+            out.push_str(&format!("    {:>2}. {}\n", n + 1, t(line)));
+        }
+        out.push_str(&format!(
+            "    expected: {}\n    actual:   {}\n    reproduce: {}\n",
+            clip(&v.expected),
+            clip(&v.actual),
+            t(&v.reproduce)
+        ));
+    } else if let Some(why) = &x.skipped {
+        out.push_str(&format!("exploration not run: {}\n", t(why)));
+    } else if !x.verdict.is_empty() {
+        let states: u64 = x.scopes.iter().map(|s| s.states).sum();
+        out.push_str(&format!(
+            "exploration: {} scope(s) {}, {states} states, no violation\n",
+            x.scopes.len(),
+            if x.verdict == "clean" {
+                "exhausted"
+            } else {
+                "explored (not all exhausted)"
+            }
+        ));
     }
     out
 }

@@ -104,6 +104,19 @@ pub fn validate(report: &Report) -> Result<(), Malformed> {
             &i.simulation.verdict,
             &SIM_VERDICTS,
         )?;
+        // Reports written before certification explored scopes have none.
+        if !i.verdict.exploration.is_empty() {
+            one_of(
+                format!("{at}/verdict/exploration"),
+                &i.verdict.exploration,
+                &SIM_VERDICTS,
+            )?;
+            one_of(
+                format!("{at}/exploration/verdict"),
+                &i.exploration.verdict,
+                &SIM_VERDICTS,
+            )?;
+        }
         for (l, tally) in &i.tally {
             level(format!("{at}/tally/{}", pointer_segment(l)), l)?;
             for s in tally.keys() {

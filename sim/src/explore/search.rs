@@ -11,7 +11,7 @@
 use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use tern_model::message::ThreadId;
 
@@ -560,28 +560,42 @@ pub fn explore(
         }
         let jobs = limits.jobs.clamp(1, work.len());
         let share = work.len().div_ceil(jobs);
+        // The first child (in order) known to break a rule: children after
+        // it are not played, since the one reported is the first in order
+        // (so a receiver that hangs costs one timeout per thread, not one
+        // per child).
+        let first_bad = AtomicUsize::new(usize::MAX);
         let results: Vec<Option<Child>> = std::thread::scope(|s| {
             let handles: Vec<_> = work
                 .chunks(share)
-                .map(|chunk| {
+                .enumerate()
+                .map(|(c, chunk)| {
                     let layer = &layer;
                     let played = &played;
+                    let first_bad = &first_bad;
                     s.spawn(move || {
                         chunk
                             .iter()
-                            .map(|&(i, mv)| {
-                                if watch.stop.load(Ordering::Relaxed) {
+                            .enumerate()
+                            .map(|(k, &(i, mv))| {
+                                let index = c * share + k;
+                                if watch.stop.load(Ordering::Relaxed)
+                                    || index > first_bad.load(Ordering::Relaxed)
+                                {
                                     return None;
                                 }
-                                let c = prepared.child(
+                                let child = prepared.child(
                                     implementation,
                                     names,
                                     &layer[i].schedule,
                                     mv,
                                     played,
                                 );
+                                if matches!(child, Child::Violation(_)) {
+                                    first_bad.fetch_min(index, Ordering::Relaxed);
+                                }
                                 watch.transitions.fetch_add(1, Ordering::Relaxed);
-                                Some(c)
+                                Some(child)
                             })
                             .collect::<Vec<_>>()
                     })
@@ -594,7 +608,8 @@ pub fn explore(
         });
         let mut next = Vec::new();
         for ((i, mv), child) in work.iter().zip(results) {
-            // Only an interrupt leaves a child unplayed.
+            // Only an interrupt leaves a child unplayed before the first
+            // that breaks a rule.
             let Some(child) = child else {
                 exhausted = false;
                 break;
