@@ -470,3 +470,56 @@ fn a_receiver_that_breaks_only_profile_rules_is_certified_at_core_only() {
         }
     }
 }
+
+/// The exploration of the built-in scopes is part of the verdict, and each
+/// report says what it found and how to reproduce it.
+#[test]
+fn an_exploration_violation_is_in_every_report_and_blocks_certification() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "certify",
+            "--mutant",
+            "memory-dedup",
+            "--seeds",
+            "0",
+            "--report-dir",
+            "out",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let r = report(&dir.path().join("out"));
+    let i = &r["implementations"][0];
+    assert_eq!(i["verdict"]["exploration"], "violation", "{}", i["verdict"]);
+    assert_eq!(i["verdict"]["simulation"], "not_run");
+    let v = &i["exploration"]["violation"];
+    assert_eq!(v["invariant"], "at-most-once-effects", "{v}");
+    let reproduce = "tern-sim explore commit-execute-crash --mutant memory-dedup";
+    assert_eq!(v["reproduce"], reproduce);
+    assert!(v["schedule"].as_array().is_some_and(|s| !s.is_empty()));
+    let read = |f: &str| std::fs::read_to_string(dir.path().join("out").join(f)).unwrap();
+    assert!(read("summary.txt").contains(&format!("reproduce: {reproduce}")));
+    assert!(read("junit.xml").contains(r#"<testsuite name="exploration""#));
+    let html = read("report.html");
+    assert!(html.contains("<h3>Exploration</h3>") && html.contains(reproduce), "{html}");
+    // Left out, it is `not_run`, and the report says why.
+    let out = run_in(
+        dir.path(),
+        &[
+            "certify",
+            "--mutant",
+            "memory-dedup",
+            "--seeds",
+            "0",
+            "--no-explore",
+            "--report-dir",
+            "left-out",
+        ],
+    );
+    let r = report(&dir.path().join("left-out"));
+    let x = &r["implementations"][0]["exploration"];
+    assert_eq!(x["verdict"], "not_run", "{x}");
+    assert_eq!(x["skipped"], "left out (--no-explore)");
+    assert!(!stdout(&out).contains("✘ exploration"));
+}
