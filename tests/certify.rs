@@ -502,7 +502,10 @@ fn an_exploration_violation_is_in_every_report_and_blocks_certification() {
     assert!(read("summary.txt").contains(&format!("reproduce: {reproduce}")));
     assert!(read("junit.xml").contains(r#"<testsuite name="exploration""#));
     let html = read("report.html");
-    assert!(html.contains("<h3>Exploration</h3>") && html.contains(reproduce), "{html}");
+    assert!(
+        html.contains("<h3>Exploration</h3>") && html.contains(reproduce),
+        "{html}"
+    );
     // Left out, it is `not_run`, and the report says why.
     let out = run_in(
         dir.path(),
