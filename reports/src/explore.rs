@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 use tern_harness::explore::search::{Counterexample, Exploration};
 
 use crate::escape::t;
-use crate::run::table;
+use crate::run::{situation_rows_table, table, SituationRow};
+use tern_harness::simulator::situations::{Coverage, Situation};
 
 /// One scope's exploration, with what a reader needs beside it.
 pub struct Explored {
@@ -120,11 +121,53 @@ pub fn counterexample_text(scope: &str, ce: &Counterexample, shorthand: &[String
     out
 }
 
+/// The situations every scope reached, added up.
+pub fn situations(explored: &[Explored]) -> Coverage {
+    let mut total = Coverage::default();
+    for x in explored {
+        total.add(&x.exploration.situations);
+    }
+    total
+}
+
+/// What a scope can be seen to reach: every situation but the ways of
+/// breaking a frame, which name what the simulator's workload did to a
+/// frame and which a scope's fixed frames do not say.
+fn recognised(s: Situation) -> bool {
+    !matches!(s, Situation::Malformed(_))
+}
+
+/// The situations table for people.
+pub fn situations_table(coverage: &Coverage) -> String {
+    let rows: Vec<SituationRow> = coverage
+        .iter()
+        .filter(|(s, _)| recognised(*s))
+        .map(|(s, n)| SituationRow {
+            name: s.name(),
+            count: n,
+            clauses: s.clauses().join(" "),
+        })
+        .collect();
+    situation_rows_table(&rows)
+}
+
+fn situations_document(coverage: &Coverage) -> Value {
+    let reached: Vec<(Situation, u64)> = coverage.iter().filter(|(s, _)| recognised(*s)).collect();
+    json!({
+        "reached": reached
+            .iter()
+            .map(|(s, n)| json!({"situation": s.name(), "family": s.family(), "count": n, "clauses": s.clauses()}))
+            .collect::<Vec<_>>(),
+        "missed": reached.iter().filter(|(_, n)| *n == 0).map(|(s, _)| s.name()).collect::<Vec<_>>(),
+    })
+}
+
 /// The whole exploration as one document.
 pub fn document(implementation: &str, merge: bool, explored: &[Explored]) -> Value {
     json!({
         "implementation": implementation,
         "merge": merge,
+        "situations": situations_document(&situations(explored)),
         "scopes": explored.iter().map(|x| {
             let c = &x.exploration.counts;
             json!({

@@ -302,6 +302,10 @@ pub fn run(args: ExploreArgs) -> Status {
     }
     if human {
         outln!("{}", summary(&explored));
+        outln!(
+            "{}",
+            tern_reports::explore::situations_table(&tern_reports::explore::situations(&explored))
+        );
         let not_exhausted = explored
             .iter()
             .filter(|x| x.exploration.violation.is_none() && !x.exploration.exhausted)

@@ -22,6 +22,7 @@ use crate::contract::storage::CrashPoint;
 use crate::judge::compare::RejectNames;
 use crate::judge::oracle::Mismatch;
 use crate::shorthand;
+use crate::simulator::situations::Coverage;
 
 /// One move of a schedule. Actions are named by their index among the
 /// scope's distinct actions.
@@ -88,6 +89,9 @@ pub struct Counterexample {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exploration {
     pub counts: Counts,
+    /// How many moves judged reached each situation of the catalogue
+    /// (docs/simulator.md): what the scope exercised.
+    pub situations: Coverage,
     /// Every schedule was covered (none left by a bound or a violation).
     pub exhausted: bool,
     pub violation: Option<Counterexample>,
@@ -127,7 +131,11 @@ struct Node {
 
 enum Child {
     Violation(Mismatch),
-    State { key: u128, harness: Harness },
+    State {
+        key: u128,
+        harness: Harness,
+        situations: Coverage,
+    },
 }
 
 /// The scope made ready to explore: its distinct actions, and whether the
@@ -394,15 +402,18 @@ impl<'s> Prepared<'s> {
         let result = (|| {
             let mut subject = Subject::start(implementation, &self.init, &self.threads, names)?;
             subject.check_views(true)?;
-            for &m in schedule.iter().chain(std::iter::once(&mv)) {
+            for &m in schedule {
                 self.play(&mut subject, &mut h, m)?;
             }
+            // Only the new move counts towards the situations.
+            subject.counting = true;
+            self.play(&mut subject, &mut h, mv)?;
             played.fetch_add(schedule.len() as u64 + 1, Ordering::Relaxed);
             Ok(subject)
         })();
         match result {
             Err(m) => Child::Violation(m),
-            Ok(subject) => {
+            Ok(mut subject) => {
                 let mut a = std::collections::hash_map::DefaultHasher::new();
                 let mut b = std::collections::hash_map::DefaultHasher::new();
                 0xA5u8.hash(&mut b);
@@ -411,7 +422,11 @@ impl<'s> Prepared<'s> {
                     subject.key(hasher, h.budget.crashes > 0);
                 }
                 let key = (u128::from(a.finish()) << 64) | u128::from(b.finish());
-                Child::State { key, harness: h }
+                Child::State {
+                    key,
+                    harness: h,
+                    situations: std::mem::take(&mut subject.coverage),
+                }
             }
         }
     }
@@ -525,6 +540,7 @@ pub fn explore(
 ) -> Exploration {
     let played = AtomicU64::new(0);
     let mut counts = Counts::default();
+    let mut situations = Coverage::default();
     let mut seen: HashSet<u128> = HashSet::new();
     // The start itself, judged like any move.
     let root = prepared.root();
@@ -535,6 +551,7 @@ pub fn explore(
     if let Err(m) = start {
         return Exploration {
             counts,
+            situations,
             exhausted: false,
             violation: Some(Counterexample {
                 schedule: Vec::new(),
@@ -625,7 +642,12 @@ pub fn explore(
                     });
                     break;
                 }
-                Child::State { key, harness } => {
+                Child::State {
+                    key,
+                    harness,
+                    situations: reached,
+                } => {
+                    situations.add(&reached);
                     if harness.complete() {
                         counts.schedules += 1;
                     }
@@ -656,6 +678,7 @@ pub fn explore(
     counts.played = played.load(Ordering::Relaxed);
     Exploration {
         counts,
+        situations,
         exhausted,
         violation,
     }

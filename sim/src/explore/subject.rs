@@ -18,6 +18,8 @@ use crate::judge::delivery::{self, Breach, Call, Delivery};
 use crate::judge::invariants as inv;
 use crate::judge::oracle::{self, Mismatch};
 use crate::judge::replies::KnownAcks;
+use crate::simulator::reach::{Reach, Sent};
+use crate::simulator::situations::{Coverage, Moment, Situation};
 
 /// A frame whose delivery was not acknowledged: a crash cut it (`point`)
 /// or came right after its answer (`None`), so its sender sends it again.
@@ -58,6 +60,15 @@ pub struct Subject<'i> {
     unconfirmed: BTreeMap<ThreadId, Vec<MessageRef>>,
     /// The oracle's views at the last check, for the state key.
     views: Vec<tern_model::ledger::View>,
+    /// The situations of the catalogue reached, counted only while
+    /// `counting` (the last move of a replay, so that a prefix replayed
+    /// for every child is not counted again).
+    reach: Reach,
+    sent: BTreeMap<Vec<u8>, Sent>,
+    /// The expiry of the grant each COMMIT delivered cites, by (thread, ID).
+    expiries: BTreeMap<(ThreadId, MessageRef), i64>,
+    pub coverage: Coverage,
+    pub counting: bool,
 }
 
 impl Drop for Subject<'_> {
@@ -92,6 +103,11 @@ impl<'i> Subject<'i> {
             seen: BTreeMap::new(),
             unconfirmed: BTreeMap::new(),
             views: Vec::new(),
+            reach: Reach::default(),
+            sent: BTreeMap::new(),
+            expiries: BTreeMap::new(),
+            coverage: Coverage::default(),
+            counting: false,
         };
         s.restart(None)?;
         Ok(s)
@@ -104,6 +120,36 @@ impl<'i> Subject<'i> {
     /// The frame the last crash cut, or whose acknowledgement it lost.
     pub fn last_answered(&self) -> Option<&Unacked> {
         self.last_answered.as_ref()
+    }
+
+    fn reached(&mut self, s: Situation) {
+        if self.counting {
+            self.coverage.reach(s);
+        }
+    }
+
+    /// A frame's facts for the catalogue, from its first delivery (when
+    /// its sender sent it).
+    fn sent(&mut self, frame: &[u8]) -> Sent {
+        if let Some(s) = self.sent.get(frame) {
+            return s.clone();
+        }
+        let parsed = tern_model::parse_frame(frame).ok();
+        if let Some(m) = &parsed {
+            if let tern_model::Body::Commit(c) = &m.body {
+                let expiry = c
+                    .authority_ref
+                    .as_ref()
+                    .and_then(|g| self.init.config.grants.get(g))
+                    .and_then(|g| g.expires_at);
+                if let Some(t) = expiry {
+                    self.expiries.insert((m.thread.clone(), m.id.clone()), t.0);
+                }
+            }
+        }
+        let s = self.reach.on_send(parsed.as_ref(), None);
+        self.sent.insert(frame.to_vec(), s.clone());
+        s
     }
 
     fn breach(answering: &str, breach: Breach) -> Mismatch {
@@ -129,6 +175,10 @@ impl<'i> Subject<'i> {
         });
         let came = match delivery::crash_judged(Call::StartUp, started, fired) {
             Ok(None) => {
+                self.reached(Situation::Moment(match crash {
+                    Some(CrashPoint::AfterSync) => Moment::CrashInRecoveryDurable,
+                    _ => Moment::CrashInRecovery,
+                }));
                 self.crash();
                 Came::Crashed
             }
@@ -152,6 +202,7 @@ impl<'i> Subject<'i> {
     }
 
     fn crash(&mut self) {
+        self.reach.on_crash(0);
         if let Some(r) = self.receiver.as_mut() {
             r.kill();
         }
@@ -162,6 +213,7 @@ impl<'i> Subject<'i> {
     /// A crash between operations: the last answer's acknowledgement is
     /// lost, so its frame is returned for the sender to send again.
     pub fn crash_idle(&mut self) -> Option<Unacked> {
+        self.reached(Situation::Moment(Moment::CrashIdle));
         self.crash();
         let last = self.last_answered.take()?;
         (!self.cut.iter().any(|u| u.frame == last.frame)).then(|| {
@@ -179,6 +231,7 @@ impl<'i> Subject<'i> {
         crash: Option<CrashPoint>,
     ) -> Result<Came, Mismatch> {
         let before = self.world.len();
+        let sent = self.sent(frame);
         let receiver = self
             .receiver
             .as_mut()
@@ -193,6 +246,10 @@ impl<'i> Subject<'i> {
         ) {
             Err(b) => return Err(Self::breach("an answer to deliver", b)),
             Ok(Delivery::Crashed) => {
+                self.reached(Situation::Moment(match crash {
+                    Some(CrashPoint::AfterSync) => Moment::CrashAfterDurable,
+                    _ => Moment::CrashBeforeDurable,
+                }));
                 match self.cut.iter_mut().find(|u| u.frame == frame) {
                     Some(u) => u.point = crash,
                     None => self.cut.push(Unacked {
@@ -207,9 +264,35 @@ impl<'i> Subject<'i> {
             }
             Ok(Delivery::Answered(reply)) => reply,
         };
-        let redelivered = self.cut.iter().any(|u| u.frame == frame);
+        let cut = self.cut.iter().find(|u| u.frame == frame).map(|u| u.point);
+        if let Some(point) = cut {
+            self.reached(Situation::Moment(match point {
+                Some(CrashPoint::AfterSync) => Moment::RedeliveredDurable,
+                Some(_) => Moment::RedeliveredNotDurable,
+                None => Moment::RedeliveredAfterAnswer,
+            }));
+        }
+        let redelivered = cut.is_some();
         self.cut.retain(|u| u.frame != frame);
         let expected = self.oracle.deliver(frame, principal, at);
+        if self.counting {
+            let me = self.me.clone();
+            self.reach
+                .on_delivery(&mut self.coverage, 0, &me, at.0, &sent, &expected);
+            if let Some((t, id)) = self.reach.revises_executed(&sent) {
+                if let (Ok(t), Ok(id)) = (ThreadId::new(t), MessageRef::new(id)) {
+                    if self.oracle.knows_revision_conflict(&t, &id) {
+                        self.coverage
+                            .reach(Situation::Moment(Moment::RevisionConflictAfterEffect));
+                    }
+                }
+            }
+        } else {
+            // Keeps the memory of what happened without counting it.
+            let me = self.me.clone();
+            self.reach
+                .on_delivery(&mut Coverage::default(), 0, &me, at.0, &sent, &expected);
+        }
         for e in &expected {
             if let (Some(t), Some(id)) = (&e.thread, &e.id) {
                 self.unconfirmed
@@ -253,6 +336,24 @@ impl<'i> Subject<'i> {
             .with_crash(crash, || receiver.execute(thread, id, at));
         let performed = self.world.log_since(before);
         let decision = self.oracle.would_execute(thread, id, at);
+        let expiry = self.expiries.get(&(thread.clone(), id.clone())).copied();
+        let mut scratch = Coverage::default();
+        let coverage = if self.counting {
+            &mut self.coverage
+        } else {
+            &mut scratch
+        };
+        self.reach
+            .on_execution(coverage, 0, id.as_str(), at.0, false, expiry, &decision);
+        if !performed.is_empty() {
+            self.reach.on_effect(thread.as_str(), id.as_str());
+        }
+        if let (true, Some(p)) = (fired, crash) {
+            self.reached(Situation::Moment(match p {
+                CrashPoint::BeforeEffect => Moment::CrashBeforeEffect,
+                _ => Moment::CrashAfterEffect,
+            }));
+        }
         oracle::effects(&decision, &performed, &self.me, &self.world)?;
         match delivery::crash_judged(Call::Execution, result, fired) {
             Err(b) => Err(Self::breach("an answer to execute", b)),
