@@ -75,7 +75,8 @@ pub struct Counts {
     pub unclaimed: u64,
     /// The longest schedule, in moves.
     pub depth: u64,
-    /// Moves played in all, replays included: the cost.
+    /// Moves played in all, replays included: the cost (of the children
+    /// judged; threads may play a few more past a violation).
     pub played: u64,
 }
 
@@ -396,7 +397,6 @@ impl<'s> Prepared<'s> {
         names: RejectNames,
         schedule: &[Move],
         mv: Move,
-        played: &AtomicU64,
     ) -> Child {
         let mut h = self.root();
         let result = (|| {
@@ -408,7 +408,6 @@ impl<'s> Prepared<'s> {
             // Only the new move counts towards the situations.
             subject.counting = true;
             self.play(&mut subject, &mut h, mv)?;
-            played.fetch_add(schedule.len() as u64 + 1, Ordering::Relaxed);
             Ok(subject)
         })();
         match result {
@@ -538,7 +537,6 @@ pub fn explore(
     limits: Limits,
     watch: &Watch,
 ) -> Exploration {
-    let played = AtomicU64::new(0);
     let mut counts = Counts::default();
     let mut situations = Coverage::default();
     let mut seen: HashSet<u128> = HashSet::new();
@@ -588,7 +586,6 @@ pub fn explore(
                 .enumerate()
                 .map(|(c, chunk)| {
                     let layer = &layer;
-                    let played = &played;
                     let first_bad = &first_bad;
                     s.spawn(move || {
                         chunk
@@ -606,7 +603,6 @@ pub fn explore(
                                     names,
                                     &layer[i].schedule,
                                     mv,
-                                    played,
                                 );
                                 if matches!(child, Child::Violation(_)) {
                                     first_bad.fetch_min(index, Ordering::Relaxed);
@@ -632,6 +628,7 @@ pub fn explore(
                 break;
             };
             counts.transitions += 1;
+            counts.played += layer[*i].schedule.len() as u64 + 1;
             match child {
                 Child::Violation(m) => {
                     let mut schedule = layer[*i].schedule.clone();
@@ -675,7 +672,6 @@ pub fn explore(
         }
         layer = next;
     }
-    counts.played = played.load(Ordering::Relaxed);
     Exploration {
         counts,
         situations,
