@@ -598,12 +598,8 @@ pub fn explore(
                                 {
                                     return None;
                                 }
-                                let child = prepared.child(
-                                    implementation,
-                                    names,
-                                    &layer[i].schedule,
-                                    mv,
-                                );
+                                let child =
+                                    prepared.child(implementation, names, &layer[i].schedule, mv);
                                 if matches!(child, Child::Violation(_)) {
                                     first_bad.fetch_min(index, Ordering::Relaxed);
                                 }
