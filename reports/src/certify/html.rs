@@ -287,7 +287,7 @@ fn exploration_block(out: &mut String, i: &ImplReport) {
         let _ = write!(out, "<p class=\"na\">Not run: {}.</p>", esc(why));
         return;
     }
-    out.push_str("<table><tr><th>scope</th><th>verdict</th><th>states</th><th>schedules</th><th>clauses</th></tr>");
+    out.push_str("<div class=\"scroll\"><table><tr><th>scope</th><th>verdict</th><th>states</th><th>schedules</th><th>clauses</th></tr>");
     for s in &x.scopes {
         let _ = write!(
             out,
@@ -304,13 +304,13 @@ fn exploration_block(out: &mut String, i: &ImplReport) {
             esc(&s.clauses.join(" "))
         );
     }
-    out.push_str("</table>");
+    out.push_str("</table></div>");
     let Some(v) = &x.violation else {
         return;
     };
     let _ = write!(
         out,
-        r#"<section class="failure" id="{}-exploration"><h3>✘ <code>{}</code> violated in scope <code>{}</code> (seed section {})</h3><p>A shortest schedule, {} moves. Reproduce: <code>{}</code></p>"#,
+        r#"<section class="failure" id="{}-exploration"><h3>✘ <code>{}</code> violated in scope <code>{}</code> (seed section {})</h3><p>A shortest schedule, {} moves. Reproduce with:</p><pre>{}</pre>"#,
         esc(&i.label_anchor()),
         esc(&v.invariant),
         esc(&v.scope),
