@@ -32,6 +32,7 @@ blockquote{margin:.4em 0;padding:.3em .8em;border-left:4px solid var(--line);col
 pre{background:var(--bg);padding:8px;overflow-x:auto;font-size:.82em;white-space:pre-wrap;word-break:break-all}
 ol.gloss{padding-left:1.6em;font-size:.88em}ol.gloss li.bad{color:var(--bad);font-weight:600}
 code{font-size:.9em}
+.failure p{overflow-wrap:anywhere}
 svg.seq{background:#fff;font:12px system-ui,sans-serif;display:block}
 svg.seq .life{stroke:#afb8c1;stroke-dasharray:4 4}
 svg.seq rect.head{fill:var(--bg);stroke:#8c959f}svg.seq rect.head.iut{fill:#ddf4ff;stroke:#0969da}
