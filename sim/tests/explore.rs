@@ -251,3 +251,36 @@ fn the_reference_exhausts_the_small_cases_of_the_corpus_family() {
         .iter()
         .any(|scope| run(scope, &imp, limits(true, 1)).0.violation.is_some()));
 }
+
+/// Every mutant of the zoo dies in the default scopes (the built-in ones,
+/// then the corpus family), and the reference passes them all. Slow in a
+/// debug build, so CI runs it in release:
+/// `cargo test --release -p tern-harness --test explore -- --ignored`.
+#[test]
+#[ignore = "a release-build check: every mutant against every default scope"]
+fn every_mutant_of_the_zoo_dies_in_the_default_scopes() {
+    let corpus = corpus();
+    // Small scopes first: a mutant stops at the first scope that kills it,
+    // so its cost is the scopes it passes before that one.
+    let mut scopes = builtin::corpus_family(&corpus, 12);
+    scopes.sort_by_key(Scope::distinct_actions);
+    scopes.extend(builtin::all(Some(&corpus)).expect("the built-in scopes load"));
+    for scope in &scopes {
+        let (e, _) = run(scope, &ReferenceImpl, limits(true, 2));
+        assert!(e.violation.is_none() && e.exhausted, "{}: {e:?}", scope.id);
+    }
+    let survivors: Vec<&str> = Mutant::ALL
+        .iter()
+        .filter(|m| {
+            let imp = MutantImpl(**m);
+            !scopes
+                .iter()
+                .any(|scope| run(scope, &imp, limits(true, 2)).0.violation.is_some())
+        })
+        .map(|m| m.name())
+        .collect();
+    assert!(
+        survivors.is_empty(),
+        "mutants that survive every scope: {survivors:?}"
+    );
+}
