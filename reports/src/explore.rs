@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use tern_harness::explore::search::{Counterexample, Exploration};
 
 use crate::escape::t;
-use crate::run::{situation_rows_table, table, SituationRow};
+use crate::run::{situations_json_of, situations_table_of, table};
 use tern_harness::simulator::situations::{Coverage, Situation};
 
 /// One scope's exploration, with what a reader needs beside it.
@@ -139,27 +139,7 @@ fn recognised(s: Situation) -> bool {
 
 /// The situations table for people.
 pub fn situations_table(coverage: &Coverage) -> String {
-    let rows: Vec<SituationRow> = coverage
-        .iter()
-        .filter(|(s, _)| recognised(*s))
-        .map(|(s, n)| SituationRow {
-            name: s.name(),
-            count: n,
-            clauses: s.clauses().join(" "),
-        })
-        .collect();
-    situation_rows_table(&rows)
-}
-
-fn situations_document(coverage: &Coverage) -> Value {
-    let reached: Vec<(Situation, u64)> = coverage.iter().filter(|(s, _)| recognised(*s)).collect();
-    json!({
-        "reached": reached
-            .iter()
-            .map(|(s, n)| json!({"situation": s.name(), "family": s.family(), "count": n, "clauses": s.clauses()}))
-            .collect::<Vec<_>>(),
-        "missed": reached.iter().filter(|(_, n)| *n == 0).map(|(s, _)| s.name()).collect::<Vec<_>>(),
-    })
+    situations_table_of(coverage, recognised)
 }
 
 /// The whole exploration as one document.
@@ -167,7 +147,7 @@ pub fn document(implementation: &str, merge: bool, explored: &[Explored]) -> Val
     json!({
         "implementation": implementation,
         "merge": merge,
-        "situations": situations_document(&situations(explored)),
+        "situations": situations_json_of(&situations(explored), recognised),
         "scopes": explored.iter().map(|x| {
             let c = &x.exploration.counts;
             json!({

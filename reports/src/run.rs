@@ -7,7 +7,7 @@ use tabled::settings::Style;
 use tern_harness::judge::invariants::ALL as INVARIANTS;
 use tern_harness::simulator::driver::{Counterexample, ShrinkEnd};
 use tern_harness::simulator::runner::{Stats, Violation};
-use tern_harness::simulator::situations::Coverage;
+use tern_harness::simulator::situations::{Coverage, Situation};
 
 use crate::escape::t;
 pub use tern_harness::simulator::trace::violation_json;
@@ -55,8 +55,14 @@ pub fn summary(runs: u64, stats: &Stats, violations: u64) -> String {
 /// ones it never reached. (`run` always judges by the profile, so every
 /// situation applies.)
 pub fn situations_table(coverage: &Coverage) -> String {
+    situations_table_of(coverage, |_| true)
+}
+
+/// The situation table of the situations `shown` keeps.
+pub fn situations_table_of(coverage: &Coverage, shown: impl Fn(Situation) -> bool) -> String {
     let rows: Vec<SituationRow> = coverage
         .iter()
+        .filter(|(s, _)| shown(*s))
         .map(|(s, n)| SituationRow {
             name: s.name(),
             count: n,
@@ -103,12 +109,18 @@ pub fn situation_rows_table(rows: &[SituationRow]) -> String {
 
 /// The same as data: every situation with its count, and the missed ones.
 pub fn situations_json(coverage: &Coverage) -> Value {
+    situations_json_of(coverage, |_| true)
+}
+
+/// The same, of the situations `shown` keeps.
+pub fn situations_json_of(coverage: &Coverage, shown: impl Fn(Situation) -> bool) -> Value {
+    let kept: Vec<(Situation, u64)> = coverage.iter().filter(|(s, _)| shown(*s)).collect();
     json!({
-        "reached": coverage
+        "reached": kept
             .iter()
             .map(|(s, n)| json!({"situation": s.name(), "family": s.family(), "count": n, "clauses": s.clauses()}))
             .collect::<Vec<_>>(),
-        "missed": coverage.missed().iter().map(|s| s.name()).collect::<Vec<_>>(),
+        "missed": kept.iter().filter(|(_, n)| *n == 0).map(|(s, _)| s.name()).collect::<Vec<_>>(),
     })
 }
 
