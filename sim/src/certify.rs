@@ -14,7 +14,6 @@ use crate::simulator::driver::{
     first_violation_watched, shrink, Batch, Counterexample, Jobs, ShrinkBudget,
 };
 use crate::simulator::runner::Stats;
-use std::sync::atomic::Ordering;
 
 /// The simulation budget: a batch of runs. Certification always uses every
 /// fault and swarm mixes, and ignores names for a `core` certification (the
@@ -473,26 +472,19 @@ pub fn run_exploration(
         jobs: jobs.0.get(),
     };
     for scope in scopes {
-        let (prepared, unclaimed) = Prepared::new(scope, identity.claims(Capability::Execute));
-        let watch = search::Watch::default();
-        let mut exploration = std::thread::scope(|s| {
-            s.spawn(|| {
-                while !watch.stop.load(Ordering::Relaxed) {
-                    if stop() {
-                        watch.stop.store(true, Ordering::Relaxed);
-                    }
-                    std::thread::park_timeout(std::time::Duration::from_millis(50));
-                }
-            });
-            let e = explore(&prepared, implementation, names, limits, &watch);
-            watch.stop.store(true, Ordering::Relaxed);
-            e
-        });
-        exploration.counts.unclaimed = unclaimed;
+        let prepared = Prepared::new(scope, identity.claims(Capability::Execute));
+        let exploration = explore(
+            &prepared,
+            implementation,
+            names,
+            limits,
+            &search::Watch::default(),
+            &stop,
+        );
         let shorthand = exploration
             .violation
             .as_ref()
-            .map(|ce| ce.schedule.iter().map(|&m| prepared.describe(m)).collect())
+            .map(|ce| prepared.describe_schedule(&ce.schedule))
             .unwrap_or_default();
         out.complete &= exploration.exhausted || exploration.violation.is_some();
         let found = exploration.violation.is_some();

@@ -32,13 +32,14 @@ fn run<'s>(
     imp: &dyn Implementation,
     limits: Limits,
 ) -> (Exploration, Prepared<'s>) {
-    let (prepared, _) = Prepared::new(scope, true);
+    let prepared = Prepared::new(scope, true);
     let e = explore(
         &prepared,
         imp,
         Default::default(),
         limits,
         &Watch::default(),
+        &|| false,
     );
     (e, prepared)
 }
@@ -136,7 +137,7 @@ fn mutants_are_caught_with_a_shortest_counterexample_that_replays() {
         let saved = trace::read(Path::new("t.json"), &doc).expect("the trace reads back");
         assert_eq!(saved.schedule, ce.schedule);
         assert_eq!(saved.scope.actions, scope.actions);
-        let (again, _) = Prepared::new(&saved.scope, true);
+        let again = Prepared::new(&saved.scope, true);
         assert!(again
             .replay(&imp, Default::default(), &saved.schedule)
             .is_err());

@@ -2,11 +2,11 @@
 //! oracle at every move; a violation is saved as a trace for `replay`.
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use tern_harness::contract::plugin::{Capability, InitParams};
+use tern_harness::contract::plugin::Capability;
 use tern_harness::corpus::play::identify_as;
 use tern_harness::explore::builtin;
 use tern_harness::explore::scope::{Budget, Scope};
@@ -215,12 +215,7 @@ pub fn run(args: ExploreArgs) -> Status {
     let mut explored = Vec::new();
     let mut unsaved = false;
     for scope in &scopes {
-        let init = InitParams {
-            participant: scope.setup.participant.clone(),
-            principal: scope.setup.principal.clone(),
-            config: scope.setup.config.clone(),
-        };
-        let claims = match identify_as(imp.as_ref(), &init) {
+        let claims = match identify_as(imp.as_ref(), &scope.setup.init()) {
             Ok(identity) => identity.claims(Capability::Execute),
             Err(e) => {
                 errln!(
@@ -231,16 +226,13 @@ pub fn run(args: ExploreArgs) -> Status {
                 return Status::Trouble;
             }
         };
-        let (prepared, unclaimed) = Prepared::new(scope, claims);
+        let prepared = Prepared::new(scope, claims);
         let watch = Watch::default();
+        let done = AtomicBool::new(false);
         let progress = Progress::new(human, 0, "{spinner} {msg}", 1);
         let (exploration, elapsed) = std::thread::scope(|s| {
             let ticker = s.spawn(|| {
-                while !watch.stop.load(Ordering::Relaxed) {
-                    if interrupted().is_some() {
-                        watch.stop.store(true, Ordering::Relaxed);
-                        break;
-                    }
+                while !done.load(Ordering::Relaxed) {
                     progress.bar.set_message(format!(
                         "{}: depth {}, {} states, {} moves judged",
                         scope.id,
@@ -253,20 +245,25 @@ pub fn run(args: ExploreArgs) -> Status {
                 }
             });
             let started = Instant::now();
-            let e = explore(&prepared, imp.as_ref(), Default::default(), search, &watch);
+            let e = explore(
+                &prepared,
+                imp.as_ref(),
+                Default::default(),
+                search,
+                &watch,
+                &|| interrupted().is_some(),
+            );
             let elapsed = started.elapsed();
-            watch.stop.store(true, Ordering::Relaxed);
+            done.store(true, Ordering::Relaxed);
             ticker.thread().unpark();
             let _ = ticker.join();
             (e, elapsed)
         });
         progress.finish();
-        let mut exploration = exploration;
-        exploration.counts.unclaimed = unclaimed;
         let mut shorthand = Vec::new();
         let mut saved = None;
         if let Some(ce) = &exploration.violation {
-            shorthand = ce.schedule.iter().map(|&m| prepared.describe(m)).collect();
+            shorthand = prepared.describe_schedule(&ce.schedule);
             let path = args.trace_dir.join(format!("explore-{}.json", scope.id));
             let doc = trace::document(scope, &prepared, ce, &imp.name());
             let written = std::fs::create_dir_all(&args.trace_dir)

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::json;
-use tern_harness::contract::plugin::{Capability, Implementation, InitParams};
+use tern_harness::contract::plugin::{Capability, Implementation};
 use tern_harness::corpus::play::identify_as;
 use tern_harness::explore::search::Prepared;
 use tern_harness::explore::trace as explore_trace;
@@ -169,19 +169,11 @@ fn replay_exploration(args: &ReplayArgs, doc: &serde_json::Value) -> Status {
         Ok(imp) => imp,
         Err(status) => return status,
     };
-    let init = InitParams {
-        participant: saved.scope.setup.participant.clone(),
-        principal: saved.scope.setup.principal.clone(),
-        config: saved.scope.setup.config.clone(),
-    };
-    let claims = identify_as(imp.as_ref(), &init).is_ok_and(|i| i.claims(Capability::Execute));
-    let (prepared, _) = Prepared::new(&saved.scope, claims);
+    let claims = identify_as(imp.as_ref(), &saved.scope.setup.init())
+        .is_ok_and(|i| i.claims(Capability::Execute));
+    let prepared = Prepared::new(&saved.scope, claims);
     let result = prepared.replay(imp.as_ref(), Default::default(), &saved.schedule);
-    let lines: Vec<String> = saved
-        .schedule
-        .iter()
-        .map(|&m| prepared.describe(m))
-        .collect();
+    let lines = prepared.describe_schedule(&saved.schedule);
     let failed = result.as_ref().err().map(|b| (&b.0, &b.1));
     if matches!(args.format, FormatArg::Human) {
         outln!(

@@ -12,7 +12,7 @@ use tern_model::ledger::{EffectKey, Execution, LedgerConfig, LocalTime, Refusal,
 use tern_model::message::{MessageRef, Participant, Principal, ThreadId, Timestamp};
 
 use super::CorpusError;
-use crate::contract::plugin::Capability;
+use crate::contract::plugin::{Capability, InitParams};
 use crate::contract::storage::CrashPoint;
 pub use crate::judge::compare::{ComparedEvent, EventKindKey, Verdict};
 
@@ -153,6 +153,17 @@ pub struct Setup {
     pub participant: Participant,
     pub principal: Principal,
     pub config: LedgerConfig,
+}
+
+impl Setup {
+    /// What the receiver under test is started with.
+    pub fn init(&self) -> InitParams {
+        InitParams {
+            participant: self.participant.clone(),
+            principal: self.principal.clone(),
+            config: self.config.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -693,7 +693,7 @@ impl Player<'_> {
 /// What the implementation says about itself, from one start on a scratch
 /// storage and world. `Err` is the misbehaviour that stopped it starting.
 pub fn identify(implementation: &dyn Implementation, case: &Case) -> Result<Identity, String> {
-    identify_as(implementation, &init_of(case))
+    identify_as(implementation, &case.setup.init())
 }
 
 /// [`identify`], for a receiver started with `init`.
@@ -710,14 +710,6 @@ pub fn identify_as(
     let identity = r.identity();
     r.kill();
     Ok(identity)
-}
-
-fn init_of(case: &Case) -> InitParams {
-    InitParams {
-        participant: Participant::clone(&case.setup.participant),
-        principal: case.setup.principal.clone(),
-        config: case.setup.config.clone(),
-    }
 }
 
 /// Runs one case. `identity` is what the implementation claimed (see
@@ -741,7 +733,7 @@ pub fn play(case: &Case, implementation: &dyn Implementation, identity: &Identit
     let mut player = Player {
         case,
         implementation,
-        init: init_of(case),
+        init: case.setup.init(),
         storage: Storage::new(),
         world: World::new(),
         receiver: None,

@@ -94,13 +94,21 @@ impl Scope {
     /// How many actions differ from one another (identical ones are one
     /// action owed several times).
     pub fn distinct_actions(&self) -> usize {
-        let mut seen: Vec<&Action> = Vec::new();
+        self.grouped().len()
+    }
+
+    /// The distinct actions, in order of first appearance, each with how
+    /// many times it is owed: one action listed twice is one action owed
+    /// twice, so that its copies are not told apart.
+    pub fn grouped(&self) -> Vec<(Action, u8)> {
+        let mut out: Vec<(Action, u8)> = Vec::new();
         for a in &self.actions {
-            if !seen.contains(&a) {
-                seen.push(a);
+            match out.iter_mut().find(|(b, _)| b == a) {
+                Some((_, n)) => *n = n.saturating_add(1),
+                None => out.push((a.clone(), 1)),
             }
         }
-        seen.len()
+        out
     }
 
     /// A corpus case as a scope: its deliveries and executions as a set,

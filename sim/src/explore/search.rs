@@ -11,7 +11,7 @@
 use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use tern_model::message::ThreadId;
 
@@ -147,45 +147,35 @@ pub struct Prepared<'s> {
     owed: Vec<u8>,
     init: InitParams,
     threads: Vec<ThreadId>,
+    /// Executions left out because `execute` is not claimed.
+    pub unclaimed: u64,
 }
 
 impl<'s> Prepared<'s> {
-    /// Groups identical actions (one action owed twice is one action with
-    /// a count, so its two copies are not told apart), leaving out
+    /// The scope's distinct actions ([`Scope::grouped`]), leaving out
     /// executions when `execute` is not claimed.
-    pub fn new(scope: &'s Scope, claims_execute: bool) -> (Prepared<'s>, u64) {
+    pub fn new(scope: &'s Scope, claims_execute: bool) -> Prepared<'s> {
         let mut actions: Vec<Action> = Vec::new();
         let mut owed: Vec<u8> = Vec::new();
         let mut unclaimed = 0;
-        for a in &scope.actions {
+        for (a, n) in scope.grouped() {
             if matches!(a, Action::Execute { .. }) && !claims_execute {
-                unclaimed += 1;
-                continue;
-            }
-            match actions.iter().position(|b| b == a) {
-                Some(i) => owed[i] = owed[i].saturating_add(1),
-                None => {
-                    actions.push(a.clone());
-                    owed.push(1);
-                }
+                unclaimed += u64::from(n);
+            } else {
+                actions.push(a);
+                owed.push(n);
             }
         }
-        let init = InitParams {
-            participant: scope.setup.participant.clone(),
-            principal: scope.setup.principal.clone(),
-            config: scope.setup.config.clone(),
-        };
+        let init = scope.setup.init();
         let threads = scope.threads();
-        (
-            Prepared {
-                scope,
-                actions,
-                owed,
-                init,
-                threads,
-            },
+        Prepared {
+            scope,
+            actions,
+            owed,
+            init,
+            threads,
             unclaimed,
-        )
+        }
     }
 
     fn root(&self) -> Harness {
@@ -459,6 +449,11 @@ impl<'s> Prepared<'s> {
         Ok(())
     }
 
+    /// A schedule in words, a move per line.
+    pub fn describe_schedule(&self, schedule: &[Move]) -> Vec<String> {
+        schedule.iter().map(|&m| self.describe(m)).collect()
+    }
+
     /// A move in words, for traces and people.
     pub fn describe(&self, mv: Move) -> String {
         let crash = |p: Option<CrashPoint>| match p {
@@ -525,19 +520,23 @@ pub struct Watch {
     pub transitions: AtomicU64,
     pub states: AtomicU64,
     pub depth: AtomicU64,
-    /// Set to stop the search early (an interrupt): not exhausted.
-    pub stop: AtomicBool,
 }
 
-/// Explores every schedule of `prepared` against `implementation`.
+/// Explores every schedule of `prepared` against `implementation`. `stop`
+/// is asked before each child is played (an interrupt): the scope is then
+/// not exhausted.
 pub fn explore(
     prepared: &Prepared,
     implementation: &dyn Implementation,
     names: RejectNames,
     limits: Limits,
     watch: &Watch,
+    stop: &(dyn Fn() -> bool + Sync),
 ) -> Exploration {
-    let mut counts = Counts::default();
+    let mut counts = Counts {
+        unclaimed: prepared.unclaimed,
+        ..Counts::default()
+    };
     let mut situations = Coverage::default();
     let mut seen: HashSet<u128> = HashSet::new();
     // The start itself, judged like any move.
@@ -593,9 +592,7 @@ pub fn explore(
                             .enumerate()
                             .map(|(k, &(i, mv))| {
                                 let index = c * share + k;
-                                if watch.stop.load(Ordering::Relaxed)
-                                    || index > first_bad.load(Ordering::Relaxed)
-                                {
+                                if index > first_bad.load(Ordering::Relaxed) || stop() {
                                     return None;
                                 }
                                 let child =

@@ -68,6 +68,9 @@ pub struct Subject<'i> {
     /// The expiry of the grant each COMMIT delivered cites, by (thread, ID).
     expiries: BTreeMap<(ThreadId, MessageRef), i64>,
     pub coverage: Coverage,
+    /// Where the moves of a replayed prefix are recognised: never read,
+    /// kept so that replays allocate nothing.
+    uncounted: Coverage,
     pub counting: bool,
 }
 
@@ -107,6 +110,7 @@ impl<'i> Subject<'i> {
             sent: BTreeMap::new(),
             expiries: BTreeMap::new(),
             coverage: Coverage::default(),
+            uncounted: Coverage::default(),
             counting: false,
         };
         s.restart(None)?;
@@ -275,24 +279,15 @@ impl<'i> Subject<'i> {
         let redelivered = cut.is_some();
         self.cut.retain(|u| u.frame != frame);
         let expected = self.oracle.deliver(frame, principal, at);
-        if self.counting {
-            let me = self.me.clone();
-            self.reach
-                .on_delivery(&mut self.coverage, 0, &me, at.0, &sent, &expected);
-            if let Some((t, id)) = self.reach.revises_executed(&sent) {
-                if let (Ok(t), Ok(id)) = (ThreadId::new(t), MessageRef::new(id)) {
-                    if self.oracle.knows_revision_conflict(&t, &id) {
-                        self.coverage
-                            .reach(Situation::Moment(Moment::RevisionConflictAfterEffect));
-                    }
-                }
-            }
+        let coverage = if self.counting {
+            &mut self.coverage
         } else {
-            // Keeps the memory of what happened without counting it.
-            let me = self.me.clone();
-            self.reach
-                .on_delivery(&mut Coverage::default(), 0, &me, at.0, &sent, &expected);
-        }
+            &mut self.uncounted
+        };
+        self.reach
+            .on_delivery(coverage, 0, &self.me, at.0, &sent, &expected);
+        self.reach
+            .on_revision_conflict(coverage, &sent, &self.oracle);
         for e in &expected {
             if let (Some(t), Some(id)) = (&e.thread, &e.id) {
                 self.unconfirmed
@@ -337,11 +332,10 @@ impl<'i> Subject<'i> {
         let performed = self.world.log_since(before);
         let decision = self.oracle.would_execute(thread, id, at);
         let expiry = self.expiries.get(&(thread.clone(), id.clone())).copied();
-        let mut scratch = Coverage::default();
         let coverage = if self.counting {
             &mut self.coverage
         } else {
-            &mut scratch
+            &mut self.uncounted
         };
         self.reach
             .on_execution(coverage, 0, id.as_str(), at.0, false, expiry, &decision);

@@ -97,7 +97,7 @@ pub fn document(
             "expected": ce.mismatch.expected,
             "actual": ce.mismatch.actual,
         },
-        "shorthand": ce.schedule.iter().map(|&m| prepared.describe(m)).collect::<Vec<_>>(),
+        "shorthand": prepared.describe_schedule(&ce.schedule),
     })
 }
 

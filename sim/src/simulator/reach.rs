@@ -8,8 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use tern_model::ledger::{Event, EventKind, Execution, Outcome};
-use tern_model::message::{Act, Body, Message};
+use tern_model::ledger::{Event, EventKind, Execution, Ledger, Outcome};
+use tern_model::message::{Act, Body, Message, MessageRef, ThreadId};
 
 use super::malformed::Malformation;
 use super::scenario::context_of;
@@ -179,15 +179,24 @@ impl Reach {
         }
     }
 
-    /// Whether a delivery of `sent` may have revealed a revision conflict
-    /// on a commitment whose effect was performed: the caller then asks the
-    /// model.
-    pub fn revises_executed(&self, sent: &Sent) -> Option<(String, String)> {
-        let (thread, _, _) = sent.key.as_ref()?;
-        let target = sent.revises.as_ref()?;
-        self.executed
-            .contains(&(thread.clone(), target.clone()))
-            .then(|| (thread.clone(), target.clone()))
+    /// A delivery of `sent` that revealed a revision conflict on a
+    /// commitment whose effect was performed: only a REVISE of an executed
+    /// commitment can, and then the model says whether it did.
+    pub fn on_revision_conflict(&self, coverage: &mut Coverage, sent: &Sent, model: &Ledger) {
+        let Some((thread, _, _)) = sent.key.as_ref() else {
+            return;
+        };
+        let Some(target) = sent.revises.as_ref() else {
+            return;
+        };
+        if !self.executed.contains(&(thread.clone(), target.clone())) {
+            return;
+        }
+        if let (Ok(t), Ok(id)) = (ThreadId::new(thread), MessageRef::new(target)) {
+            if model.knows_revision_conflict(&t, &id) {
+                coverage.reach(Situation::Moment(Moment::RevisionConflictAfterEffect));
+            }
+        }
     }
 
     /// The situations of one execution request: the model's decision, and

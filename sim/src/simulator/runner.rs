@@ -723,16 +723,11 @@ impl<'a> Run<'a> {
             &self.facts[sent],
             &expected,
         );
-        if let Some((t, id)) = self.reach.revises_executed(&self.facts[sent]) {
-            let (t, id) = (ThreadId::new(t), MessageRef::new(id));
-            if let (Ok(t), Ok(id)) = (t, id) {
-                if self.agents[a].oracle.knows_revision_conflict(&t, &id) {
-                    self.stats
-                        .situations
-                        .reach(Situation::Moment(Moment::RevisionConflictAfterEffect));
-                }
-            }
-        }
+        self.reach.on_revision_conflict(
+            &mut self.stats.situations,
+            &self.facts[sent],
+            &self.agents[a].oracle,
+        );
         if let Err(breach) = delivery::no_effects(before, self.world.len()) {
             return Err(self.breach(a, "an answer to deliver", breach));
         }
