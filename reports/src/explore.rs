@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tern_harness::explore::search::{Counterexample, Exploration};
+use tern_harness::explore::search::{Counterexample, Exploration, ScopeVerdict};
 
 use crate::escape::t;
 use crate::run::{situations_json_of, situations_table_of, table};
@@ -23,11 +23,12 @@ pub struct Explored {
     pub trace: Option<String>,
 }
 
+/// A scope's verdict as the table and the document spell it.
 fn verdict(e: &Exploration) -> &'static str {
-    match (&e.violation, e.exhausted) {
-        (Some(_), _) => "VIOLATION",
-        (None, true) => "exhausted",
-        (None, false) => "not exhausted",
+    match e.verdict() {
+        ScopeVerdict::Violation => "VIOLATION",
+        ScopeVerdict::Exhausted => "exhausted",
+        ScopeVerdict::NotExhausted => "not exhausted",
     }
 }
 
@@ -72,7 +73,7 @@ pub fn summary(explored: &[Explored]) -> String {
         let states = sum(|e| e.counts.states);
         let clean = explored
             .iter()
-            .filter(|x| x.exploration.violation.is_none() && x.exploration.exhausted)
+            .filter(|x| x.exploration.verdict() == ScopeVerdict::Exhausted)
             .count();
         rows.push(vec![
             format!("total ({} scopes)", explored.len()),

@@ -8,7 +8,7 @@ use crate::contract::plugin::{Capability, Identity, Implementation};
 use crate::corpus::play::{identify, play, CaseRun, Failure, Status};
 use crate::corpus::{Case, Level};
 use crate::explore::scope::Scope;
-use crate::explore::search::{self, explore, Exploration, Limits, Prepared};
+use crate::explore::search::{self, explore, Exploration, Limits, Prepared, ScopeVerdict};
 use crate::judge::compare::RejectNames;
 use crate::simulator::driver::{
     first_violation_watched, shrink, Batch, Counterexample, Jobs, ShrinkBudget,
@@ -486,7 +486,7 @@ pub fn run_exploration(
             .as_ref()
             .map(|ce| prepared.describe_schedule(&ce.schedule))
             .unwrap_or_default();
-        out.complete &= exploration.exhausted || exploration.violation.is_some();
+        out.complete &= exploration.verdict() != ScopeVerdict::NotExhausted;
         let found = exploration.violation.is_some();
         let explored = ExploredScope {
             id: scope.id.clone(),

@@ -3,7 +3,7 @@
 //! four report files written atomically, also after Ctrl-C.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use clap::Args;
 use tern_harness::certify::{
@@ -12,9 +12,7 @@ use tern_harness::certify::{
 use tern_harness::contract::plugin::Implementation;
 use tern_harness::corpus::{Corpus, Level};
 use tern_harness::explore::builtin;
-use tern_harness::implementations::adapter::{
-    defer_interrupts, interrupted, Limits, SubprocessImpl,
-};
+use tern_harness::implementations::adapter::{defer_interrupts, interrupted, SubprocessImpl};
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::judge::compare::RejectNames;
@@ -23,7 +21,7 @@ use tern_reports::certify::{html, junit, terminal, write, Certified, Report};
 use tern_reports::escape;
 
 use super::progress::Progress;
-use super::sim::{parse_agents, parse_mutant, JobsArg};
+use super::sim::{parse_agents, parse_mutant, JobsArg, TimeoutArgs};
 use super::{FormatArg, Status};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -99,13 +97,8 @@ pub struct CertifyArgs {
     #[arg(long, default_value_t = tern_harness::certify::GIVE_UP_AFTER, value_name = "N")]
     give_up_after: usize,
 
-    /// With --impl: how long one request may take, in milliseconds.
-    #[arg(long, default_value_t = 5000, value_name = "MS")]
-    timeout: u64,
-
-    /// With --impl: how long start-up may take, in milliseconds.
-    #[arg(long, default_value_t = 10000, value_name = "MS")]
-    startup_timeout: u64,
+    #[command(flatten)]
+    timeouts: TimeoutArgs,
 
     /// `human` prints the summary; `json` prints report.json.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
@@ -170,11 +163,7 @@ pub fn run(args: CertifyArgs) -> Status {
         );
         return Status::Trouble;
     }
-    let limits = Limits {
-        request: Duration::from_millis(args.timeout),
-        startup: Duration::from_millis(args.startup_timeout),
-        ..Limits::default()
-    };
+    let limits = args.timeouts.limits();
     let scopes = if args.no_explore {
         Vec::new()
     } else {

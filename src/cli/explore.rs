@@ -10,15 +10,15 @@ use tern_harness::contract::plugin::Capability;
 use tern_harness::corpus::play::identify_as;
 use tern_harness::explore::builtin;
 use tern_harness::explore::scope::{Budget, Scope};
-use tern_harness::explore::search::{explore, Limits, Prepared, Watch};
+use tern_harness::explore::search::{explore, Limits, Prepared, ScopeVerdict, Watch};
 use tern_harness::explore::trace;
-use tern_harness::implementations::adapter::{defer_interrupts, interrupted, Limits as ImplLimits};
+use tern_harness::implementations::adapter::{defer_interrupts, interrupted};
 use tern_harness::implementations::mutants::Mutant;
 use tern_reports::explore::{counterexample_text, document, summary, Explored};
 
 use super::certify::load_corpus;
 use super::progress::Progress;
-use super::sim::{implementation, parse_mutant};
+use super::sim::{implementation, parse_mutant, TimeoutArgs};
 use super::{FormatArg, Status};
 use tern_reports::escape::t as tty;
 
@@ -80,13 +80,8 @@ pub struct ExploreArgs {
     #[arg(long = "impl", value_name = "COMMAND")]
     implementation: Option<String>,
 
-    /// With --impl: how long one request may take, in milliseconds.
-    #[arg(long, default_value_t = 5000, value_name = "MS")]
-    timeout: u64,
-
-    /// With --impl: how long start-up (the `init` answer) may take, in milliseconds.
-    #[arg(long, default_value_t = 10000, value_name = "MS")]
-    startup_timeout: u64,
+    #[command(flatten)]
+    timeouts: TimeoutArgs,
 
     /// The corpus folder, for --case and built-in scopes drawn from cases.
     #[arg(long, value_name = "DIR")]
@@ -177,11 +172,7 @@ pub fn run(args: ExploreArgs) -> Status {
             return Status::Trouble;
         }
     };
-    let limits = ImplLimits {
-        request: Duration::from_millis(args.timeout),
-        startup: Duration::from_millis(args.startup_timeout),
-        ..ImplLimits::default()
-    };
+    let limits = args.timeouts.limits();
     let imp = match implementation(args.mutant, args.implementation.as_deref(), limits) {
         Ok(imp) => imp,
         Err(e) => {
@@ -305,7 +296,7 @@ pub fn run(args: ExploreArgs) -> Status {
         );
         let not_exhausted = explored
             .iter()
-            .filter(|x| x.exploration.violation.is_none() && !x.exploration.exhausted)
+            .filter(|x| x.exploration.verdict() == ScopeVerdict::NotExhausted)
             .count();
         if not_exhausted > 0 && interrupted().is_none() {
             outln!(

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use serde_json::json;
-use tern_harness::implementations::adapter::{defer_interrupts, interrupted, Limits};
+use tern_harness::implementations::adapter::{defer_interrupts, interrupted};
 use tern_harness::implementations::mutants::Mutant;
 use tern_harness::simulator::driver::{
     first_violation_watched, shrink, unshrunk, Batch, ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
@@ -16,7 +16,7 @@ use tern_harness::simulator::trace;
 use tern_reports::run::{counterexample_text, summary, violation_json, violation_text};
 
 use super::progress::Progress;
-use super::sim::{implementation, parse_agents, parse_mutant, FaultArgs, JobsArg};
+use super::sim::{implementation, parse_agents, parse_mutant, FaultArgs, JobsArg, TimeoutArgs};
 use super::{FormatArg, Status};
 
 #[derive(Debug, Args)]
@@ -56,13 +56,8 @@ pub struct RunArgs {
     #[arg(long = "impl", value_name = "COMMAND")]
     implementation: Option<String>,
 
-    /// With --impl: how long one request may take, in milliseconds.
-    #[arg(long, default_value_t = 5000, value_name = "MS")]
-    timeout: u64,
-
-    /// With --impl: how long start-up (the `init` answer) may take, in milliseconds.
-    #[arg(long, default_value_t = 10000, value_name = "MS")]
-    startup_timeout: u64,
+    #[command(flatten)]
+    timeouts: TimeoutArgs,
 
     /// Keep a failing run as it is instead of shrinking it (each shrinking
     /// attempt replays the run, which is slow against an implementation
@@ -102,11 +97,7 @@ pub fn run(args: RunArgs) -> Status {
     }
     let first = args.seed.unwrap_or_else(fresh_seed);
     let faults = args.faults.set();
-    let limits = Limits {
-        request: Duration::from_millis(args.timeout),
-        startup: Duration::from_millis(args.startup_timeout),
-        ..Limits::default()
-    };
+    let limits = args.timeouts.limits();
     let imp = match implementation(args.mutant, args.implementation.as_deref(), limits) {
         Ok(imp) => imp,
         Err(e) => {

@@ -105,6 +105,29 @@ pub fn implementation(
     })
 }
 
+/// The limits on an implementation in another process, for every command
+/// that takes `--impl`.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct TimeoutArgs {
+    /// With --impl: how long one request may take, in milliseconds.
+    #[arg(long, default_value_t = 5000, value_name = "MS")]
+    timeout: u64,
+
+    /// With --impl: how long start-up (the `init` answer) may take, in milliseconds.
+    #[arg(long, default_value_t = 10000, value_name = "MS")]
+    startup_timeout: u64,
+}
+
+impl TimeoutArgs {
+    pub fn limits(self) -> Limits {
+        Limits {
+            request: std::time::Duration::from_millis(self.timeout),
+            startup: std::time::Duration::from_millis(self.startup_timeout),
+            ..Limits::default()
+        }
+    }
+}
+
 /// `--jobs N`: how many runs play at once. The output is the same whatever
 /// N is; only the time changes.
 #[derive(Debug, Clone, Copy, Args)]

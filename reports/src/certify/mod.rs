@@ -450,12 +450,7 @@ fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> Expl
                 ScopeReport {
                     scope: x.id.clone(),
                     clauses: x.clauses.clone(),
-                    verdict: match (&e.violation, e.exhausted) {
-                        (Some(_), _) => "violation",
-                        (None, true) => "exhausted",
-                        (None, false) => "not_exhausted",
-                    }
-                    .to_owned(),
+                    verdict: e.verdict().as_str().to_owned(),
                     states: e.counts.states,
                     schedules: e.counts.schedules,
                     transitions: e.counts.transitions,

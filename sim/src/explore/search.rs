@@ -98,6 +98,35 @@ pub struct Exploration {
     pub violation: Option<Counterexample>,
 }
 
+/// How a scope's exploration ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScopeVerdict {
+    Exhausted,
+    Violation,
+    /// Stopped by the bound on states or by an interrupt.
+    NotExhausted,
+}
+
+impl ScopeVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScopeVerdict::Exhausted => "exhausted",
+            ScopeVerdict::Violation => "violation",
+            ScopeVerdict::NotExhausted => "not_exhausted",
+        }
+    }
+}
+
+impl Exploration {
+    pub fn verdict(&self) -> ScopeVerdict {
+        match (&self.violation, self.exhausted) {
+            (Some(_), _) => ScopeVerdict::Violation,
+            (None, true) => ScopeVerdict::Exhausted,
+            (None, false) => ScopeVerdict::NotExhausted,
+        }
+    }
+}
+
 /// The part of a state the search keeps; the implementation's part is
 /// rebuilt by replay.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
