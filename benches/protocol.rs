@@ -23,6 +23,8 @@ fn protocol(c: &mut Criterion) {
         faults: FaultSet::all(),
         names: Default::default(),
         swarm: true,
+        shard: tern_harness::shard::Shard::WHOLE,
+        deadline: None,
     };
     let runs: Vec<(RunConfig, Vec<Step>)> = (budget.first_seed..budget.first_seed + budget.seeds)
         .map(|seed| {

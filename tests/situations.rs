@@ -25,6 +25,8 @@ fn the_default_certify_budget_reaches_every_situation_often() {
         faults: FaultSet::all(),
         names: Default::default(),
         swarm: true,
+        shard: tern_harness::shard::Shard::WHOLE,
+        deadline: None,
     };
     let imp = ReferenceImpl;
     let identity = Identity::builtin("tern-sim reference");

@@ -177,7 +177,8 @@ pub fn counterexample_text(c: &Counterexample) -> String {
 }
 
 /// Where a mutant was killed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum KilledIn {
     /// In simulation run number `runs` (the first failing seed's index + 1).
     Simulation { runs: u64 },
@@ -185,8 +186,9 @@ pub enum KilledIn {
     Corpus { case: String },
 }
 
-/// One row of the selftest table.
-#[derive(Debug, Clone)]
+/// One row of the selftest table (also kept in a shard's part).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MutantRow {
     pub name: String,
     pub target: String,

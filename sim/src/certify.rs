@@ -10,6 +10,7 @@ use crate::corpus::{Case, Level};
 use crate::explore::scope::Scope;
 use crate::explore::search::{self, explore, Exploration, Limits, Prepared, ScopeVerdict};
 use crate::judge::compare::RejectNames;
+use crate::shard::Shard;
 use crate::simulator::driver::{
     first_violation_watched, shrink, Batch, Counterexample, Jobs, ShrinkBudget,
 };
@@ -55,15 +56,11 @@ pub struct SimulationRun {
 
 impl SimulationRun {
     pub fn verdict(&self) -> SimVerdict {
-        if self.skipped.is_some() {
-            SimVerdict::NotRun
-        } else if self.counterexample.is_some() {
-            SimVerdict::Violation
-        } else if !self.complete {
-            SimVerdict::Incomplete
-        } else {
-            SimVerdict::Clean
-        }
+        SimVerdict::of(
+            self.skipped.is_some(),
+            self.counterexample.is_some(),
+            self.complete,
+        )
     }
 }
 
@@ -76,6 +73,31 @@ pub enum SimVerdict {
 }
 
 impl SimVerdict {
+    pub const ALL: [SimVerdict; 4] = [
+        SimVerdict::Clean,
+        SimVerdict::Violation,
+        SimVerdict::NotRun,
+        SimVerdict::Incomplete,
+    ];
+
+    /// A part that was skipped says so first; then a violation, found
+    /// even in a part cut short; then whether it ran to its end.
+    pub fn of(skipped: bool, violation: bool, complete: bool) -> SimVerdict {
+        if skipped {
+            SimVerdict::NotRun
+        } else if violation {
+            SimVerdict::Violation
+        } else if !complete {
+            SimVerdict::Incomplete
+        } else {
+            SimVerdict::Clean
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<SimVerdict> {
+        SimVerdict::ALL.into_iter().find(|v| v.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             SimVerdict::Clean => "clean",
@@ -98,6 +120,7 @@ pub fn run_corpus(
 ) -> CorpusRun {
     run_corpus_with(
         cases,
+        Shard::WHOLE,
         implementation,
         GIVE_UP_AFTER,
         Jobs::ONE,
@@ -107,16 +130,20 @@ pub fn run_corpus(
     )
 }
 
-/// [`run_corpus`], giving up after `give_up_after` errors in a row (0: never),
-/// with cases played on `jobs` workers. An implementation that hangs would
+/// [`run_corpus`] for `shard`'s share of `cases` (the implementation is
+/// still started with the first case of them all, so that every shard
+/// reports the same identity), giving up after `give_up_after` errors in a
+/// row of the share (0: never), with cases played on `jobs` workers. An implementation that hangs would
 /// otherwise cost the request timeout for every case; the cases not run
 /// are reported as errors that say why. The report is the same whatever
 /// `jobs`: cases are judged in order, and a case played past the point
 /// where one worker would have given up is reported as not run. `started`
 /// hears which case each worker (counted from 0) takes up, from that
 /// worker's thread, for displays that show every worker.
+#[allow(clippy::too_many_arguments)]
 pub fn run_corpus_with(
     cases: &[&Case],
+    shard: Shard,
     implementation: &dyn Implementation,
     give_up_after: usize,
     jobs: Jobs,
@@ -132,6 +159,12 @@ pub fn run_corpus_with(
         };
     };
     let identity = identify(implementation, first);
+    let mine: Vec<&Case> = cases
+        .iter()
+        .copied()
+        .filter(|c| shard.takes_name(&c.id))
+        .collect();
+    let cases = mine.as_slice();
     let claimed = match &identity {
         Ok(i) => i.clone(),
         // It does not start: every case is an error, without starting it
@@ -140,7 +173,7 @@ pub fn run_corpus_with(
         Err(why) => {
             let cases = cases
                 .iter()
-                .map(|c| not_run(c, "a started receiver", why.clone()))
+                .map(|c| not_run(c, not_run_failure("a started receiver", why.clone())))
                 .collect();
             return CorpusRun {
                 identity,
@@ -168,11 +201,7 @@ pub fn run_corpus_with(
         if give_up_after > 0 && errors_in_a_row >= give_up_after {
             // A case a worker played anyway was counted as it ended.
             let counted = run.is_some();
-            let run = not_run(
-                case,
-                "an implementation that answers",
-                format!("not run: the {errors_in_a_row} cases before it all ended in an error"),
-            );
+            let run = given_up(case, errors_in_a_row);
             if !counted {
                 progress(&run);
             }
@@ -283,6 +312,41 @@ fn play_all(
     results
 }
 
+/// Where the give-up rule cuts outcomes in case order: the index of the
+/// first case it reports as not run, and the errors in a row before it.
+/// `tern-sim merge` applies it again to the shards' outcomes put in order,
+/// so that a merged certification gives up where one machine would have.
+pub fn give_up_point(
+    statuses: impl IntoIterator<Item = Status>,
+    give_up_after: usize,
+) -> Option<(usize, usize)> {
+    if give_up_after == 0 {
+        return None;
+    }
+    let mut in_a_row = 0;
+    for (i, status) in statuses.into_iter().enumerate() {
+        if in_a_row >= give_up_after {
+            return Some((i, in_a_row));
+        }
+        in_a_row = in_a_row_after(in_a_row, status);
+    }
+    None
+}
+
+/// A case not run because the `in_a_row` cases before it all ended in an
+/// error.
+pub fn given_up(case: &Case, in_a_row: usize) -> CaseRun {
+    not_run(case, given_up_failure(in_a_row))
+}
+
+/// The failure of a case given up on (see [`given_up`]).
+pub fn given_up_failure(in_a_row: usize) -> Failure {
+    not_run_failure(
+        "an implementation that answers",
+        format!("not run: the {in_a_row} cases before it all ended in an error"),
+    )
+}
+
 /// The count of errors in a row once a case ends with `status`. A case
 /// not applicable says nothing either way.
 fn in_a_row_after(count: usize, status: Status) -> usize {
@@ -294,20 +358,24 @@ fn in_a_row_after(count: usize, status: Status) -> usize {
 }
 
 /// A case that could not be run because of the implementation: an error.
-fn not_run(case: &Case, expected: &str, why: String) -> CaseRun {
+fn not_run(case: &Case, failure: Failure) -> CaseRun {
     CaseRun {
         id: case.id.clone(),
         status: Status::Error,
-        failure: Some(Failure {
-            step: 0,
-            op: "start",
-            check: "implementation-sound".to_owned(),
-            expected: expected.to_owned(),
-            actual: why,
-            names_only: false,
-        }),
+        failure: Some(failure),
         unclaimed: Vec::new(),
         transcript: Vec::new(),
+    }
+}
+
+fn not_run_failure(expected: &str, why: String) -> Failure {
+    Failure {
+        step: 0,
+        op: "start",
+        check: "implementation-sound".to_owned(),
+        expected: expected.to_owned(),
+        actual: why,
+        names_only: false,
     }
 }
 
@@ -317,7 +385,7 @@ pub fn run_simulation(
     implementation: &dyn Implementation,
     jobs: Jobs,
     identity: Option<&Identity>,
-    progress: impl FnMut(u64, &Stats),
+    mut progress: impl FnMut(u64, &Stats),
     stop: impl Fn() -> bool + Sync,
 ) -> SimulationRun {
     run_simulation_watched(
@@ -325,20 +393,21 @@ pub fn run_simulation(
         implementation,
         jobs,
         identity,
-        progress,
+        |n, _, totals| progress(n, totals),
         |_, _| {},
         stop,
     )
 }
 
-/// [`run_simulation`], telling `started` which seed each worker (counted
-/// from 0) takes up, from that worker's thread.
+/// [`run_simulation`], telling `progress` of each run with its own counts
+/// and the totals so far, in seed order, and `started` which seed each
+/// worker (counted from 0) takes up, from that worker's thread.
 pub fn run_simulation_watched(
     budget: &Budget,
     implementation: &dyn Implementation,
     jobs: Jobs,
     identity: Option<&Identity>,
-    mut progress: impl FnMut(u64, &Stats),
+    mut progress: impl FnMut(u64, &Stats, &Stats),
     started: impl Fn(usize, u64) + Sync,
     stop: impl Fn() -> bool + Sync,
 ) -> SimulationRun {
@@ -374,9 +443,9 @@ pub fn run_simulation_watched(
         implementation,
         jobs,
         false,
-        |_, _, stats| {
+        |_, played, totals| {
             runs += 1;
-            progress(runs, stats)
+            progress(runs, &played.stats, totals)
         },
         started,
         &stop,
@@ -432,22 +501,19 @@ impl ExplorationRun {
     }
 
     pub fn verdict(&self) -> SimVerdict {
-        if self.skipped.is_some() {
-            SimVerdict::NotRun
-        } else if self.violation().is_some() {
-            SimVerdict::Violation
-        } else if !self.complete {
-            SimVerdict::Incomplete
-        } else {
-            SimVerdict::Clean
-        }
+        SimVerdict::of(
+            self.skipped.is_some(),
+            self.violation().is_some(),
+            self.complete,
+        )
     }
 }
 
-/// Explores `scopes` in order, stopping at the first violation (or when
+/// Explores `shard`'s share of `scopes` in order, stopping at the first violation (or when
 /// `stop` says so), with the names the certification level compares.
 pub fn run_exploration(
     scopes: &[Scope],
+    shard: Shard,
     implementation: &dyn Implementation,
     identity: Option<&Identity>,
     names: RejectNames,
@@ -466,6 +532,7 @@ pub fn run_exploration(
         skipped: None,
         complete: true,
     };
+    let scopes = scopes.iter().filter(|s| shard.takes_name(&s.id));
     let limits = Limits {
         merge: true,
         max_states: EXPLORE_MAX_STATES,
@@ -548,28 +615,48 @@ impl Conformance {
         exploration: &ExplorationRun,
     ) -> Conformance {
         let level: BTreeMap<&str, Level> = cases.iter().map(|c| (c.id.as_str(), c.level)).collect();
-        let mut by_level: BTreeMap<Level, Tally> = BTreeMap::new();
-        for run in &corpus.cases {
+        let outcomes = corpus.cases.iter().map(|run| {
             let l = match &run.failure {
                 // Another reject class or refusal reason than expected: the
                 // receiver did what the seed asks, under another name.
                 Some(f) if f.names_only => Level::Profile,
                 _ => level.get(run.id.as_str()).copied().unwrap_or(Level::Core),
             };
+            (l, run.status)
+        });
+        Conformance::of_outcomes(
+            outcomes,
+            corpus.complete && corpus.identity.is_ok(),
+            sim.verdict(),
+            exploration.verdict(),
+        )
+    }
+
+    /// The levels reached from each case's outcome and the level it counts
+    /// at; `whole` says the corpus ran to its end on a started
+    /// implementation. `tern-sim merge` judges the shards' cases with it.
+    pub fn of_outcomes(
+        outcomes: impl IntoIterator<Item = (Level, Status)>,
+        whole: bool,
+        simulation: SimVerdict,
+        exploration: SimVerdict,
+    ) -> Conformance {
+        let mut by_level: BTreeMap<Level, Tally> = BTreeMap::new();
+        for (l, status) in outcomes {
             *by_level
                 .entry(l)
                 .or_default()
                 .counts
-                .entry(run.status)
+                .entry(status)
                 .or_default() += 1;
         }
         let clean = |l: Level| by_level.get(&l).is_none_or(|t| t.failures() == 0);
-        let core = corpus.complete && corpus.identity.is_ok() && clean(Level::Core);
+        let core = whole && clean(Level::Core);
         Conformance {
             core,
             profile: core && clean(Level::Profile),
-            simulation: sim.verdict(),
-            exploration: exploration.verdict(),
+            simulation,
+            exploration,
             by_level,
         }
     }

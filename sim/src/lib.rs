@@ -8,7 +8,8 @@
 //! mutants, the subprocess adapter and `tern-sim agent`); the rules that
 //! [`judge`] an implementation's answers, shared by the [`simulator`] and
 //! the [`corpus`] player; [`certify`], which runs both; and the
-//! [`streams`] checkers behind `tern-sim check`. The [`shorthand`] draws
+//! [`streams`] checkers behind `tern-sim check`. A [`shard`] is one
+//! share of any of that work, for `tern-sim merge` to put back together. The [`shorthand`] draws
 //! frames in one line each, for every report.
 
 pub mod certify;
@@ -17,6 +18,7 @@ pub mod corpus;
 pub mod explore;
 pub mod implementations;
 pub mod judge;
+pub mod shard;
 pub mod shorthand;
 pub mod simulator;
 pub mod streams;

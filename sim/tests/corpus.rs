@@ -119,6 +119,8 @@ fn every_mutant_is_refused_certification_with_its_clause() {
         faults: FaultSet::all(),
         names: Default::default(),
         swarm: true,
+        shard: tern_harness::shard::Shard::WHOLE,
+        deadline: None,
     };
     let mut by_simulation = Vec::new();
     let mut problems = Vec::new();
@@ -453,6 +455,8 @@ fn a_core_case_that_differs_only_in_a_name_fails_at_profile_level() {
             faults: FaultSet::none(),
             names: Default::default(),
             swarm: true,
+            shard: tern_harness::shard::Shard::WHOLE,
+            deadline: None,
         },
         &ReferenceImpl,
         Jobs::default(),
@@ -485,6 +489,8 @@ fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
         faults: FaultSet::all(),
         names,
         swarm: true,
+        shard: tern_harness::shard::Shard::WHOLE,
+        deadline: None,
     };
     let identity = corpus_run.identity.as_ref().ok();
     let blind = run_simulation(

@@ -112,6 +112,8 @@ fn batch() -> Batch {
         faults: FaultSet::all(),
         names: Default::default(),
         swarm: false,
+        shard: tern_harness::shard::Shard::WHOLE,
+        deadline: None,
     }
 }
 

@@ -19,8 +19,11 @@ use tern_harness::judge::compare::RejectNames;
 use tern_harness::simulator::faults::FaultSet;
 use tern_reports::certify::{html, junit, terminal, write, Certified, Report};
 use tern_reports::escape;
+use tern_reports::shards::certify as certify_part;
+use tern_reports::shards::{Command, Part};
 
 use super::progress::Progress;
+use super::shard::{header, Options, ShardArgs};
 use super::sim::{parse_agents, parse_mutant, JobsArg, TimeoutArgs};
 use super::{FormatArg, Status};
 
@@ -103,6 +106,33 @@ pub struct CertifyArgs {
     /// `human` prints the summary; `json` prints report.json.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
+
+    #[command(flatten)]
+    shards: ShardArgs,
+}
+
+impl CertifyArgs {
+    /// Every option that changes a certification's results.
+    fn options(&self) -> Options {
+        let mut o = Options::default();
+        o.list("--impl", &self.implementations)
+            .list(
+                "--mutant",
+                &self.mutants.iter().map(|m| m.name().to_owned()).collect::<Vec<_>>(),
+            )
+            .set("--reference", self.reference)
+            .set("--level", format!("{:?}", self.level).to_lowercase())
+            .set("--only", self.only.clone().unwrap_or_default())
+            .set("--seeds", self.seeds)
+            .set("--seed", self.seed)
+            .set("--agents", self.agents)
+            .set("--steps", self.steps)
+            .set("--explore", self.explore)
+            .set("--no-explore", self.no_explore)
+            .set("--give-up-after", self.give_up_after);
+        self.timeouts.record(&mut o);
+        o
+    }
 }
 
 /// The corpus folder: as given, else `./scenarios`, else the one this
@@ -156,7 +186,12 @@ pub fn run(args: CertifyArgs) -> Status {
     }
     // The report folder is checked before any work starts: a certification
     // must not run for minutes only to find it cannot write its verdict.
-    if let Err(e) = write::prepare(&args.report_dir) {
+    let shard = args.shards.share();
+    if args.shards.shard().is_some() {
+        if let Err(s) = args.shards.prepare("certify") {
+            return s;
+        }
+    } else if let Err(e) = write::prepare(&args.report_dir) {
         errln!(
             "tern-sim certify: --report-dir {}",
             escape::terminal(&e.to_string())
@@ -228,6 +263,8 @@ pub fn run(args: CertifyArgs) -> Status {
             Level::Profile => RejectNames::Compared,
         },
         swarm: true,
+        shard,
+        deadline: None,
     };
     let human = matches!(args.format, FormatArg::Human);
     if human {
@@ -249,14 +286,19 @@ pub fn run(args: CertifyArgs) -> Status {
     let jobs = args.jobs.get();
     let template = "{prefix} {bar:30} {pos}/{len} {msg}";
     let mut results = Vec::new();
+    // Per implementation, each simulation run's counts: a shard's part
+    // keeps them for the merge.
+    let mut run_counts = Vec::new();
+    let share_of_cases = cases.iter().filter(|c| shard.takes_name(&c.id)).count();
     for (label, flag, explored, imp) in &under_test {
         let started = Instant::now();
-        let progress = Progress::new(human, cases.len() as u64, template, jobs.0.get());
+        let progress = Progress::new(human, share_of_cases as u64, template, jobs.0.get());
         progress
             .bar
             .set_prefix(format!("{}: corpus", escape::terminal(label)));
         let corpus_run = run_corpus_with(
             &cases,
+            shard,
             imp.as_ref(),
             args.give_up_after,
             jobs,
@@ -268,10 +310,11 @@ pub fn run(args: CertifyArgs) -> Status {
         let corpus_time = started.elapsed();
         let progress = Progress::new(
             human && budget.seeds > 0 && !stop(),
-            budget.seeds,
+            budget.share(),
             template,
             jobs.0.get(),
         );
+        let mut counts = Vec::new();
         progress
             .bar
             .set_prefix(format!("{}: simulation", escape::terminal(label)));
@@ -287,11 +330,14 @@ pub fn run(args: CertifyArgs) -> Status {
                 imp.as_ref(),
                 jobs,
                 identity,
-                |n, stats| {
+                |n, run, totals| {
+                    if args.shards.shard().is_some() {
+                        counts.push(run.clone());
+                    }
                     progress.bar.set_position(n);
                     progress
                         .bar
-                        .set_message(format!("{} deliveries", stats.deliveries));
+                        .set_message(format!("{} deliveries", totals.deliveries));
                 },
                 |worker, seed| progress.worker(worker, format!("seed {seed}")),
                 stop,
@@ -323,6 +369,7 @@ pub fn run(args: CertifyArgs) -> Status {
         } else {
             run_exploration(
                 &scopes,
+                shard,
                 imp.as_ref(),
                 identity,
                 budget.names,
@@ -345,6 +392,7 @@ pub fn run(args: CertifyArgs) -> Status {
             );
         }
         results.push((label.clone(), flag.clone(), corpus_run, sim, exploration));
+        run_counts.push(counts);
         if stop() {
             break;
         }
@@ -369,18 +417,48 @@ pub fn run(args: CertifyArgs) -> Status {
         was_interrupted.is_some(),
         &certified,
     );
-    let summary = terminal::summary(&report);
+    if let Some(shard) = args.shards.shard() {
+        let mut header = header(Command::Certify, shard, args.options(), was_interrupted.is_none());
+        header.corpus_hash = Some(corpus.hash.clone());
+        header
+            .work
+            .insert("cases".to_owned(), cases.iter().map(|c| c.id.clone()).collect());
+        header
+            .work
+            .insert("scopes".to_owned(), scopes.iter().map(|s| s.id.clone()).collect());
+        let part = Part {
+            part: header,
+            body: certify_part::Body {
+                report,
+                give_up_after: args.give_up_after,
+                runs: run_counts,
+            },
+        };
+        let status = args.shards.write(&part, human);
+        if let Some(signal) = was_interrupted {
+            errln!("tern-sim certify: interrupted by signal {signal}; the part says so, and merge will refuse it");
+            std::process::exit(128 + signal);
+        }
+        return status;
+    }
+    publish(&report, &args.report_dir, human)
+}
+
+/// Writes the four reports and prints the summary (or report.json); the
+/// status is the verdict's. `merge` publishes a merged report the same way.
+pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
+    let summary = terminal::summary(report);
     let json = report.to_json();
-    let junit = match junit::render(&report) {
+    let junit = match junit::render(report) {
         Ok(x) => x,
         Err(e) => {
             errln!("tern-sim certify: cannot render junit.xml: {e}");
             return Status::Trouble;
         }
     };
-    let page = html::render(&report);
+    let page = html::render(report);
     let written = write::write_all(
-        &args.report_dir,
+        report_dir,
         &[
             ("report.json", json.as_bytes()),
             ("junit.xml", junit.as_bytes()),
@@ -396,7 +474,7 @@ pub fn run(args: CertifyArgs) -> Status {
     match written {
         Ok(_) if human => outln!(
             "reports: {}/{{report.json, junit.xml, report.html, summary.txt}}",
-            args.report_dir.display()
+            report_dir.display()
         ),
         Ok(_) => {}
         Err(e) => {
@@ -404,7 +482,7 @@ pub fn run(args: CertifyArgs) -> Status {
             return Status::Trouble;
         }
     }
-    if let Some(signal) = was_interrupted {
+    if let Some(signal) = interrupted() {
         errln!("tern-sim certify: interrupted by signal {signal}; the reports cover what ran");
         std::process::exit(128 + signal);
     }

@@ -24,6 +24,7 @@ mod progress;
 mod replay;
 mod run;
 mod selftest;
+mod shard;
 mod sim;
 
 use std::process::ExitCode;

@@ -131,6 +131,8 @@ pub fn run(args: RunArgs) -> Status {
         faults: faults.clone(),
         names: Default::default(),
         swarm: !args.no_swarm,
+        shard: tern_harness::shard::Shard::WHOLE,
+        deadline: None,
     };
     let outcome = first_violation_watched(
         &batch,

@@ -90,6 +90,8 @@ fn batch(seeds: u64, args: &SelftestArgs) -> Batch {
         faults: FaultSet::all(),
         names: Default::default(),
         swarm: true,
+        shard: tern_harness::shard::Shard::WHOLE,
+        deadline: None,
     }
 }
 

@@ -119,6 +119,13 @@ pub struct TimeoutArgs {
 }
 
 impl TimeoutArgs {
+    /// Into a part's options: a subprocess's results can depend on them.
+    pub fn record(self, options: &mut super::shard::Options) {
+        options
+            .set("--timeout", self.timeout)
+            .set("--startup-timeout", self.startup_timeout);
+    }
+
     pub fn limits(self) -> Limits {
         Limits {
             request: std::time::Duration::from_millis(self.timeout),

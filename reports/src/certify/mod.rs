@@ -15,10 +15,11 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
-use tern_harness::certify::{Conformance, CorpusRun, ExplorationRun, SimulationRun};
-use tern_harness::corpus::play::{CaseRun, Exchange, Status};
+use tern_harness::certify::{Conformance, CorpusRun, ExplorationRun, SimVerdict, SimulationRun};
+use tern_harness::corpus::play::{CaseRun, Exchange, Failure, Status};
 use tern_harness::corpus::{Case, Corpus, Level};
 use tern_harness::simulator::happening::Happening;
+use tern_harness::simulator::runner::Stats;
 
 pub const SCHEMA: &str = "tern-sim/report/1";
 
@@ -37,6 +38,18 @@ pub struct Report {
     /// Every clause of the registry, so the report stands alone.
     pub clauses: Vec<ClauseText>,
     pub implementations: Vec<ImplReport>,
+    /// Present only in a report merged from shards (docs/scale.md): the
+    /// rest is byte for byte what one machine would have written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<ShardsRecord>,
+}
+
+/// How a merged report was made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShardsRecord {
+    /// N: the parts merged, one per shard.
+    pub count: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,7 +206,7 @@ pub struct StepReport {
     pub ok: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimulationReport {
     /// `clean`, `violation`, `not_run` or `incomplete`.
@@ -394,20 +407,7 @@ fn case_report(case: &Case, run: &CaseRun) -> CaseReport {
             })
             .collect(),
         invariants: case.invariants.clone(),
-        failure: run.failure.as_ref().map(|f| FailureReport {
-            step: f.step,
-            op: f.op.to_owned(),
-            check: f.check.clone(),
-            expected: f.expected.clone(),
-            actual: f.actual.clone(),
-            level: if f.names_only {
-                Level::Profile
-            } else {
-                case.level
-            }
-            .as_str()
-            .to_owned(),
-        }),
+        failure: run.failure.as_ref().map(|f| failure_report(f, case.level)),
         unclaimed: run
             .unclaimed
             .iter()
@@ -421,11 +421,29 @@ fn case_report(case: &Case, run: &CaseRun) -> CaseReport {
     }
 }
 
+/// A case's failure, counted at `profile` when only names differ.
+pub(crate) fn failure_report(f: &Failure, case_level: Level) -> FailureReport {
+    FailureReport {
+        step: f.step,
+        op: f.op.to_owned(),
+        check: f.check.clone(),
+        expected: f.expected.clone(),
+        actual: f.actual.clone(),
+        level: if f.names_only {
+            Level::Profile
+        } else {
+            case_level
+        }
+        .as_str()
+        .to_owned(),
+    }
+}
+
 /// The situations a simulation at `level` can reach, with their counts: at
 /// `core`, the broken frames only the profile reads are not sent.
-fn situation_counts(sim: &SimulationRun, level: Level) -> Vec<SituationCount> {
+fn situation_counts(stats: &Stats, level: Level) -> Vec<SituationCount> {
     let core = level == Level::Core;
-    sim.stats
+    stats
         .situations
         .iter()
         .filter(|(s, _)| !core || s.at_core())
@@ -484,10 +502,24 @@ fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> Expl
 }
 
 fn simulation_report(sim: &SimulationRun, corpus: &Corpus, level: Level) -> SimulationReport {
-    let situations = if sim.runs == 0 {
+    SimulationReport {
+        violation: violation_report(sim, corpus),
+        ..simulation_counts(sim.verdict(), sim.skipped.clone(), sim.runs, &sim.stats, level)
+    }
+}
+
+/// A simulation's report without its counterexample: what its runs add up to.
+pub(crate) fn simulation_counts(
+    verdict: SimVerdict,
+    skipped: Option<String>,
+    runs: u64,
+    stats: &Stats,
+    level: Level,
+) -> SimulationReport {
+    let situations = if runs == 0 {
         Vec::new()
     } else {
-        situation_counts(sim, level)
+        situation_counts(stats, level)
     };
     let missed = situations
         .iter()
@@ -495,22 +527,26 @@ fn simulation_report(sim: &SimulationRun, corpus: &Corpus, level: Level) -> Simu
         .map(|s| s.situation.clone())
         .collect();
     SimulationReport {
-        verdict: sim.verdict().as_str().to_owned(),
-        skipped: sim.skipped.clone(),
-        runs: sim.runs,
-        deliveries: sim.stats.deliveries,
-        executions: sim.stats.executions,
-        effects: sim.stats.effects,
-        checks: sim.stats.checks,
-        faults: sim
-            .stats
+        verdict: verdict.as_str().to_owned(),
+        skipped,
+        runs,
+        deliveries: stats.deliveries,
+        executions: stats.executions,
+        effects: stats.effects,
+        checks: stats.checks,
+        faults: stats
             .faults
             .iter()
             .map(|(k, v)| ((*k).to_owned(), *v))
             .collect(),
         situations,
         missed,
-        violation: sim.counterexample.as_ref().map(|ce| ViolationReport {
+        violation: None,
+    }
+}
+
+fn violation_report(sim: &SimulationRun, corpus: &Corpus) -> Option<ViolationReport> {
+    sim.counterexample.as_ref().map(|ce| ViolationReport {
             invariant: ce.violation.invariant.name.to_owned(),
             section: ce.violation.invariant.section.to_owned(),
             clauses: ce
@@ -533,8 +569,7 @@ fn simulation_report(sim: &SimulationRun, corpus: &Corpus, level: Level) -> Simu
             shrunk_steps: ce.steps.len(),
             shorthand: ce.notes.clone(),
             sequence: ce.happenings.iter().filter_map(seq_event).collect(),
-        }),
-    }
+        })
 }
 
 /// One implementation's results, as reported.
@@ -546,6 +581,48 @@ pub struct Certified<'a> {
     pub corpus: &'a CorpusRun,
     pub simulation: &'a SimulationRun,
     pub exploration: &'a ExplorationRun,
+}
+
+/// An implementation's verdict and tally from its conformance; the rest
+/// of the report is left empty for the caller to fill. A run `cut_short`
+/// certifies nothing.
+pub(crate) fn judged(conformance: &Conformance, level: Level, cut_short: bool) -> ImplReport {
+    let tally = conformance
+        .by_level
+        .iter()
+        .map(|(l, t)| {
+            (
+                l.as_str().to_owned(),
+                Status::ALL
+                    .iter()
+                    .map(|s| (s.as_str().to_owned(), t.get(*s)))
+                    .collect(),
+            )
+        })
+        .collect();
+    ImplReport {
+        label: String::new(),
+        name: String::new(),
+        version: None,
+        capabilities: Vec::new(),
+        start_error: None,
+        verdict: Verdict {
+            certified: conformance.certified(level) && !cut_short,
+            level: if cut_short {
+                None
+            } else {
+                conformance.level().map(|l| l.as_str().to_owned())
+            },
+            core: conformance.core && !cut_short,
+            profile: conformance.profile && !cut_short,
+            simulation: conformance.simulation.as_str().to_owned(),
+            exploration: conformance.exploration.as_str().to_owned(),
+        },
+        tally,
+        cases: Vec::new(),
+        simulation: SimulationReport::default(),
+        exploration: ExplorationReport::default(),
+    }
 }
 
 impl Report {
@@ -580,38 +657,12 @@ impl Report {
                     ),
                     Err(e) => (r.label.clone(), None, Vec::new(), Some(e.clone())),
                 };
-                let tally = conformance
-                    .by_level
-                    .iter()
-                    .map(|(l, t)| {
-                        (
-                            l.as_str().to_owned(),
-                            Status::ALL
-                                .iter()
-                                .map(|s| (s.as_str().to_owned(), t.get(*s)))
-                                .collect(),
-                        )
-                    })
-                    .collect();
                 ImplReport {
                     label: r.label.clone(),
                     name,
                     version,
                     capabilities,
                     start_error,
-                    verdict: Verdict {
-                        certified: conformance.certified(level) && !cut_short,
-                        level: if cut_short {
-                            None
-                        } else {
-                            conformance.level().map(|l| l.as_str().to_owned())
-                        },
-                        core: conformance.core && !cut_short,
-                        profile: conformance.profile && !cut_short,
-                        simulation: conformance.simulation.as_str().to_owned(),
-                        exploration: conformance.exploration.as_str().to_owned(),
-                    },
-                    tally,
                     cases: r
                         .corpus
                         .cases
@@ -620,6 +671,7 @@ impl Report {
                         .collect(),
                     simulation: simulation_report(r.simulation, corpus, level),
                     exploration: exploration_report(r.exploration, corpus, &r.flag),
+                    ..judged(&conformance, level, cut_short)
                 }
             })
             .collect();
@@ -653,6 +705,7 @@ impl Report {
                 })
                 .collect(),
             implementations,
+            shards: None,
         }
     }
 

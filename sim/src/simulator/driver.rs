@@ -12,6 +12,7 @@ use super::runner::{Played, Run, RunConfig, Stats, Violation};
 use super::workload::{step_strategy, Mix, Step};
 use crate::contract::plugin::Implementation;
 use crate::judge::compare::RejectNames;
+use crate::shard::Shard;
 
 /// The step list of a seed, with the value trees that can shrink each step.
 pub struct Generated {
@@ -92,9 +93,25 @@ pub struct Batch {
     pub names: RejectNames,
     /// Each run enables a random subset of message kinds (see [`mix_for`]).
     pub swarm: bool,
+    /// The share of the seeds played: by residue of their offset from
+    /// `first_seed` (docs/scale.md).
+    pub shard: Shard,
+    /// No run starts after this instant (`--duration`); the runs already
+    /// under way end and count, so the seeds played stay a prefix.
+    pub deadline: Option<Instant>,
 }
 
 impl Batch {
+    /// How many runs this batch's shard plays when nothing stops it.
+    pub fn share(&self) -> u64 {
+        self.shard.positions_of(self.seeds)
+    }
+
+    /// The seed of this shard's `nth` run (counted from 0).
+    pub fn seed_of(&self, nth: u64) -> u64 {
+        self.shard.seed(self.first_seed, nth)
+    }
+
     pub fn config(&self, seed: u64) -> RunConfig {
         let mix = mix_for(seed, &self.faults, self.swarm);
         RunConfig {
@@ -185,29 +202,34 @@ pub fn first_violation_watched(
         failure: None,
         complete: true,
     };
-    let first = batch.first_seed;
-    let end = first.saturating_add(batch.seeds);
-    if first >= end {
+    // Runs are counted in the shard's own order: its `n`th run plays
+    // `batch.seed_of(n)`.
+    let end = batch.share();
+    if end == 0 {
         return out;
     }
-    // Seeds are handed out in order; none past `limit` is started, and a
-    // failure lowers `limit` to its seed.
-    let next = AtomicU64::new(first);
+    // Runs are handed out in order; none past `limit` is started, and a
+    // failure lowers `limit` to its run. Past the deadline none starts.
+    let next = AtomicU64::new(0);
     let limit = AtomicU64::new(end);
-    let workers = jobs
-        .0
-        .get()
-        .min((end - first).min(usize::MAX as u64) as usize);
+    let workers = jobs.0.get().min(end.min(usize::MAX as u64) as usize);
+    let past_deadline = || batch.deadline.is_some_and(|d| Instant::now() >= d);
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel::<(u64, Option<Played>)>();
         for worker in 0..workers {
             let tx = tx.clone();
-            let (next, limit, stop, started) = (&next, &limit, &stop, &started);
+            let (next, limit, stop, started, past_deadline) =
+                (&next, &limit, &stop, &started, &past_deadline);
             scope.spawn(move || loop {
-                let seed = next.fetch_add(1, Ordering::SeqCst);
-                if seed >= limit.load(Ordering::SeqCst) {
+                if past_deadline() {
+                    limit.fetch_min(next.load(Ordering::SeqCst), Ordering::SeqCst);
                     break;
                 }
+                let nth = next.fetch_add(1, Ordering::SeqCst);
+                if nth >= limit.load(Ordering::SeqCst) {
+                    break;
+                }
+                let seed = batch.seed_of(nth);
                 started(worker, seed);
                 // `None`: interrupted, before or during the run.
                 let played = if stop() {
@@ -219,9 +241,9 @@ pub fn first_violation_watched(
                 };
                 let last = played.as_ref().is_none_or(|p| p.violation.is_some());
                 if last {
-                    limit.fetch_min(seed + 1, Ordering::SeqCst);
+                    limit.fetch_min(nth + 1, Ordering::SeqCst);
                 }
-                if tx.send((seed, played)).is_err() || last {
+                if tx.send((nth, played)).is_err() || last {
                     break;
                 }
             });
@@ -229,15 +251,15 @@ pub fn first_violation_watched(
         drop(tx);
         // Results in seed order, whatever order the workers finish in.
         let mut waiting: BTreeMap<u64, Option<Played>> = BTreeMap::new();
-        let mut due = first;
-        for (seed, played) in rx {
-            waiting.insert(seed, played);
+        let mut due = 0;
+        for (nth, played) in rx {
+            waiting.insert(nth, played);
             while let Some(played) = waiting.remove(&due) {
                 let Some(played) = played else {
                     out.complete = false;
                     return;
                 };
-                let config = batch.config(due);
+                let config = batch.config(batch.seed_of(due));
                 out.stats.add(&played.stats);
                 out.runs += 1;
                 each(&config, &played, &out.stats);

@@ -113,3 +113,33 @@ impl FaultSet {
             .map(FaultSet)
     }
 }
+
+/// Serde for counts by fault name (`Stats::faults`), whose keys are the
+/// static names of [`Fault::as_str`].
+pub mod counts {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Fault;
+
+    pub fn serialize<S: Serializer>(
+        counts: &BTreeMap<&'static str, u64>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        counts.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<&'static str, u64>, D::Error> {
+        BTreeMap::<String, u64>::deserialize(d)?
+            .into_iter()
+            .map(|(name, n)| {
+                name.parse::<Fault>()
+                    .map(|f| (f.as_str(), n))
+                    .map_err(serde::de::Error::custom)
+            })
+            .collect()
+    }
+}

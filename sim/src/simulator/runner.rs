@@ -72,8 +72,10 @@ pub struct Violation {
     pub timed_out: bool,
 }
 
-/// Counts for the summary.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Counts for the summary. They are kept per seed in a shard's part
+/// (docs/scale.md), hence serde.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Stats {
     pub steps: u64,
     pub messages: u64,
@@ -81,6 +83,7 @@ pub struct Stats {
     pub executions: u64,
     pub effects: u64,
     pub checks: u64,
+    #[serde(with = "super::faults::counts")]
     pub faults: BTreeMap<&'static str, u64>,
     /// How often each situation of the catalogue was reached.
     pub situations: Coverage,

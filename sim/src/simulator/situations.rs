@@ -150,10 +150,33 @@ impl Situation {
     }
 }
 
-/// How often each situation was reached.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How often each situation was reached: one count per situation, in
+/// table order (which is also its serialised form).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "Vec<u64>", into = "Vec<u64>")]
 pub struct Coverage {
     counts: Vec<u64>,
+}
+
+impl TryFrom<Vec<u64>> for Coverage {
+    type Error = String;
+    fn try_from(counts: Vec<u64>) -> Result<Coverage, String> {
+        if counts.len() == Situation::count() {
+            Ok(Coverage { counts })
+        } else {
+            Err(format!(
+                "{} situation counts, where this catalogue has {}",
+                counts.len(),
+                Situation::count()
+            ))
+        }
+    }
+}
+
+impl From<Coverage> for Vec<u64> {
+    fn from(c: Coverage) -> Vec<u64> {
+        c.counts
+    }
 }
 
 impl Default for Coverage {

@@ -1,0 +1,217 @@
+//! Merging `certify` parts into the report one machine would have written.
+//!
+//! Each shard's report holds its share of the corpus cases (by hash of
+//! their ID), of the simulation seeds (by residue) and of the exploration
+//! scopes (by hash), every implementation judged on that share. The merge
+//! puts cases and scopes back in order, applies the give-up rule to the
+//! whole, keeps the simulation's first violation in seed order with the
+//! counts of the runs up to it (each part keeps its counts per seed for
+//! that), and judges again with the same code as an unsharded run.
+
+use serde::{Deserialize, Serialize};
+use tern_harness::certify::{given_up_failure, give_up_point, Conformance, SimVerdict};
+use tern_harness::corpus::play::Status;
+use tern_harness::explore::search::ScopeVerdict;
+use tern_harness::corpus::Level;
+use tern_harness::simulator::runner::Stats;
+
+use super::{one_batch, MergeError, Read, Runs};
+use crate::certify::{
+    failure_report, judged, simulation_counts, CaseReport, ExplorationReport, ImplReport, Report,
+    ShardsRecord, SimulationReport,
+};
+
+/// What a `certify` shard adds to its report for the merge.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Body {
+    /// The shard's report: its share of the cases, runs and scopes.
+    pub report: Report,
+    /// `--give-up-after`, applied again to the merged cases.
+    pub give_up_after: usize,
+    /// Per implementation, in report order: the counts of each simulation
+    /// run the shard played, in its order of seeds.
+    pub runs: Vec<Vec<Stats>>,
+}
+
+/// The merged report of `parts` (checked, in shard order).
+pub fn merge(parts: &[Read]) -> Result<Report, MergeError> {
+    let bodies: Vec<Body> = parts.iter().map(Read::body).collect::<Result<_, _>>()?;
+    let (first, base) = (&parts[0], &bodies[0].report);
+    let bad = |r: &Read, why: String| MergeError::Inconsistent {
+        path: r.path.clone(),
+        why,
+    };
+    for (r, b) in parts.iter().zip(&bodies) {
+        let labels = |rep: &Report| rep.implementations.iter().map(|i| i.label.clone()).collect::<Vec<_>>();
+        if labels(&b.report) != labels(base) {
+            return Err(bad(r, "its implementations are not those of the other parts".to_owned()));
+        }
+        if b.runs.len() != b.report.implementations.len() {
+            return Err(bad(r, "it does not hold the runs of every implementation".to_owned()));
+        }
+    }
+    let level = Level::from_name(&base.level_requested)
+        .ok_or_else(|| bad(first, format!("unknown level `{}`", base.level_requested)))?;
+    let no_names = Vec::new();
+    let cases_order = first.header.work.get("cases").unwrap_or(&no_names);
+    let scopes_order = first.header.work.get("scopes").unwrap_or(&no_names);
+    let mut implementations = Vec::new();
+    for (i, imp) in base.implementations.iter().enumerate() {
+        let shares: Vec<Share> = parts
+            .iter()
+            .zip(&bodies)
+            .map(|(r, b)| Share {
+                read: r,
+                report: &b.report.implementations[i],
+                runs: &b.runs[i],
+            })
+            .collect();
+        let cases = merged_cases(&shares, cases_order, bodies[0].give_up_after)?;
+        let simulation = merged_simulation(&shares, base.simulation_budget.first_seed, base.simulation_budget.seeds, level)?;
+        let exploration = merged_exploration(&shares, scopes_order)?;
+        let mut outcomes = Vec::with_capacity(cases.len());
+        for c in &cases {
+            outcomes.push(outcome(c).ok_or_else(|| bad(first, format!("case `{}` has an unknown level or status", c.id)))?);
+        }
+        let verdict = |s: &str| SimVerdict::from_name(s).unwrap_or(SimVerdict::Incomplete);
+        let conformance = Conformance::of_outcomes(
+            outcomes,
+            imp.start_error.is_none(),
+            verdict(&simulation.verdict),
+            verdict(&exploration.verdict),
+        );
+        implementations.push(ImplReport {
+            label: imp.label.clone(),
+            name: imp.name.clone(),
+            version: imp.version.clone(),
+            capabilities: imp.capabilities.clone(),
+            start_error: imp.start_error.clone(),
+            cases,
+            simulation,
+            exploration,
+            ..judged(&conformance, level, base.corpus.filter.is_some())
+        });
+    }
+    Ok(Report {
+        implementations,
+        shards: Some(ShardsRecord {
+            count: first.header.shard.count(),
+        }),
+        ..base.clone()
+    })
+}
+
+/// One implementation's results in one part.
+struct Share<'a> {
+    read: &'a Read,
+    report: &'a ImplReport,
+    runs: &'a [Stats],
+}
+
+/// The level a case's outcome counts at, and the outcome.
+fn outcome(c: &CaseReport) -> Option<(Level, Status)> {
+    let level = c.failure.as_ref().map_or(c.level.as_str(), |f| f.level.as_str());
+    Some((Level::from_name(level)?, Status::from_name(&c.status)?))
+}
+
+fn merged_cases(shares: &[Share], order: &[String], give_up_after: usize) -> Result<Vec<CaseReport>, MergeError> {
+    let mut by_id = std::collections::BTreeMap::new();
+    for s in shares {
+        for c in &s.report.cases {
+            if let Some((earlier, _)) = by_id.insert(c.id.as_str(), (s.read, c)) {
+                return Err(MergeError::Inconsistent {
+                    path: s.read.path.clone(),
+                    why: format!("case `{}` is also in {}", c.id, earlier.path.display()),
+                });
+            }
+        }
+    }
+    let mut cases = Vec::with_capacity(order.len());
+    for id in order {
+        let (_, c) = by_id.remove(id.as_str()).ok_or_else(|| MergeError::Inconsistent {
+            path: shares[0].read.path.clone(),
+            why: format!("case `{id}` is in no part"),
+        })?;
+        cases.push(c.clone());
+    }
+    if let Some((_, c)) = by_id.into_values().next() {
+        return Err(MergeError::Inconsistent {
+            path: shares[0].read.path.clone(),
+            why: format!("case `{}` is not in the work to split", c.id),
+        });
+    }
+    let statuses: Vec<Status> = cases
+        .iter()
+        .map(|c| Status::from_name(&c.status).unwrap_or(Status::Error))
+        .collect();
+    if let Some((from, in_a_row)) = give_up_point(statuses, give_up_after) {
+        for c in &mut cases[from..] {
+            let level = Level::from_name(&c.level).unwrap_or(Level::Core);
+            c.status = Status::Error.as_str().to_owned();
+            c.failure = Some(failure_report(&given_up_failure(in_a_row), level));
+            c.unclaimed = Vec::new();
+            c.transcript = Vec::new();
+        }
+    }
+    Ok(cases)
+}
+
+fn merged_simulation(
+    shares: &[Share],
+    first_seed: u64,
+    seeds: u64,
+    level: Level,
+) -> Result<SimulationReport, MergeError> {
+    let base = &shares[0].report.simulation;
+    let runs: Vec<Runs> = shares
+        .iter()
+        .map(|s| Runs {
+            read: s.read,
+            counts: s.runs,
+            violation: s.report.simulation.violation.as_ref().map(|v| v.seed),
+            skipped: base.skipped.is_some(),
+        })
+        .collect();
+    let (played, totals, found) = one_batch(&runs, first_seed, seeds)?;
+    let verdict = SimVerdict::of(base.skipped.is_some(), found.is_some(), true);
+    Ok(SimulationReport {
+        violation: found.and_then(|i| shares[i].report.simulation.violation.clone()),
+        ..simulation_counts(verdict, base.skipped.clone(), played, &totals, level)
+    })
+}
+
+fn merged_exploration(shares: &[Share], order: &[String]) -> Result<ExplorationReport, MergeError> {
+    let base = &shares[0].report.exploration;
+    if base.skipped.is_some() {
+        return Ok(base.clone());
+    }
+    let mut by_scope = std::collections::BTreeMap::new();
+    for s in shares {
+        for x in &s.report.exploration.scopes {
+            by_scope.insert(x.scope.as_str(), (s, x));
+        }
+    }
+    // Scopes are explored in order up to the first violation.
+    let mut scopes = Vec::new();
+    let mut violation = None;
+    for id in order {
+        let (s, x) = by_scope.get(id.as_str()).ok_or_else(|| MergeError::Inconsistent {
+            path: shares[0].read.path.clone(),
+            why: format!("scope `{id}` is in no part"),
+        })?;
+        scopes.push((*x).clone());
+        if x.verdict == ScopeVerdict::Violation.as_str() {
+            violation = s.report.exploration.violation.clone();
+            break;
+        }
+    }
+    let complete = scopes.iter().all(|x| x.verdict != ScopeVerdict::NotExhausted.as_str());
+    let verdict = SimVerdict::of(false, violation.is_some(), complete);
+    Ok(ExplorationReport {
+        verdict: verdict.as_str().to_owned(),
+        skipped: None,
+        scopes,
+        violation,
+    })
+}

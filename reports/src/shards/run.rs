@@ -1,0 +1,70 @@
+//! Merging `run` parts: the runs of one batch, up to its first violation
+//! in seed order, and that violation's counterexample as its shard found,
+//! shrank and saved it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tern_harness::simulator::runner::Stats;
+
+use super::{one_batch, MergeError, Read, Runs};
+
+/// A batch's outcome as `run` prints it; a part holds its shard's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Body {
+    pub first_seed: u64,
+    pub seeds: u64,
+    /// The counts of each run played, in the shard's order of seeds.
+    pub runs: Vec<Stats>,
+    pub finding: Option<Finding>,
+}
+
+/// A violation, shrunk, in every form `run` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Finding {
+    pub seed: u64,
+    /// The violation as first seen, before shrinking.
+    pub found: String,
+    /// The shrunk counterexample's violation.
+    pub violation: String,
+    /// Why shrinking stopped early, when it did.
+    pub early: Option<String>,
+    /// The counterexample in shorthand.
+    pub counterexample: String,
+    /// Where its trace was saved.
+    pub trace: Option<String>,
+    /// Why the trace could not be saved.
+    pub trace_error: Option<String>,
+    /// `violation` and `counterexample` of the JSON document.
+    pub json_violation: Value,
+    pub json_counterexample: Value,
+}
+
+/// What one machine would have printed.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    pub runs: u64,
+    pub totals: Stats,
+    pub finding: Option<Finding>,
+}
+
+pub fn merge(parts: &[Read]) -> Result<Merged, MergeError> {
+    let bodies: Vec<Body> = parts.iter().map(Read::body).collect::<Result<_, _>>()?;
+    let shares: Vec<Runs> = parts
+        .iter()
+        .zip(&bodies)
+        .map(|(read, b)| Runs {
+            read,
+            counts: &b.runs,
+            violation: b.finding.as_ref().map(|f| f.seed),
+            skipped: false,
+        })
+        .collect();
+    let (runs, totals, found) = one_batch(&shares, bodies[0].first_seed, bodies[0].seeds)?;
+    Ok(Merged {
+        runs,
+        totals,
+        finding: found.and_then(|i| bodies[i].finding.clone()),
+    })
+}
