@@ -20,6 +20,7 @@ mod check;
 mod coverage;
 mod diff;
 mod explore;
+mod merge;
 mod progress;
 mod replay;
 mod run;
@@ -126,6 +127,14 @@ const DIFF_HELP: &str = concat!(
      message gives the JSON pointer of what is wrong)\n",
     pipe_note!()
 );
+const MERGE_HELP: &str = concat!(
+    "Exit status: that of the command the parts come from, as if one machine had run it \
+     (0, 1, or 2 for a run whose trace could not be saved), or\n",
+    "  2      the parts do not belong together (another version, command, option, \
+     corpus or N; a shard missing, given twice, or interrupted), a part cannot be read, \
+     or a report cannot be written\n",
+    pipe_note!()
+);
 const AGENT_HELP: &str = concat!(
     "Exit status:\n",
     "  0      served until shutdown, the end of input, or the harness went away\n",
@@ -162,6 +171,10 @@ enum Command {
     /// and crash point), checked against the oracle at every move.
     #[command(after_help = EXPLORE_HELP)]
     Explore(explore::ExploreArgs),
+    /// Put the parts of a sharded run, certify or selftest (--shard K/N)
+    /// back together: the output, reports and status of one machine.
+    #[command(after_help = MERGE_HELP)]
+    Merge(merge::MergeArgs),
     /// Serve the reference implementation (or a mutant) over the subprocess
     /// protocol on standard input and output.
     #[command(after_help = AGENT_HELP)]
@@ -213,6 +226,7 @@ pub fn main() -> ExitCode {
         Command::Coverage(args) => coverage::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Explore(args) => explore::run(args),
+        Command::Merge(args) => merge::run(args),
     };
     output::flush();
     if output::failed() {

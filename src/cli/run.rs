@@ -5,17 +5,22 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use serde_json::json;
+use serde_json::{json, Value};
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted};
 use tern_harness::implementations::mutants::Mutant;
 use tern_harness::simulator::driver::{
-    first_violation_watched, shrink, unshrunk, Batch, ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
+    first_violation_watched, shrink, unshrunk, Batch, Counterexample, ShrinkBudget, ShrinkEnd,
+    DEFAULT_HANG_WAIT,
 };
 use tern_harness::simulator::runner::Stats;
 use tern_harness::simulator::trace;
 use tern_reports::run::{counterexample_text, summary, violation_json, violation_text};
 
+use tern_reports::shards::run::{Body, Finding, Setting};
+use tern_reports::shards::{Command, Part};
+
 use super::progress::Progress;
+use super::shard::{header, Options, ShardArgs};
 use super::sim::{implementation, parse_agents, parse_mutant, FaultArgs, JobsArg, TimeoutArgs};
 use super::{FormatArg, Status};
 
@@ -81,6 +86,9 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
+
+    #[command(flatten)]
+    shards: ShardArgs,
 }
 
 fn fresh_seed() -> u64 {
@@ -90,10 +98,40 @@ fn fresh_seed() -> u64 {
         % 1_000_000_000
 }
 
+impl RunArgs {
+    /// Every option that changes the runs' results.
+    fn options(&self, first: u64) -> Options {
+        let mut o = Options::default();
+        o.set("--seed", first)
+            .set("--seeds", self.seeds)
+            .set("--agents", self.agents)
+            .set("--steps", self.steps)
+            .set("faults", self.faults.set().names())
+            .set("--no-swarm", self.no_swarm)
+            .set(
+                "--mutant",
+                self.mutant.map(|m| m.name().to_owned()).unwrap_or_default(),
+            )
+            .set("--impl", self.implementation.clone().unwrap_or_default())
+            .set("--no-shrink", self.no_shrink)
+            .set("--shrink-time", self.shrink_time);
+        self.timeouts.record(&mut o);
+        o
+    }
+}
+
 pub fn run(args: RunArgs) -> Status {
     if args.seeds == 0 {
         errln!("tern-sim run: --seeds must be at least 1");
         return Status::Trouble;
+    }
+    let shard = args.shards.share();
+    if args.shards.shard().is_some() && args.seed.is_none() {
+        errln!("tern-sim run: --shard needs --seed: every shard must split the same seeds");
+        return Status::Trouble;
+    }
+    if let Err(s) = args.shards.prepare("run") {
+        return s;
     }
     let first = args.seed.unwrap_or_else(fresh_seed);
     let faults = args.faults.set();
@@ -105,24 +143,26 @@ pub fn run(args: RunArgs) -> Status {
             return Status::Trouble;
         }
     };
+    let setting = Setting {
+        first_seed: first,
+        seeds: args.seeds,
+        agents: args.agents,
+        steps: args.steps,
+        faults: faults.names(),
+        fault_flags: FaultArgs::flags_for(&faults),
+        swarm: !args.no_swarm,
+        implementation: imp.name(),
+        flag: args
+            .mutant
+            .map(|m| format!(" --mutant {}", m.name()))
+            .or_else(|| args.implementation.as_ref().map(|c| format!(" --impl '{c}'")))
+            .unwrap_or_default(),
+    };
     let human = matches!(args.format, FormatArg::Human);
     if human {
-        outln!(
-            "tern-sim run: seed {first}{}, {} agents, {} steps per run, faults: {}, implementation: {}",
-            if args.seeds > 1 { format!(" (first of {})", args.seeds) } else { String::new() },
-            args.agents,
-            args.steps,
-            faults.names(),
-            imp.name()
-        );
+        print_header(&setting);
     }
     let jobs = args.jobs.get();
-    let progress = Progress::new(
-        human,
-        args.seeds,
-        "{bar:40} {pos}/{len} runs, {msg}",
-        jobs.0.get(),
-    );
     let batch = Batch {
         first_seed: first,
         seeds: args.seeds,
@@ -131,15 +171,25 @@ pub fn run(args: RunArgs) -> Status {
         faults: faults.clone(),
         names: Default::default(),
         swarm: !args.no_swarm,
-        shard: tern_harness::shard::Shard::WHOLE,
+        shard,
         deadline: None,
     };
+    let progress = Progress::new(
+        human,
+        batch.share(),
+        "{bar:40} {pos}/{len} runs, {msg}",
+        jobs.0.get(),
+    );
+    let mut counts = Vec::new();
     let outcome = first_violation_watched(
         &batch,
         imp.as_ref(),
         jobs,
         args.show_trace,
         |config, played, total| {
+            if args.shards.shard().is_some() {
+                counts.push(played.stats.clone());
+            }
             if args.show_trace && human {
                 progress.suspend(|| {
                     outln!("run {}:", config.seed);
@@ -158,116 +208,170 @@ pub fn run(args: RunArgs) -> Status {
         super::output::closed,
     );
     progress.finish();
-    let (runs, total, found) = (outcome.runs, outcome.stats, outcome.failure);
+    let (runs, total, found, complete) = (outcome.runs, outcome.stats, outcome.failure, outcome.complete);
 
-    let Some((config, generated, violation)) = found else {
+    let finding = found.map(|(config, generated, violation)| {
+        let found = violation_text(&violation);
         if human {
-            outln!("{}", summary(runs, &total, 0));
-            outln!(
-                "no violation in {runs} run(s). Reproduce one with: tern-sim run --seed {first} --seeds 1 --agents {} --steps {}{}{}{}",
-                args.agents,
-                args.steps,
-                FaultArgs::flags_for(&faults),
-                if args.no_swarm { " --no-swarm" } else { "" },
-                args.mutant
-                    .map(|m| format!(" --mutant {}", m.name()))
-                    .or_else(|| args.implementation.as_ref().map(|c| format!(" --impl '{c}'")))
-                    .unwrap_or_default()
-            );
+            print_found(config.seed, &found);
+        }
+        // From here on an interrupt keeps what was found: shrinking stops,
+        // the smallest failing run so far is saved, and then the process
+        // exits.
+        defer_interrupts();
+        let stop = || interrupted().is_some();
+        let budget = ShrinkBudget {
+            time: Some(Duration::from_secs(args.shrink_time)),
+            stop: &stop,
+            hang_wait: DEFAULT_HANG_WAIT.min(limits.request),
+            jobs: args.jobs.get().0.get(),
+        };
+        let ce = if args.no_shrink {
+            unshrunk(&config, generated.steps, violation, imp.as_ref())
         } else {
-            print_json(first, runs, &total, &args, None, None);
-        }
-        return Status::Ok;
-    };
-
-    if human {
-        outln!("seed {}: {}", config.seed, violation_text(&violation));
-        outln!("shrinking...");
-    }
-    let quiet = !human;
-    // From here on an interrupt keeps what was found: shrinking stops, the
-    // smallest failing run so far is saved, and then the process exits.
-    defer_interrupts();
-    let stop = || interrupted().is_some();
-    let budget = ShrinkBudget {
-        time: Some(Duration::from_secs(args.shrink_time)),
-        stop: &stop,
-        hang_wait: DEFAULT_HANG_WAIT.min(limits.request),
-        jobs: args.jobs.get().0.get(),
-    };
-    let ce = if args.no_shrink {
-        unshrunk(&config, generated.steps, violation, imp.as_ref())
-    } else {
-        shrink(
-            &config,
-            generated,
-            violation,
-            imp.as_ref(),
-            budget,
-            |line| {
-                if !quiet {
-                    errln!("  {}", tern_reports::escape::terminal(line));
-                }
+            shrink(
+                &config,
+                generated,
+                violation,
+                imp.as_ref(),
+                budget,
+                |line| {
+                    if human {
+                        errln!("  {}", tern_reports::escape::terminal(line));
+                    }
+                },
+            )
+        };
+        let path = args
+            .trace_dir
+            .join(format!("counterexample-{}.jsonl", config.seed));
+        let saved = trace::save(&path, &ce, &imp.name());
+        let interrupted_shrink = ce.shrink_end == ShrinkEnd::Interrupted;
+        (
+            Finding {
+                seed: config.seed,
+                found,
+                violation: violation_text(&ce.violation),
+                early: ce.shrink_end.describe(&budget),
+                counterexample: counterexample_text(&ce),
+                trace: saved.as_ref().ok().map(|()| path.display().to_string()),
+                trace_error: saved.as_ref().err().map(|e| {
+                    format!("could not save the trace to {}: {e}", path.display())
+                }),
+                json_violation: violation_json(&ce.violation),
+                json_counterexample: counterexample_json(&ce),
             },
+            interrupted_shrink,
         )
-    };
-    let path = args
-        .trace_dir
-        .join(format!("counterexample-{}.jsonl", config.seed));
-    let saved = trace::save(&path, &ce, &imp.name());
-    let early = ce.shrink_end.describe(&budget);
-    if human {
-        outln!("{}", summary(runs, &total, 1));
-        outln!("{}", violation_text(&ce.violation));
-        if let Some(early) = &early {
-            outln!("{early}");
-        }
-        out!("{}", counterexample_text(&ce));
-        match &saved {
-            Ok(()) => outln!(
-                "trace saved: {}\nreplay: tern-sim replay {}",
-                path.display(),
-                path.display()
+    });
+    let interrupted_shrink = finding.as_ref().is_some_and(|(_, i)| *i);
+    let finding = finding.map(|(f, _)| f);
+    if let Some(shard) = args.shards.shard() {
+        let part = Part {
+            part: header(
+                Command::Run,
+                shard,
+                args.options(first),
+                complete && !interrupted_shrink,
             ),
-            Err(e) => errln!(
-                "tern-sim run: could not save the trace to {}: {e}",
-                path.display()
-            ),
+            body: Body {
+                setting,
+                runs: counts,
+                finding,
+            },
+        };
+        let status = args.shards.write(&part, human);
+        if let Some(signal) = interrupted().filter(|_| interrupted_shrink) {
+            std::process::exit(128 + signal);
         }
-    } else {
-        print_json(
-            first,
-            runs,
-            &total,
-            &args,
-            Some(&ce),
-            saved.as_ref().ok().map(|_| path.display().to_string()),
-        );
+        return status;
     }
+    let status = print_outcome(&setting, runs, &total, finding.as_ref(), human);
     super::output::flush();
-    if let Some(signal) = interrupted().filter(|_| ce.shrink_end == ShrinkEnd::Interrupted) {
+    if let Some(signal) = interrupted().filter(|_| interrupted_shrink) {
         std::process::exit(128 + signal);
     }
-    if saved.is_err() {
-        return Status::Trouble;
-    }
-    Status::Violation
+    status
 }
 
-fn print_json(
-    first: u64,
+/// The first line of `run`'s human output.
+pub fn print_header(s: &Setting) {
+    outln!(
+        "tern-sim run: seed {}{}, {} agents, {} steps per run, faults: {}, implementation: {}",
+        s.first_seed,
+        if s.seeds > 1 {
+            format!(" (first of {})", s.seeds)
+        } else {
+            String::new()
+        },
+        s.agents,
+        s.steps,
+        s.faults,
+        s.implementation
+    );
+}
+
+/// What `run` says of a violation as it is found, before shrinking.
+pub fn print_found(seed: u64, found: &str) {
+    outln!("seed {seed}: {found}");
+    outln!("shrinking...");
+}
+
+/// The end of `run`'s output, and its status: what one machine prints
+/// after its runs, and what `merge` prints of merged parts.
+pub fn print_outcome(
+    setting: &Setting,
     runs: u64,
-    stats: &Stats,
-    args: &RunArgs,
-    ce: Option<&tern_harness::simulator::driver::Counterexample>,
-    trace: Option<String>,
-) {
+    total: &Stats,
+    finding: Option<&Finding>,
+    human: bool,
+) -> Status {
+    if !human {
+        print_json(setting, runs, total, finding);
+        return match finding {
+            None => Status::Ok,
+            Some(f) if f.trace_error.is_some() => Status::Trouble,
+            Some(_) => Status::Violation,
+        };
+    }
+    let Some(f) = finding else {
+        outln!("{}", summary(runs, total, 0));
+        outln!(
+            "no violation in {runs} run(s). Reproduce one with: tern-sim run --seed {} --seeds 1 --agents {} --steps {}{}{}{}",
+            setting.first_seed,
+            setting.agents,
+            setting.steps,
+            setting.fault_flags,
+            if setting.swarm { "" } else { " --no-swarm" },
+            setting.flag
+        );
+        return Status::Ok;
+    };
+    outln!("{}", summary(runs, total, 1));
+    outln!("{}", f.violation);
+    if let Some(early) = &f.early {
+        outln!("{early}");
+    }
+    out!("{}", f.counterexample);
+    match (&f.trace, &f.trace_error) {
+        (Some(path), _) => {
+            outln!("trace saved: {path}\nreplay: tern-sim replay {path}");
+            Status::Violation
+        }
+        (None, e) => {
+            errln!("tern-sim run: {}", e.as_deref().unwrap_or("the trace was not saved"));
+            Status::Trouble
+        }
+    }
+}
+
+fn print_json(setting: &Setting, runs: u64, stats: &Stats, finding: Option<&Finding>) {
     let out = json!({
-        "seed": first,
+        "seed": setting.first_seed,
         "runs": runs,
-        "agents": args.agents,
-        "steps_per_run": args.steps,
-        "faults": args.faults.set().names(),
+        "agents": setting.agents,
+        "steps_per_run": setting.steps,
+        "faults": setting.faults,
         "stats": {
             "steps": stats.steps,
             "messages": stats.messages,
@@ -278,20 +382,24 @@ fn print_json(
             "faults": stats.faults,
         },
         "situations": tern_reports::run::situations_json(&stats.situations),
-        "violation": ce.map(|c| violation_json(&c.violation)),
-        "counterexample": ce.map(|c| json!({
-            "seed": c.config.seed,
-            "original_steps": c.original_len,
-            "shrunk_steps": c.steps.len(),
-            "shrink_end": match c.shrink_end {
-                ShrinkEnd::Complete => "complete",
-                ShrinkEnd::Skipped => "skipped",
-                ShrinkEnd::OutOfTime => "out-of-time",
-                ShrinkEnd::Interrupted => "interrupted",
-            },
-            "shorthand": c.notes,
-        })),
-        "trace": trace,
+        "violation": finding.map(|f| &f.json_violation),
+        "counterexample": finding.map(|f| &f.json_counterexample),
+        "trace": finding.and_then(|f| f.trace.as_ref()),
     });
     outln!("{out}");
+}
+
+fn counterexample_json(c: &Counterexample) -> Value {
+    json!({
+        "seed": c.config.seed,
+        "original_steps": c.original_len,
+        "shrunk_steps": c.steps.len(),
+        "shrink_end": match c.shrink_end {
+            ShrinkEnd::Complete => "complete",
+            ShrinkEnd::Skipped => "skipped",
+            ShrinkEnd::OutOfTime => "out-of-time",
+            ShrinkEnd::Interrupted => "interrupted",
+        },
+        "shorthand": c.notes,
+    })
 }

@@ -28,7 +28,11 @@ use tern_reports::run::{
     selftest_json, selftest_table, violation_text, KillSpread, KilledIn, MutantRow,
 };
 
+use tern_reports::shards::selftest::{Body, Reference, ReferenceFailure, Setting};
+use tern_reports::shards::{Command, Part};
+
 use super::progress::Progress;
+use super::shard::{header, Options, ShardArgs};
 use super::sim::{parse_agents, JobsArg};
 use super::{FormatArg, Status};
 
@@ -66,6 +70,9 @@ pub struct SelftestArgs {
 
     #[command(flatten)]
     jobs: JobsArg,
+
+    #[command(flatten)]
+    shards: ShardArgs,
 }
 
 impl SelftestArgs {
@@ -77,6 +84,30 @@ impl SelftestArgs {
 
     fn agents(&self) -> usize {
         self.agents.unwrap_or(3)
+    }
+}
+
+impl SelftestArgs {
+    fn setting(&self) -> Setting {
+        Setting {
+            simulation_only: self.simulation_only,
+            seeds: self.seeds(),
+            reference_seeds: self.reference_seeds,
+            agents: self.agents(),
+            steps: self.steps,
+        }
+    }
+
+    /// Every option that changes the results.
+    fn options(&self) -> Options {
+        let s = self.setting();
+        let mut o = Options::default();
+        o.set("--simulation-only", s.simulation_only)
+            .set("--seeds", s.seeds)
+            .set("--reference-seeds", s.reference_seeds)
+            .set("--agents", s.agents)
+            .set("--steps", s.steps);
+        o
     }
 }
 
@@ -166,23 +197,42 @@ fn try_corpus(row: &mut MutantRow, m: Mutant, corpus: &Corpus) {
 
 pub fn run(args: SelftestArgs) -> Status {
     let human = matches!(args.format, FormatArg::Human);
+    let shard = args.shards.share();
+    if let Err(s) = args.shards.prepare("selftest") {
+        return s;
+    }
+    // A sharded selftest names its corpus in its part, so that merge can
+    // check every shard read the same one.
+    let corpus = if args.simulation_only || args.shards.shard().is_none() {
+        None
+    } else {
+        match super::certify::load_corpus(args.scenarios.as_deref(), "selftest") {
+            Ok(c) => Some(c),
+            Err(status) => return status,
+        }
+    };
+    let mutants: Vec<Mutant> = Mutant::ALL
+        .iter()
+        .copied()
+        .filter(|m| shard.takes_name(m.name()))
+        .collect();
     // Mutants are independent: the jobs take them one at a time, and the
     // rows come back in the zoo's order.
     let jobs = args.jobs.get();
     let progress = Progress::new(
         human,
-        Mutant::ALL.len() as u64 + 1,
+        mutants.len() as u64 + 1,
         "{bar:40} {pos}/{len} {msg}",
         jobs.0.get(),
     );
     let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Option<MutantRow>>> = Mutex::new(vec![None; Mutant::ALL.len()]);
+    let done: Mutex<Vec<Option<MutantRow>>> = Mutex::new(vec![None; mutants.len()]);
     std::thread::scope(|scope| {
-        for worker in 0..jobs.0.get().min(Mutant::ALL.len()) {
-            let (next, done, progress, args) = (&next, &done, &progress, &args);
+        for worker in 0..jobs.0.get().min(mutants.len()) {
+            let (next, done, progress, args, mutants) = (&next, &done, &progress, &args, &mutants);
             scope.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(&m) = Mutant::ALL.get(i) else { break };
+                let Some(&m) = mutants.get(i) else { break };
                 progress.worker(worker, format!("mutant {}", m.name()));
                 let row = try_mutant(m, args);
                 progress.bar.inc(1);
@@ -197,23 +247,34 @@ pub fn run(args: SelftestArgs) -> Status {
         .flatten()
         .collect();
     if !args.simulation_only && rows.iter().any(|r| r.killed_by.is_none()) {
-        let corpus = match super::certify::load_corpus(args.scenarios.as_deref(), "selftest") {
-            Ok(c) => c,
-            Err(status) => {
-                progress.finish();
-                return status;
-            }
+        let loaded;
+        let corpus = match &corpus {
+            Some(c) => c,
+            None => match super::certify::load_corpus(args.scenarios.as_deref(), "selftest") {
+                Ok(c) => {
+                    loaded = c;
+                    &loaded
+                }
+                Err(status) => {
+                    progress.finish();
+                    return status;
+                }
+            },
         };
-        for (row, &m) in rows.iter_mut().zip(Mutant::ALL) {
+        for (row, &m) in rows.iter_mut().zip(&mutants) {
             if row.killed_by.is_none() {
-                try_corpus(row, m, &corpus);
+                try_corpus(row, m, corpus);
             }
         }
     }
     progress.bar.set_message("reference");
     let started = Instant::now();
-    let reference_failure = first_violation_watched(
-        &batch(args.reference_seeds, &args),
+    let reference = Batch {
+        shard,
+        ..batch(args.reference_seeds, &args)
+    };
+    let failure = first_violation_watched(
+        &reference,
         &ReferenceImpl,
         jobs,
         false,
@@ -222,22 +283,49 @@ pub fn run(args: SelftestArgs) -> Status {
         || false,
     )
     .failure
-    .map(|(c, _, v)| (c.seed, v));
-    let reference_ms = started.elapsed().as_millis();
+    .map(|(c, _, v)| ReferenceFailure {
+        seed: c.seed,
+        violation: violation_text(&v),
+    });
+    let reference = Reference {
+        failure,
+        millis: started.elapsed().as_millis(),
+    };
     progress.finish();
+    let body = Body {
+        setting: args.setting(),
+        rows,
+        reference,
+    };
+    if let Some(shard) = args.shards.shard() {
+        let mut header = header(Command::Selftest, shard, args.options(), true);
+        header.corpus_hash = corpus.map(|c| c.hash);
+        header.work.insert(
+            "mutants".to_owned(),
+            Mutant::ALL.iter().map(|m| m.name().to_owned()).collect(),
+        );
+        return args.shards.write(&Part { part: header, body }, human);
+    }
+    print_outcome(&body, human)
+}
+
+/// `selftest`'s output and status, from one machine or merged parts.
+pub fn print_outcome(body: &Body, human: bool) -> Status {
+    let (setting, rows) = (&body.setting, &body.rows);
+    let reference_failure = &body.reference.failure;
     // A mutant caught by another invariant than the one meant for it is a
     // finding too: either the mutant or the classification is wrong.
     let all_killed = rows.iter().all(MutantRow::as_intended);
-    let spread = KillSpread::of(&rows);
+    let spread = KillSpread::of(rows);
     if human {
-        outln!("{}", selftest_table(&rows));
+        outln!("{}", selftest_table(rows));
         let killed = rows.iter().filter(|r| r.killed_by.is_some()).count();
         let intended = rows.iter().filter(|r| r.as_intended()).count();
         let by_corpus = rows
             .iter()
             .filter(|r| matches!(r.killed_in, Some(KilledIn::Corpus { .. })))
             .count();
-        let corpus_note = if args.simulation_only {
+        let corpus_note = if setting.simulation_only {
             "no corpus".to_owned()
         } else {
             format!("{by_corpus} by the corpus")
@@ -245,29 +333,30 @@ pub fn run(args: SelftestArgs) -> Status {
         outln!(
             "{killed} of {} mutants killed ({intended} by the invariant meant for them; {corpus_note}) within {} runs of {} agents",
             rows.len(),
-            args.seeds(),
-            args.agents(),
+            setting.seeds,
+            setting.agents,
         );
-        outln!("{}", spread.text(&rows));
-        match &reference_failure {
+        outln!("{}", spread.text(rows));
+        match reference_failure {
             None => outln!(
-                "reference: clean over {} seeds ({reference_ms} ms)",
-                args.reference_seeds
+                "reference: clean over {} seeds ({} ms)",
+                setting.reference_seeds,
+                body.reference.millis
             ),
-            Some((seed, v)) => outln!("reference FAILS at seed {seed}: {}", violation_text(v)),
+            Some(f) => outln!("reference FAILS at seed {}: {}", f.seed, f.violation),
         }
     } else {
         outln!(
             "{}",
             json!({
-                "simulation_only": args.simulation_only,
-                "budget": {"seeds": args.seeds(), "agents": args.agents(), "steps": args.steps},
-                "mutants": selftest_json(&rows),
+                "simulation_only": setting.simulation_only,
+                "budget": {"seeds": setting.seeds, "agents": setting.agents, "steps": setting.steps},
+                "mutants": selftest_json(rows),
                 "summary": spread.json(),
                 "reference": {
-                    "seeds": args.reference_seeds,
+                    "seeds": setting.reference_seeds,
                     "clean": reference_failure.is_none(),
-                    "failing_seed": reference_failure.as_ref().map(|(s, _)| s),
+                    "failing_seed": reference_failure.as_ref().map(|f| f.seed),
                 },
             })
         );

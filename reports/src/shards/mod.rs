@@ -150,7 +150,7 @@ pub enum MergeError {
         first: PathBuf,
         second: PathBuf,
     },
-    #[error("shard(s) {} of {count} missing", missing.iter().map(|k| format!("{k}/{count}")).collect::<Vec<_>>().join(", "))]
+    #[error("{} missing: each of the {count} shards must be given once", missing_text(missing, *count))]
     Missing { missing: Vec<u32>, count: u32 },
     #[error("{}: shard {shard} was interrupted and covers less than its share; run it again", path.display())]
     Interrupted { path: PathBuf, shard: String },
@@ -313,6 +313,14 @@ pub fn check(mut parts: Vec<Read>) -> Result<Vec<Read>, MergeError> {
         });
     }
     Ok(parts)
+}
+
+fn missing_text(missing: &[u32], count: u32) -> String {
+    let names: Vec<String> = missing.iter().map(|k| format!("{k}/{count}")).collect();
+    match names.as_slice() {
+        [one] => format!("shard {one} is"),
+        _ => format!("shards {} are", names.join(", ")),
+    }
 }
 
 fn summary(work: &BTreeMap<String, Vec<String>>) -> String {

@@ -8,12 +8,29 @@ use tern_harness::simulator::runner::Stats;
 
 use super::{one_batch, MergeError, Read, Runs};
 
+/// How a batch was played, as `run` prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setting {
+    pub first_seed: u64,
+    pub seeds: u64,
+    pub agents: usize,
+    pub steps: usize,
+    /// The faults' names, and the flags that ask for them.
+    pub faults: String,
+    pub fault_flags: String,
+    pub swarm: bool,
+    /// The implementation's name, and the flag that names it on a
+    /// command line (`--mutant x`, `--impl 'c'`, or nothing).
+    pub implementation: String,
+    pub flag: String,
+}
+
 /// A batch's outcome as `run` prints it; a part holds its shard's.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Body {
-    pub first_seed: u64,
-    pub seeds: u64,
+    pub setting: Setting,
     /// The counts of each run played, in the shard's order of seeds.
     pub runs: Vec<Stats>,
     pub finding: Option<Finding>,
@@ -44,6 +61,7 @@ pub struct Finding {
 /// What one machine would have printed.
 #[derive(Debug, Clone)]
 pub struct Merged {
+    pub setting: Setting,
     pub runs: u64,
     pub totals: Stats,
     pub finding: Option<Finding>,
@@ -61,8 +79,10 @@ pub fn merge(parts: &[Read]) -> Result<Merged, MergeError> {
             skipped: false,
         })
         .collect();
-    let (runs, totals, found) = one_batch(&shares, bodies[0].first_seed, bodies[0].seeds)?;
+    let setting = bodies[0].setting.clone();
+    let (runs, totals, found) = one_batch(&shares, setting.first_seed, setting.seeds)?;
     Ok(Merged {
+        setting,
         runs,
         totals,
         finding: found.and_then(|i| bodies[i].finding.clone()),

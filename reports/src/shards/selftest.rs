@@ -8,9 +8,21 @@ use serde::{Deserialize, Serialize};
 use super::{MergeError, Read};
 use crate::run::MutantRow;
 
+/// The budgets `selftest` was given, as it prints them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setting {
+    pub simulation_only: bool,
+    pub seeds: u64,
+    pub reference_seeds: u64,
+    pub agents: usize,
+    pub steps: usize,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Body {
+    pub setting: Setting,
     /// The shard's mutants, in the zoo's order.
     pub rows: Vec<MutantRow>,
     pub reference: Reference,
@@ -63,6 +75,7 @@ pub fn merge(parts: &[Read], order: &[String]) -> Result<Body, MergeError> {
         .filter_map(|b| b.reference.failure.clone())
         .min_by_key(|f| f.seed);
     Ok(Body {
+        setting: bodies[0].setting.clone(),
         rows,
         reference: Reference {
             failure,
