@@ -24,7 +24,7 @@ use tern_reports::shards::{Command, Part};
 
 use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
-use super::sim::{parse_agents, parse_mutant, JobsArg, TimeoutArgs};
+use super::sim::{parse_agents, parse_duration, parse_mutant, JobsArg, TimeoutArgs};
 use super::{FormatArg, Status};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -72,6 +72,13 @@ pub struct CertifyArgs {
     /// The first simulation seed.
     #[arg(long, default_value_t = tern_harness::certify::DEFAULT_FIRST_SEED)]
     seed: u64,
+
+    /// Soak: each simulation plays seeds in order from --seed for this
+    /// long (90s, 10m, 1h30m) instead of --seeds runs, and certifies only
+    /// if it played at least --seeds runs. The report gives the seeds that
+    /// ran (docs/scale.md).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "shard")]
+    duration: Option<std::time::Duration>,
 
     /// Agents per simulation run.
     #[arg(long, default_value_t = tern_harness::certify::DEFAULT_AGENTS, value_parser = parse_agents)]
@@ -267,17 +274,39 @@ pub fn run(args: CertifyArgs) -> Status {
         deadline: None,
     };
     let human = matches!(args.format, FormatArg::Human);
+    let share_of_cases = cases.iter().filter(|c| shard.takes_name(&c.id)).count();
     if human {
+        let runs = match args.duration {
+            Some(d) => format!(
+                "a soak of {} (at least {} runs to certify)",
+                humantime::format_duration(d),
+                budget.seeds
+            ),
+            None => format!("{} simulation run(s)", budget.seeds),
+        };
         outln!(
-            "tern-sim certify: {} case(s) of corpus {}, then {} simulation run(s) from seed {} ({} agents × {} steps, all faults), at `{}` level",
+            "tern-sim certify: {} case(s) of corpus {}, then {runs} from seed {} ({} agents × {} steps, all faults), at `{}` level",
             cases.len(),
             &corpus.hash[..12],
-            budget.seeds,
             budget.first_seed,
             budget.agents,
             budget.steps,
             level.as_str()
         );
+        if let Some(shard) = args.shards.shard() {
+            outln!(
+                "shard {shard}: {share_of_cases} case(s), {} run(s){}",
+                budget.share(),
+                if scopes.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", {} scope(s)",
+                        scopes.iter().filter(|s| shard.takes_name(&s.id)).count()
+                    )
+                }
+            );
+        }
     }
     // From here on an interrupt is noted, children are killed at once, and
     // the reports are still written, marked as interrupted.
@@ -289,7 +318,6 @@ pub fn run(args: CertifyArgs) -> Status {
     // Per implementation, each simulation run's counts: a shard's part
     // keeps them for the merge.
     let mut run_counts = Vec::new();
-    let share_of_cases = cases.iter().filter(|c| shard.takes_name(&c.id)).count();
     for (label, flag, explored, imp) in &under_test {
         let started = Instant::now();
         let progress = Progress::new(human, share_of_cases as u64, template, jobs.0.get());
@@ -314,6 +342,15 @@ pub fn run(args: CertifyArgs) -> Status {
             template,
             jobs.0.get(),
         );
+        // A soak plays seeds until its time is up, from now.
+        let played = match args.duration {
+            Some(d) => Budget {
+                seeds: u64::MAX - budget.first_seed,
+                deadline: Some(Instant::now() + d),
+                ..budget.clone()
+            },
+            None => budget.clone(),
+        };
         let mut counts = Vec::new();
         progress
             .bar
@@ -326,7 +363,7 @@ pub fn run(args: CertifyArgs) -> Status {
             interrupted_before(&budget)
         } else {
             run_simulation_watched(
-                &budget,
+                &played,
                 imp.as_ref(),
                 jobs,
                 identity,
@@ -344,6 +381,12 @@ pub fn run(args: CertifyArgs) -> Status {
             )
         };
         progress.finish();
+        let mut sim = sim;
+        if args.duration.is_some() {
+            // Too short a soak is not a clean one.
+            sim.complete &= sim.runs >= budget.seeds;
+            sim.budget = budget.clone();
+        }
         let sim_time = started.elapsed() - corpus_time;
         let progress = Progress::new(
             human && *explored && !scopes.is_empty() && !stop(),
@@ -408,7 +451,7 @@ pub fn run(args: CertifyArgs) -> Status {
             exploration: x,
         })
         .collect();
-    let report = Report::build(
+    let mut report = Report::build(
         &corpus,
         &cases,
         args.only.as_deref(),
@@ -417,6 +460,9 @@ pub fn run(args: CertifyArgs) -> Status {
         was_interrupted.is_some(),
         &certified,
     );
+    report.simulation_budget.duration = args
+        .duration
+        .map(|d| humantime::format_duration(d).to_string());
     if let Some(shard) = args.shards.shard() {
         let mut header = header(Command::Certify, shard, args.options(), was_interrupted.is_none());
         header.corpus_hash = Some(corpus.hash.clone());

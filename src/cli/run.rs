@@ -21,7 +21,9 @@ use tern_reports::shards::{Command, Part};
 
 use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
-use super::sim::{implementation, parse_agents, parse_mutant, FaultArgs, JobsArg, TimeoutArgs};
+use super::sim::{
+    implementation, parse_agents, parse_duration, parse_mutant, FaultArgs, JobsArg, TimeoutArgs,
+};
 use super::{FormatArg, Status};
 
 #[derive(Debug, Args)]
@@ -36,9 +38,15 @@ pub struct RunArgs {
     #[command(flatten)]
     jobs: JobsArg,
 
-    /// How many runs (seeds), one after another.
-    #[arg(long, default_value_t = 100)]
-    seeds: u64,
+    /// How many runs (seeds), one after another [default: 100, or no
+    /// limit with --duration].
+    #[arg(long)]
+    seeds: Option<u64>,
+
+    /// Soak: play seeds in order until this much time has passed (90s,
+    /// 10m, 1h30m), then report the seeds that ran (docs/scale.md).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "shard")]
+    duration: Option<std::time::Duration>,
 
     /// The first seed; printed when chosen at random.
     #[arg(long)]
@@ -103,7 +111,7 @@ impl RunArgs {
     fn options(&self, first: u64) -> Options {
         let mut o = Options::default();
         o.set("--seed", first)
-            .set("--seeds", self.seeds)
+            .set("--seeds", self.seeds(first))
             .set("--agents", self.agents)
             .set("--steps", self.steps)
             .set("faults", self.faults.set().names())
@@ -120,8 +128,20 @@ impl RunArgs {
     }
 }
 
+impl RunArgs {
+    /// The runs asked for: `--seeds`, else as many as a soak allows (up
+    /// to the last seed), else 100.
+    fn seeds(&self, first: u64) -> u64 {
+        match (self.seeds, self.duration) {
+            (Some(n), _) => n,
+            (None, Some(_)) => u64::MAX - first,
+            (None, None) => 100,
+        }
+    }
+}
+
 pub fn run(args: RunArgs) -> Status {
-    if args.seeds == 0 {
+    if args.seeds == Some(0) {
         errln!("tern-sim run: --seeds must be at least 1");
         return Status::Trouble;
     }
@@ -143,9 +163,11 @@ pub fn run(args: RunArgs) -> Status {
             return Status::Trouble;
         }
     };
+    let seeds = args.seeds(first);
     let setting = Setting {
         first_seed: first,
-        seeds: args.seeds,
+        seeds,
+        duration: args.duration.map(|d| humantime::format_duration(d).to_string()),
         agents: args.agents,
         steps: args.steps,
         faults: faults.names(),
@@ -165,19 +187,23 @@ pub fn run(args: RunArgs) -> Status {
     let jobs = args.jobs.get();
     let batch = Batch {
         first_seed: first,
-        seeds: args.seeds,
+        seeds,
         agents: args.agents,
         steps: args.steps,
         faults: faults.clone(),
         names: Default::default(),
         swarm: !args.no_swarm,
         shard,
-        deadline: None,
+        deadline: args.duration.map(|d| std::time::Instant::now() + d),
     };
     let progress = Progress::new(
         human,
-        batch.share(),
-        "{bar:40} {pos}/{len} runs, {msg}",
+        if args.duration.is_some() { 0 } else { batch.share() },
+        if args.duration.is_some() {
+            "{spinner} {pos} runs in {elapsed}, {msg}"
+        } else {
+            "{bar:40} {pos}/{len} runs, {msg}"
+        },
         jobs.0.get(),
     );
     let mut counts = Vec::new();
@@ -299,10 +325,10 @@ pub fn print_header(s: &Setting) {
     outln!(
         "tern-sim run: seed {}{}, {} agents, {} steps per run, faults: {}, implementation: {}",
         s.first_seed,
-        if s.seeds > 1 {
-            format!(" (first of {})", s.seeds)
-        } else {
-            String::new()
+        match &s.duration {
+            Some(d) => format!(" (the first of a soak of {d})"),
+            None if s.seeds > 1 => format!(" (first of {})", s.seeds),
+            None => String::new(),
         },
         s.agents,
         s.steps,
@@ -333,6 +359,17 @@ pub fn print_outcome(
             Some(f) if f.trace_error.is_some() => Status::Trouble,
             Some(_) => Status::Violation,
         };
+    }
+    if let Some(d) = &setting.duration {
+        let range = if runs == 0 {
+            "no seed".to_owned()
+        } else {
+            format!("seeds {} to {}", setting.first_seed, setting.first_seed + (runs - 1))
+        };
+        outln!(
+            "soak of {d}: {runs} run(s), {range}; again with --seed {} --seeds {runs}",
+            setting.first_seed
+        );
     }
     let Some(f) = finding else {
         outln!("{}", summary(runs, total, 0));
@@ -366,7 +403,7 @@ pub fn print_outcome(
 }
 
 fn print_json(setting: &Setting, runs: u64, stats: &Stats, finding: Option<&Finding>) {
-    let out = json!({
+    let mut out = json!({
         "seed": setting.first_seed,
         "runs": runs,
         "agents": setting.agents,
@@ -386,6 +423,10 @@ fn print_json(setting: &Setting, runs: u64, stats: &Stats, finding: Option<&Find
         "counterexample": finding.map(|f| &f.json_counterexample),
         "trace": finding.and_then(|f| f.trace.as_ref()),
     });
+    // A soak says so; `seed` and `runs` are then the seeds that ran.
+    if let (Some(d), Some(map)) = (&setting.duration, out.as_object_mut()) {
+        map.insert("duration".to_owned(), json!(d));
+    }
     outln!("{out}");
 }
 

@@ -157,3 +157,12 @@ fn parse_jobs(s: &str) -> Result<Jobs, String> {
         .map(Jobs)
         .map_err(|_| format!("`{s}` is not a number of jobs (1 or more)"))
 }
+
+/// `--duration`: a span of time such as `90s`, `10m` or `1h30m`.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    match humantime::parse_duration(s) {
+        Ok(d) if d.is_zero() => Err("a soak must last longer than zero".to_owned()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(format!("`{s}` is not a duration such as 90s, 10m or 1h30m ({e})")),
+    }
+}

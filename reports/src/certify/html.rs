@@ -473,6 +473,11 @@ pub fn render(report: &Report) -> String {
         esc(&b.faults),
         esc(&b.names),
     );
+    for i in &report.implementations {
+        if let Some(line) = b.soak_line(i.simulation.runs) {
+            let _ = write!(out, r#"<p class="meta">{}: {}</p>"#, esc(&i.label), esc(&line));
+        }
+    }
     out.push_str(r#"<h2 id="summary">Summary</h2>"#);
     sections_table(&mut out, report);
     clause_table(&mut out, report);

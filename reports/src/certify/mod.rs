@@ -73,6 +73,32 @@ pub struct Budget {
     /// `compared` or `ignored`: whether the simulation held reject classes
     /// and refusal reasons to the model's (ignored for a `core` certification).
     pub names: String,
+    /// A soak (`--duration`): each simulation played seeds from
+    /// `first_seed` for this long, and `seeds` is the least it must have
+    /// played to certify. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+}
+
+impl Budget {
+    /// What a simulation of `runs` under this budget ran, said so that it
+    /// can be run again.
+    pub fn soak_line(&self, runs: u64) -> Option<String> {
+        let d = self.duration.as_ref()?;
+        let range = if runs == 0 {
+            "no seed".to_owned()
+        } else {
+            format!(
+                "seeds {} to {}",
+                self.first_seed,
+                self.first_seed + (runs - 1)
+            )
+        };
+        Some(format!(
+            "soak of {d}: {runs} runs ({range}; again with --seed {} --seeds {runs}); certification needs at least {}",
+            self.first_seed, self.seeds
+        ))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -692,6 +718,7 @@ impl Report {
                 steps: budget.steps,
                 faults: budget.faults.names(),
                 names: budget.names.as_str().to_owned(),
+                duration: None,
             },
             interrupted,
             clauses: corpus

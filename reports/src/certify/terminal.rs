@@ -115,12 +115,15 @@ fn one(report: &Report, i: &ImplReport) -> String {
             sim.runs,
             sim.deliveries,
             sim.checks,
-            if sim.verdict == "incomplete" {
-                " (interrupted)"
-            } else {
-                ""
+            match (sim.verdict.as_str(), &report.simulation_budget.duration) {
+                ("incomplete", Some(_)) if !report.interrupted => " (too few runs for the soak to certify)",
+                ("incomplete", _) => " (interrupted)",
+                _ => "",
             }
         )),
+    }
+    if let Some(line) = report.simulation_budget.soak_line(sim.runs) {
+        out.push_str(&format!("{line}\n"));
     }
     if !sim.situations.is_empty() {
         out.push_str(&situations_table(&sim.situations));

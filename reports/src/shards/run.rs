@@ -14,6 +14,8 @@ use super::{one_batch, MergeError, Read, Runs};
 pub struct Setting {
     pub first_seed: u64,
     pub seeds: u64,
+    /// A soak's length (`--duration`), which bounds the runs instead.
+    pub duration: Option<String>,
     pub agents: usize,
     pub steps: usize,
     /// The faults' names, and the flags that ask for them.
