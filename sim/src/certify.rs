@@ -511,6 +511,7 @@ impl ExplorationRun {
 
 /// Explores `shard`'s share of `scopes` in order, stopping at the first violation (or when
 /// `stop` says so), with the names the certification level compares.
+#[allow(clippy::too_many_arguments)]
 pub fn run_exploration(
     scopes: &[Scope],
     shard: Shard,

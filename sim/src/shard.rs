@@ -155,8 +155,14 @@ mod tests {
         for bad in ["", "2", "2/", "/4", "a/4", "2/4/1", " 2/4", "+2/4", "-1/4"] {
             assert_eq!(Shard::parse(bad), Err(ShardError::Syntax(bad.to_owned())));
         }
-        assert_eq!(Shard::parse("0/4"), Err(ShardError::OutOfRange { index: 0, count: 4 }));
-        assert_eq!(Shard::parse("5/4"), Err(ShardError::OutOfRange { index: 5, count: 4 }));
+        assert_eq!(
+            Shard::parse("0/4"),
+            Err(ShardError::OutOfRange { index: 0, count: 4 })
+        );
+        assert_eq!(
+            Shard::parse("5/4"),
+            Err(ShardError::OutOfRange { index: 5, count: 4 })
+        );
         assert_eq!(Shard::parse("1/0"), Err(ShardError::NoShards(0)));
     }
 
@@ -167,13 +173,17 @@ mod tests {
                 let mut taken = vec![0; total as usize];
                 for index in 1..=count {
                     let s = Shard::new(index, count).unwrap();
-                    let mine: Vec<u64> = (0..s.positions_of(total)).map(|n| s.position(n)).collect();
+                    let mine: Vec<u64> =
+                        (0..s.positions_of(total)).map(|n| s.position(n)).collect();
                     assert!(mine.iter().all(|&p| s.takes_position(p)));
                     for p in mine {
                         taken[p as usize] += 1;
                     }
                 }
-                assert!(taken.iter().all(|&n| n == 1), "{count} shards of {total}: {taken:?}");
+                assert!(
+                    taken.iter().all(|&n| n == 1),
+                    "{count} shards of {total}: {taken:?}"
+                );
             }
         }
     }

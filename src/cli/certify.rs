@@ -125,7 +125,11 @@ impl CertifyArgs {
         o.list("--impl", &self.implementations)
             .list(
                 "--mutant",
-                &self.mutants.iter().map(|m| m.name().to_owned()).collect::<Vec<_>>(),
+                &self
+                    .mutants
+                    .iter()
+                    .map(|m| m.name().to_owned())
+                    .collect::<Vec<_>>(),
             )
             .set("--reference", self.reference)
             .set("--level", format!("{:?}", self.level).to_lowercase())
@@ -464,14 +468,21 @@ pub fn run(args: CertifyArgs) -> Status {
         .duration
         .map(|d| humantime::format_duration(d).to_string());
     if let Some(shard) = args.shards.shard() {
-        let mut header = header(Command::Certify, shard, args.options(), was_interrupted.is_none());
+        let mut header = header(
+            Command::Certify,
+            shard,
+            args.options(),
+            was_interrupted.is_none(),
+        );
         header.corpus_hash = Some(corpus.hash.clone());
-        header
-            .work
-            .insert("cases".to_owned(), cases.iter().map(|c| c.id.clone()).collect());
-        header
-            .work
-            .insert("scopes".to_owned(), scopes.iter().map(|s| s.id.clone()).collect());
+        header.work.insert(
+            "cases".to_owned(),
+            cases.iter().map(|c| c.id.clone()).collect(),
+        );
+        header.work.insert(
+            "scopes".to_owned(),
+            scopes.iter().map(|s| s.id.clone()).collect(),
+        );
         let part = Part {
             part: header,
             body: certify_part::Body {

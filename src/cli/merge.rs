@@ -64,7 +64,12 @@ pub fn run(args: MergeArgs) -> Status {
         Status::Trouble
     };
     let parts = match files(&args)
-        .and_then(|files| files.iter().map(|f| shards::read(f)).collect::<Result<Vec<_>, _>>())
+        .and_then(|files| {
+            files
+                .iter()
+                .map(|f| shards::read(f))
+                .collect::<Result<Vec<_>, _>>()
+        })
         .and_then(shards::check)
     {
         Ok(p) => p,
@@ -105,7 +110,12 @@ pub fn run(args: MergeArgs) -> Status {
             )
         }
         Command::Selftest => {
-            let order = parts[0].header.work.get("mutants").cloned().unwrap_or_default();
+            let order = parts[0]
+                .header
+                .work
+                .get("mutants")
+                .cloned()
+                .unwrap_or_default();
             match shards::selftest::merge(&parts, &order) {
                 Ok(body) => super::selftest::print_outcome(&body, human),
                 Err(e) => fail(e),

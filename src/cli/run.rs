@@ -167,7 +167,9 @@ pub fn run(args: RunArgs) -> Status {
     let setting = Setting {
         first_seed: first,
         seeds,
-        duration: args.duration.map(|d| humantime::format_duration(d).to_string()),
+        duration: args
+            .duration
+            .map(|d| humantime::format_duration(d).to_string()),
         agents: args.agents,
         steps: args.steps,
         faults: faults.names(),
@@ -177,7 +179,11 @@ pub fn run(args: RunArgs) -> Status {
         flag: args
             .mutant
             .map(|m| format!(" --mutant {}", m.name()))
-            .or_else(|| args.implementation.as_ref().map(|c| format!(" --impl '{c}'")))
+            .or_else(|| {
+                args.implementation
+                    .as_ref()
+                    .map(|c| format!(" --impl '{c}'"))
+            })
             .unwrap_or_default(),
     };
     let human = matches!(args.format, FormatArg::Human);
@@ -198,7 +204,11 @@ pub fn run(args: RunArgs) -> Status {
     };
     let progress = Progress::new(
         human,
-        if args.duration.is_some() { 0 } else { batch.share() },
+        if args.duration.is_some() {
+            0
+        } else {
+            batch.share()
+        },
         if args.duration.is_some() {
             "{spinner} {pos} runs in {elapsed}, {msg}"
         } else {
@@ -234,7 +244,12 @@ pub fn run(args: RunArgs) -> Status {
         super::output::closed,
     );
     progress.finish();
-    let (runs, total, found, complete) = (outcome.runs, outcome.stats, outcome.failure, outcome.complete);
+    let (runs, total, found, complete) = (
+        outcome.runs,
+        outcome.stats,
+        outcome.failure,
+        outcome.complete,
+    );
 
     let finding = found.map(|(config, generated, violation)| {
         let found = violation_text(&violation);
@@ -281,9 +296,10 @@ pub fn run(args: RunArgs) -> Status {
                 early: ce.shrink_end.describe(&budget),
                 counterexample: counterexample_text(&ce),
                 trace: saved.as_ref().ok().map(|()| path.display().to_string()),
-                trace_error: saved.as_ref().err().map(|e| {
-                    format!("could not save the trace to {}: {e}", path.display())
-                }),
+                trace_error: saved
+                    .as_ref()
+                    .err()
+                    .map(|e| format!("could not save the trace to {}: {e}", path.display())),
                 json_violation: violation_json(&ce.violation),
                 json_counterexample: counterexample_json(&ce),
             },
@@ -364,7 +380,11 @@ pub fn print_outcome(
         let range = if runs == 0 {
             "no seed".to_owned()
         } else {
-            format!("seeds {} to {}", setting.first_seed, setting.first_seed + (runs - 1))
+            format!(
+                "seeds {} to {}",
+                setting.first_seed,
+                setting.first_seed + (runs - 1)
+            )
         };
         outln!(
             "soak of {d}: {runs} run(s), {range}; again with --seed {} --seeds {runs}",
@@ -396,7 +416,10 @@ pub fn print_outcome(
             Status::Violation
         }
         (None, e) => {
-            errln!("tern-sim run: {}", e.as_deref().unwrap_or("the trace was not saved"));
+            errln!(
+                "tern-sim run: {}",
+                e.as_deref().unwrap_or("the trace was not saved")
+            );
             Status::Trouble
         }
     }

@@ -163,6 +163,8 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     match humantime::parse_duration(s) {
         Ok(d) if d.is_zero() => Err("a soak must last longer than zero".to_owned()),
         Ok(d) => Ok(d),
-        Err(e) => Err(format!("`{s}` is not a duration such as 90s, 10m or 1h30m ({e})")),
+        Err(e) => Err(format!(
+            "`{s}` is not a duration such as 90s, 10m or 1h30m ({e})"
+        )),
     }
 }

@@ -475,7 +475,12 @@ pub fn render(report: &Report) -> String {
     );
     for i in &report.implementations {
         if let Some(line) = b.soak_line(i.simulation.runs) {
-            let _ = write!(out, r#"<p class="meta">{}: {}</p>"#, esc(&i.label), esc(&line));
+            let _ = write!(
+                out,
+                r#"<p class="meta">{}: {}</p>"#,
+                esc(&i.label),
+                esc(&line)
+            );
         }
     }
     out.push_str(r#"<h2 id="summary">Summary</h2>"#);

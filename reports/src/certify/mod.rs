@@ -530,7 +530,13 @@ fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> Expl
 fn simulation_report(sim: &SimulationRun, corpus: &Corpus, level: Level) -> SimulationReport {
     SimulationReport {
         violation: violation_report(sim, corpus),
-        ..simulation_counts(sim.verdict(), sim.skipped.clone(), sim.runs, &sim.stats, level)
+        ..simulation_counts(
+            sim.verdict(),
+            sim.skipped.clone(),
+            sim.runs,
+            &sim.stats,
+            level,
+        )
     }
 }
 
@@ -573,29 +579,29 @@ pub(crate) fn simulation_counts(
 
 fn violation_report(sim: &SimulationRun, corpus: &Corpus) -> Option<ViolationReport> {
     sim.counterexample.as_ref().map(|ce| ViolationReport {
-            invariant: ce.violation.invariant.name.to_owned(),
-            section: ce.violation.invariant.section.to_owned(),
-            clauses: ce
-                .violation
-                .invariant
-                .clauses
-                .iter()
-                .filter_map(|id| corpus.clauses.get(id))
-                .map(|c| ClauseText {
-                    id: c.id.clone(),
-                    section: c.section,
-                    sentence: c.sentence.clone(),
-                })
-                .collect(),
-            seed: ce.config.seed,
-            agent: ce.violation.agent.clone(),
-            expected: ce.violation.expected.clone(),
-            actual: ce.violation.actual.clone(),
-            original_steps: ce.original_len,
-            shrunk_steps: ce.steps.len(),
-            shorthand: ce.notes.clone(),
-            sequence: ce.happenings.iter().filter_map(seq_event).collect(),
-        })
+        invariant: ce.violation.invariant.name.to_owned(),
+        section: ce.violation.invariant.section.to_owned(),
+        clauses: ce
+            .violation
+            .invariant
+            .clauses
+            .iter()
+            .filter_map(|id| corpus.clauses.get(id))
+            .map(|c| ClauseText {
+                id: c.id.clone(),
+                section: c.section,
+                sentence: c.sentence.clone(),
+            })
+            .collect(),
+        seed: ce.config.seed,
+        agent: ce.violation.agent.clone(),
+        expected: ce.violation.expected.clone(),
+        actual: ce.violation.actual.clone(),
+        original_steps: ce.original_len,
+        shrunk_steps: ce.steps.len(),
+        shorthand: ce.notes.clone(),
+        sequence: ce.happenings.iter().filter_map(seq_event).collect(),
+    })
 }
 
 /// One implementation's results, as reported.

@@ -116,7 +116,8 @@ fn one(report: &Report, i: &ImplReport) -> String {
             sim.deliveries,
             sim.checks,
             match (sim.verdict.as_str(), &report.simulation_budget.duration) {
-                ("incomplete", Some(_)) if !report.interrupted => " (too few runs for the soak to certify)",
+                ("incomplete", Some(_)) if !report.interrupted =>
+                    " (too few runs for the soak to certify)",
                 ("incomplete", _) => " (interrupted)",
                 _ => "",
             }

@@ -9,10 +9,10 @@
 //! that), and judges again with the same code as an unsharded run.
 
 use serde::{Deserialize, Serialize};
-use tern_harness::certify::{given_up_failure, give_up_point, Conformance, SimVerdict};
+use tern_harness::certify::{give_up_point, given_up_failure, Conformance, SimVerdict};
 use tern_harness::corpus::play::Status;
-use tern_harness::explore::search::ScopeVerdict;
 use tern_harness::corpus::Level;
+use tern_harness::explore::search::ScopeVerdict;
 use tern_harness::simulator::runner::Stats;
 
 use super::{one_batch, MergeError, Read, Runs};
@@ -43,12 +43,23 @@ pub fn merge(parts: &[Read]) -> Result<Report, MergeError> {
         why,
     };
     for (r, b) in parts.iter().zip(&bodies) {
-        let labels = |rep: &Report| rep.implementations.iter().map(|i| i.label.clone()).collect::<Vec<_>>();
+        let labels = |rep: &Report| {
+            rep.implementations
+                .iter()
+                .map(|i| i.label.clone())
+                .collect::<Vec<_>>()
+        };
         if labels(&b.report) != labels(base) {
-            return Err(bad(r, "its implementations are not those of the other parts".to_owned()));
+            return Err(bad(
+                r,
+                "its implementations are not those of the other parts".to_owned(),
+            ));
         }
         if b.runs.len() != b.report.implementations.len() {
-            return Err(bad(r, "it does not hold the runs of every implementation".to_owned()));
+            return Err(bad(
+                r,
+                "it does not hold the runs of every implementation".to_owned(),
+            ));
         }
     }
     let level = Level::from_name(&base.level_requested)
@@ -68,11 +79,21 @@ pub fn merge(parts: &[Read]) -> Result<Report, MergeError> {
             })
             .collect();
         let cases = merged_cases(&shares, cases_order, bodies[0].give_up_after)?;
-        let simulation = merged_simulation(&shares, base.simulation_budget.first_seed, base.simulation_budget.seeds, level)?;
+        let simulation = merged_simulation(
+            &shares,
+            base.simulation_budget.first_seed,
+            base.simulation_budget.seeds,
+            level,
+        )?;
         let exploration = merged_exploration(&shares, scopes_order)?;
         let mut outcomes = Vec::with_capacity(cases.len());
         for c in &cases {
-            outcomes.push(outcome(c).ok_or_else(|| bad(first, format!("case `{}` has an unknown level or status", c.id)))?);
+            outcomes.push(outcome(c).ok_or_else(|| {
+                bad(
+                    first,
+                    format!("case `{}` has an unknown level or status", c.id),
+                )
+            })?);
         }
         let verdict = |s: &str| SimVerdict::from_name(s).unwrap_or(SimVerdict::Incomplete);
         let conformance = Conformance::of_outcomes(
@@ -111,11 +132,18 @@ struct Share<'a> {
 
 /// The level a case's outcome counts at, and the outcome.
 fn outcome(c: &CaseReport) -> Option<(Level, Status)> {
-    let level = c.failure.as_ref().map_or(c.level.as_str(), |f| f.level.as_str());
+    let level = c
+        .failure
+        .as_ref()
+        .map_or(c.level.as_str(), |f| f.level.as_str());
     Some((Level::from_name(level)?, Status::from_name(&c.status)?))
 }
 
-fn merged_cases(shares: &[Share], order: &[String], give_up_after: usize) -> Result<Vec<CaseReport>, MergeError> {
+fn merged_cases(
+    shares: &[Share],
+    order: &[String],
+    give_up_after: usize,
+) -> Result<Vec<CaseReport>, MergeError> {
     let mut by_id = std::collections::BTreeMap::new();
     for s in shares {
         for c in &s.report.cases {
@@ -129,10 +157,12 @@ fn merged_cases(shares: &[Share], order: &[String], give_up_after: usize) -> Res
     }
     let mut cases = Vec::with_capacity(order.len());
     for id in order {
-        let (_, c) = by_id.remove(id.as_str()).ok_or_else(|| MergeError::Inconsistent {
-            path: shares[0].read.path.clone(),
-            why: format!("case `{id}` is in no part"),
-        })?;
+        let (_, c) = by_id
+            .remove(id.as_str())
+            .ok_or_else(|| MergeError::Inconsistent {
+                path: shares[0].read.path.clone(),
+                why: format!("case `{id}` is in no part"),
+            })?;
         cases.push(c.clone());
     }
     if let Some((_, c)) = by_id.into_values().next() {
@@ -196,17 +226,21 @@ fn merged_exploration(shares: &[Share], order: &[String]) -> Result<ExplorationR
     let mut scopes = Vec::new();
     let mut violation = None;
     for id in order {
-        let (s, x) = by_scope.get(id.as_str()).ok_or_else(|| MergeError::Inconsistent {
-            path: shares[0].read.path.clone(),
-            why: format!("scope `{id}` is in no part"),
-        })?;
+        let (s, x) = by_scope
+            .get(id.as_str())
+            .ok_or_else(|| MergeError::Inconsistent {
+                path: shares[0].read.path.clone(),
+                why: format!("scope `{id}` is in no part"),
+            })?;
         scopes.push((*x).clone());
         if x.verdict == ScopeVerdict::Violation.as_str() {
             violation = s.report.exploration.violation.clone();
             break;
         }
     }
-    let complete = scopes.iter().all(|x| x.verdict != ScopeVerdict::NotExhausted.as_str());
+    let complete = scopes
+        .iter()
+        .all(|x| x.verdict != ScopeVerdict::NotExhausted.as_str());
     let verdict = SimVerdict::of(false, violation.is_some(), complete);
     Ok(ExplorationReport {
         verdict: verdict.as_str().to_owned(),

@@ -212,7 +212,10 @@ pub fn read(path: &Path) -> Result<Read, MergeError> {
         ));
     }
     let ours = env!("CARGO_PKG_VERSION");
-    match value.pointer("/part/tern_sim_version").and_then(Value::as_str) {
+    match value
+        .pointer("/part/tern_sim_version")
+        .and_then(Value::as_str)
+    {
         Some(v) if v == ours => {}
         found => {
             return Err(MergeError::Version {
@@ -222,8 +225,12 @@ pub fn read(path: &Path) -> Result<Read, MergeError> {
             })
         }
     }
-    let part: Part<Value> = serde_path_to_error::deserialize(&value)
-        .map_err(|e| not_a_part(format!(" (at {})", pointer(e.path())), e.into_inner().to_string()))?;
+    let part: Part<Value> = serde_path_to_error::deserialize(&value).map_err(|e| {
+        not_a_part(
+            format!(" (at {})", pointer(e.path())),
+            e.into_inner().to_string(),
+        )
+    })?;
     Ok(Read {
         path: path.to_path_buf(),
         header: part.part,
@@ -268,12 +275,17 @@ pub fn check(mut parts: Vec<Read>) -> Result<Vec<Read>, MergeError> {
         for flag in flags {
             let (a, b) = (h0.options.get(flag), h.options.get(flag));
             if a != b {
-                let shown = |v: Option<&String>| v.map_or("(absent)".to_owned(), |v| format!("`{v}`"));
-                return Err(disagree(format!("{flag}"), shown(a), shown(b)));
+                let shown =
+                    |v: Option<&String>| v.map_or("(absent)".to_owned(), |v| format!("`{v}`"));
+                return Err(disagree(flag.clone(), shown(a), shown(b)));
             }
         }
         if h.corpus_hash != h0.corpus_hash {
-            let shown = |v: &Option<String>| v.as_deref().map_or("none", |h| &h[..h.len().min(12)]).to_owned();
+            let shown = |v: &Option<String>| {
+                v.as_deref()
+                    .map_or("none", |h| &h[..h.len().min(12)])
+                    .to_owned()
+            };
             return Err(disagree(
                 "the corpus (its hash)".to_owned(),
                 shown(&h0.corpus_hash),
