@@ -471,3 +471,31 @@ fn a_hanging_implementation_is_given_up_on_where_one_machine_would() {
         "the merged report differs"
     );
 }
+
+#[test]
+fn explore_merged_from_1_2_3_and_7_shards_is_the_unsharded_exploration() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two scopes the mutant breaks and one it passes, and a corpus case.
+    let args = [
+        "explore",
+        "--mutant",
+        "memory-dedup",
+        "revision-race",
+        "commit-execute-crash",
+        "pending-chain",
+        "--case",
+        "dedup.durable-across-restart",
+        "--format",
+        "json",
+    ];
+    let whole = run_in(dir.path(), &args);
+    assert_eq!(status(&whole), 1, "{}", stderr(&whole));
+    for n in [1, 2, 3, 7] {
+        let merged = sharded(dir.path(), &args, n, &["--format", "json"]);
+        assert_eq!(status(&merged), 1, "N={n}: {}", stderr(&merged));
+        assert!(
+            stdout(&merged) == stdout(&whole),
+            "N={n}: the document differs"
+        );
+    }
+}

@@ -4,28 +4,85 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use tern_harness::explore::search::{Counterexample, Exploration, ScopeVerdict};
+use tern_harness::explore::search::{Counts, Exploration, ScopeVerdict};
 
 use crate::escape::t;
 use crate::run::{situations_json_of, situations_table_of, table};
 use tern_harness::simulator::situations::{Coverage, Situation};
 
-/// One scope's exploration, with what a reader needs beside it.
+/// One scope's exploration as reported: everything the table, the
+/// document and a shard's part need, without the search's own types.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Explored {
     pub scope: String,
     pub clauses: Vec<String>,
-    pub exploration: Exploration,
-    pub elapsed: Duration,
-    /// The counterexample's moves in words.
+    pub verdict: ScopeVerdict,
+    pub exhausted: bool,
+    pub counts: Counts,
+    pub situations: Coverage,
+    /// Wall-clock seconds, for the table only.
+    pub seconds: f64,
+    pub violation: Option<Found>,
+}
+
+/// A scope's counterexample as reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Found {
+    pub invariant: String,
+    pub section: String,
+    pub clauses: Vec<String>,
+    pub says: String,
+    pub expected: String,
+    pub actual: String,
+    pub moves: usize,
+    /// The shortest schedule's moves in words.
     pub shorthand: Vec<String>,
     /// Where its trace was saved.
     pub trace: Option<String>,
 }
 
+impl Explored {
+    pub fn new(
+        scope: &str,
+        clauses: &[String],
+        e: &Exploration,
+        elapsed: Duration,
+        shorthand: Vec<String>,
+        trace: Option<String>,
+    ) -> Explored {
+        Explored {
+            scope: scope.to_owned(),
+            clauses: clauses.to_vec(),
+            verdict: e.verdict(),
+            exhausted: e.exhausted,
+            counts: e.counts,
+            situations: e.situations.clone(),
+            seconds: elapsed.as_secs_f64(),
+            violation: e.violation.as_ref().map(|ce| {
+                let inv = ce.mismatch.invariant;
+                Found {
+                    invariant: inv.name.to_owned(),
+                    section: inv.section.to_owned(),
+                    clauses: inv.clauses.iter().map(|c| (*c).to_owned()).collect(),
+                    says: inv.says.to_owned(),
+                    expected: ce.mismatch.expected.clone(),
+                    actual: ce.mismatch.actual.clone(),
+                    moves: ce.schedule.len(),
+                    shorthand,
+                    trace,
+                }
+            }),
+        }
+    }
+}
+
 /// A scope's verdict as the table and the document spell it.
-fn verdict(e: &Exploration) -> &'static str {
-    match e.verdict() {
+fn verdict(x: &Explored) -> &'static str {
+    match x.verdict {
         ScopeVerdict::Violation => "VIOLATION",
         ScopeVerdict::Exhausted => "exhausted",
         ScopeVerdict::NotExhausted => "not exhausted",
@@ -48,11 +105,11 @@ pub fn summary(explored: &[Explored]) -> String {
     .map(str::to_owned)
     .to_vec()];
     for x in explored {
-        let c = &x.exploration.counts;
-        let secs = x.elapsed.as_secs_f64();
+        let c = &x.counts;
+        let secs = x.seconds;
         rows.push(vec![
             t(&x.scope),
-            verdict(&x.exploration).to_owned(),
+            verdict(x).to_owned(),
             c.schedules.to_string(),
             c.states.to_string(),
             c.transitions.to_string(),
@@ -67,24 +124,23 @@ pub fn summary(explored: &[Explored]) -> String {
         ]);
     }
     if explored.len() > 1 {
-        let sum =
-            |f: fn(&Exploration) -> u64| explored.iter().map(|x| f(&x.exploration)).sum::<u64>();
-        let secs: f64 = explored.iter().map(|x| x.elapsed.as_secs_f64()).sum();
-        let states = sum(|e| e.counts.states);
+        let sum = |f: fn(&Counts) -> u64| explored.iter().map(|x| f(&x.counts)).sum::<u64>();
+        let secs: f64 = explored.iter().map(|x| x.seconds).sum();
+        let states = sum(|c| c.states);
         let clean = explored
             .iter()
-            .filter(|x| x.exploration.verdict() == ScopeVerdict::Exhausted)
+            .filter(|x| x.verdict == ScopeVerdict::Exhausted)
             .count();
         rows.push(vec![
             format!("total ({} scopes)", explored.len()),
             format!("{clean} exhausted"),
-            sum(|e| e.counts.schedules).to_string(),
+            sum(|c| c.schedules).to_string(),
             states.to_string(),
-            sum(|e| e.counts.transitions).to_string(),
-            sum(|e| e.counts.merged).to_string(),
+            sum(|c| c.transitions).to_string(),
+            sum(|c| c.merged).to_string(),
             explored
                 .iter()
-                .map(|x| x.exploration.counts.depth)
+                .map(|x| x.counts.depth)
                 .max()
                 .unwrap_or(0)
                 .to_string(),
@@ -101,23 +157,22 @@ pub fn summary(explored: &[Explored]) -> String {
 
 /// A counterexample for people: the invariant, its clauses, the shortest
 /// schedule that breaks it, expected against actual.
-pub fn counterexample_text(scope: &str, ce: &Counterexample, shorthand: &[String]) -> String {
-    let inv = ce.mismatch.invariant;
+pub fn counterexample_text(scope: &str, f: &Found) -> String {
     let mut out = format!(
         "{scope}: violation of {} (seed §{}; {})\n  {}\n  shortest schedule ({} moves):\n",
-        inv.name,
-        inv.section,
-        inv.clauses.join(", "),
-        inv.says,
-        ce.schedule.len()
+        f.invariant,
+        f.section,
+        f.clauses.join(", "),
+        f.says,
+        f.moves
     );
-    for (i, line) in shorthand.iter().enumerate() {
+    for (i, line) in f.shorthand.iter().enumerate() {
         out.push_str(&format!("    {:>2}. {}\n", i + 1, t(line)));
     }
     out.push_str(&format!(
         "  expected: {}\n  actual:   {}\n",
-        t(&ce.mismatch.expected),
-        t(&ce.mismatch.actual)
+        t(&f.expected),
+        t(&f.actual)
     ));
     out
 }
@@ -126,7 +181,7 @@ pub fn counterexample_text(scope: &str, ce: &Counterexample, shorthand: &[String
 pub fn situations(explored: &[Explored]) -> Coverage {
     let mut total = Coverage::default();
     for x in explored {
-        total.add(&x.exploration.situations);
+        total.add(&x.situations);
     }
     total
 }
@@ -150,12 +205,12 @@ pub fn document(implementation: &str, merge: bool, explored: &[Explored]) -> Val
         "merge": merge,
         "situations": situations_json_of(&situations(explored), recognised),
         "scopes": explored.iter().map(|x| {
-            let c = &x.exploration.counts;
+            let c = &x.counts;
             json!({
                 "scope": x.scope,
                 "clauses": x.clauses,
-                "verdict": verdict(&x.exploration),
-                "exhausted": x.exploration.exhausted,
+                "verdict": verdict(x),
+                "exhausted": x.exhausted,
                 "schedules": c.schedules,
                 "states": c.states,
                 "transitions": c.transitions,
@@ -163,14 +218,14 @@ pub fn document(implementation: &str, merge: bool, explored: &[Explored]) -> Val
                 "depth": c.depth,
                 "moves_played": c.played,
                 "actions_unclaimed": c.unclaimed,
-                "violation": x.exploration.violation.as_ref().map(|ce| json!({
-                    "invariant": ce.mismatch.invariant.name,
-                    "clauses": ce.mismatch.invariant.clauses,
-                    "expected": ce.mismatch.expected,
-                    "actual": ce.mismatch.actual,
-                    "moves": ce.schedule.len(),
-                    "shorthand": x.shorthand,
-                    "trace": x.trace,
+                "violation": x.violation.as_ref().map(|f| json!({
+                    "invariant": f.invariant,
+                    "clauses": f.clauses,
+                    "expected": f.expected,
+                    "actual": f.actual,
+                    "moves": f.moves,
+                    "shorthand": f.shorthand,
+                    "trace": f.trace,
                 })),
             })
         }).collect::<Vec<_>>(),

@@ -15,9 +15,12 @@ use tern_harness::explore::trace;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted};
 use tern_harness::implementations::mutants::Mutant;
 use tern_reports::explore::{counterexample_text, document, summary, Explored};
+use tern_reports::shards::explore::Body;
+use tern_reports::shards::{Command, Part};
 
 use super::certify::load_corpus;
 use super::progress::Progress;
+use super::shard::{header, Options, ShardArgs};
 use super::sim::{implementation, parse_mutant, TimeoutArgs};
 use super::{FormatArg, Status};
 use tern_reports::escape::t as tty;
@@ -93,11 +96,43 @@ pub struct ExploreArgs {
 
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
+
+    #[command(flatten)]
+    shards: ShardArgs,
+}
+
+impl ExploreArgs {
+    /// Every option that changes the results.
+    fn options(&self) -> Options {
+        let files: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
+        let mut o = Options::default();
+        o.list("SCOPE", &self.scopes)
+            .list("--case", &self.cases)
+            .list("--scope-file", &files)
+            .set("--max-actions", self.max_actions)
+            .set(
+                "--crashes",
+                self.crashes.map(|n| n.to_string()).unwrap_or_default(),
+            )
+            .set(
+                "--duplicates",
+                self.duplicates.map(|n| n.to_string()).unwrap_or_default(),
+            )
+            .set("--no-merge", self.no_merge)
+            .set("--max-states", self.max_states)
+            .set(
+                "--mutant",
+                self.mutant.map(|m| m.name().to_owned()).unwrap_or_default(),
+            )
+            .set("--impl", self.implementation.clone().unwrap_or_default());
+        self.timeouts.record(&mut o);
+        o
+    }
 }
 
 /// The scopes asked for, in the order given: named built-ins (all of them
 /// when nothing is named), cases, then files.
-fn scopes(args: &ExploreArgs) -> Result<Vec<Scope>, String> {
+fn scopes(args: &ExploreArgs) -> Result<(Vec<Scope>, Option<String>), String> {
     // Built-in scopes and cases need the corpus; a scope file only if it
     // names a case (and then says so if the corpus is missing).
     let needs_corpus = args.files.is_empty() || !args.cases.is_empty() || !args.scopes.is_empty();
@@ -153,7 +188,7 @@ fn scopes(args: &ExploreArgs) -> Result<Vec<Scope>, String> {
             s.budget.duplicates = n;
         }
     }
-    Ok(out)
+    Ok((out, corpus.map(|c| c.hash)))
 }
 
 pub fn run(args: ExploreArgs) -> Status {
@@ -163,7 +198,10 @@ pub fn run(args: ExploreArgs) -> Status {
         }
         return Status::Ok;
     }
-    let scopes = match scopes(&args) {
+    if let Err(s) = args.shards.prepare("explore") {
+        return s;
+    }
+    let (all_scopes, corpus_hash) = match scopes(&args) {
         Ok(s) => s,
         Err(e) => {
             if !e.is_empty() {
@@ -172,6 +210,11 @@ pub fn run(args: ExploreArgs) -> Status {
             return Status::Trouble;
         }
     };
+    let shard = args.shards.share();
+    let scopes: Vec<&Scope> = all_scopes
+        .iter()
+        .filter(|s| shard.takes_name(&s.id))
+        .collect();
     let limits = args.timeouts.limits();
     let imp = match implementation(args.mutant, args.implementation.as_deref(), limits) {
         Ok(imp) => imp,
@@ -205,7 +248,7 @@ pub fn run(args: ExploreArgs) -> Status {
     };
     let mut explored = Vec::new();
     let mut unsaved = false;
-    for scope in &scopes {
+    for &scope in &scopes {
         let claims = match identify_as(imp.as_ref(), &scope.setup.init()) {
             Ok(identity) => identity.claims(Capability::Execute),
             Err(e) => {
@@ -269,55 +312,106 @@ pub fn run(args: ExploreArgs) -> Status {
                     unsaved = true;
                 }
             }
-            if human {
-                out!("{}", counterexample_text(&scope.id, ce, &shorthand));
-                if let Some(p) = &saved {
-                    outln!("  trace saved: {p}\n  replay: tern-sim replay {p}");
-                }
-            }
         }
-        explored.push(Explored {
-            scope: scope.id.clone(),
-            clauses: scope.clauses.clone(),
-            exploration,
+        let x = Explored::new(
+            &scope.id,
+            &scope.clauses,
+            &exploration,
             elapsed,
             shorthand,
-            trace: saved,
-        });
+            saved,
+        );
+        if human && args.shards.shard().is_none() {
+            print_found(&x);
+        }
+        explored.push(x);
         if interrupted().is_some() {
             break;
         }
     }
-    if human {
-        outln!("{}", summary(&explored));
-        outln!(
-            "{}",
-            tern_reports::explore::situations_table(&tern_reports::explore::situations(&explored))
+    if let Some(shard) = args.shards.shard() {
+        let mut header = header(
+            Command::Explore,
+            shard,
+            args.options(),
+            interrupted().is_none(),
         );
-        let not_exhausted = explored
-            .iter()
-            .filter(|x| x.exploration.verdict() == ScopeVerdict::NotExhausted)
-            .count();
-        if not_exhausted > 0 && interrupted().is_none() {
-            outln!(
-                "{not_exhausted} scope(s) not exhausted: --max-states {} reached; raise it, or shrink the scope",
-                args.max_states
-            );
+        header.corpus_hash = corpus_hash;
+        header.work.insert(
+            "scopes".to_owned(),
+            all_scopes.iter().map(|s| s.id.clone()).collect(),
+        );
+        let part = Part {
+            part: header,
+            body: Body {
+                implementation: imp.name(),
+                merge: !args.no_merge,
+                max_states: args.max_states,
+                scopes: explored,
+                unsaved,
+            },
+        };
+        let status = args.shards.write(&part, human);
+        if let Some(signal) = interrupted() {
+            std::process::exit(128 + signal);
         }
-    } else {
-        outln!("{}", document(&imp.name(), !args.no_merge, &explored));
+        return status;
     }
+    let body = Body {
+        implementation: imp.name(),
+        merge: !args.no_merge,
+        max_states: args.max_states,
+        scopes: explored,
+        unsaved,
+    };
+    let status = print_outcome(&body, human);
     super::output::flush();
     if let Some(signal) = interrupted() {
         std::process::exit(128 + signal);
     }
+    status
+}
+
+/// A scope's counterexample for people, as it is found.
+pub fn print_found(x: &Explored) {
+    if let Some(f) = &x.violation {
+        out!("{}", counterexample_text(&x.scope, f));
+        if let Some(p) = &f.trace {
+            outln!("  trace saved: {p}\n  replay: tern-sim replay {p}");
+        }
+    }
+}
+
+/// The end of `explore`'s output and its status: from one machine, or
+/// from merged parts.
+pub fn print_outcome(body: &Body, human: bool) -> Status {
+    let explored = &body.scopes;
+    if human {
+        outln!("{}", summary(explored));
+        outln!(
+            "{}",
+            tern_reports::explore::situations_table(&tern_reports::explore::situations(explored))
+        );
+        let not_exhausted = explored
+            .iter()
+            .filter(|x| x.verdict == ScopeVerdict::NotExhausted)
+            .count();
+        if not_exhausted > 0 && interrupted().is_none() {
+            outln!(
+                "{not_exhausted} scope(s) not exhausted: --max-states {} reached; raise it, or shrink the scope",
+                body.max_states
+            );
+        }
+    } else {
+        outln!("{}", document(&body.implementation, body.merge, explored));
+    }
     // A violation decides, whatever the order of the scopes, unless its
     // trace was lost; then a scope not exhausted.
-    if unsaved {
+    if body.unsaved {
         Status::Trouble
-    } else if explored.iter().any(|x| x.exploration.violation.is_some()) {
+    } else if explored.iter().any(|x| x.violation.is_some()) {
         Status::Violation
-    } else if explored.iter().any(|x| !x.exploration.exhausted) {
+    } else if explored.iter().any(|x| !x.exhausted) {
         Status::Trouble
     } else {
         Status::Ok

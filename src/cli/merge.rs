@@ -1,4 +1,4 @@
-//! `tern-sim merge`: the parts of a sharded `run`, `certify` or `selftest`
+//! `tern-sim merge`: the parts of a sharded `run`, `certify`, `selftest` or `explore`
 //! put back together into the output, reports and exit status one machine
 //! would have given (docs/scale.md).
 
@@ -108,6 +108,23 @@ pub fn run(args: MergeArgs) -> Status {
                 merged.finding.as_ref(),
                 human,
             )
+        }
+        Command::Explore => {
+            let order = parts[0]
+                .header
+                .work
+                .get("scopes")
+                .cloned()
+                .unwrap_or_default();
+            match shards::explore::merge(&parts, &order) {
+                Ok(body) => {
+                    if human {
+                        body.scopes.iter().for_each(super::explore::print_found);
+                    }
+                    super::explore::print_outcome(&body, human)
+                }
+                Err(e) => fail(e),
+            }
         }
         Command::Selftest => {
             let order = parts[0]

@@ -129,7 +129,7 @@ const DIFF_HELP: &str = concat!(
 );
 const MERGE_HELP: &str = concat!(
     "Exit status: that of the command the parts come from, as if one machine had run it \
-     (0, 1, or 2 for a run whose trace could not be saved), or\n",
+     (0, 1, or 2 for a trace that could not be saved or a scope not exhausted), or\n",
     "  2      the parts do not belong together (another version, command, option, \
      corpus or N; a shard missing, given twice, or interrupted), a part cannot be read, \
      or a report cannot be written\n",
@@ -171,8 +171,9 @@ enum Command {
     /// and crash point), checked against the oracle at every move.
     #[command(after_help = EXPLORE_HELP)]
     Explore(explore::ExploreArgs),
-    /// Put the parts of a sharded run, certify or selftest (--shard K/N)
-    /// back together: the output, reports and status of one machine.
+    /// Put the parts of a sharded run, certify, selftest or explore
+    /// (--shard K/N) back together: the output, reports and status of one
+    /// machine (docs/scale.md).
     #[command(after_help = MERGE_HELP)]
     Merge(merge::MergeArgs),
     /// Serve the reference implementation (or a mutant) over the subprocess

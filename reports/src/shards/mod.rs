@@ -6,6 +6,7 @@
 //! belong together are refused with the reason, never merged.
 
 pub mod certify;
+pub mod explore;
 pub mod run;
 pub mod selftest;
 
@@ -27,6 +28,7 @@ pub enum Command {
     Run,
     Certify,
     Selftest,
+    Explore,
 }
 
 impl Command {
@@ -35,6 +37,7 @@ impl Command {
             Command::Run => "run",
             Command::Certify => "certify",
             Command::Selftest => "selftest",
+            Command::Explore => "explore",
         }
     }
 }

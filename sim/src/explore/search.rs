@@ -61,7 +61,8 @@ pub struct Limits {
 }
 
 /// Counts for the summary.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Counts {
     /// Schedules played to the end: every action done, receiver up.
     pub schedules: u64,
@@ -99,7 +100,8 @@ pub struct Exploration {
 }
 
 /// How a scope's exploration ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ScopeVerdict {
     Exhausted,
     Violation,
