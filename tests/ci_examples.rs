@@ -9,12 +9,15 @@ use std::process::Command;
 use yaml_rust2::{Yaml, YamlLoader};
 
 fn example(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/ci").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/ci")
+        .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn yaml(name: &str) -> Yaml {
-    let mut docs = YamlLoader::load_from_str(&example(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut docs =
+        YamlLoader::load_from_str(&example(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(docs.len(), 1, "{name}: one document");
     docs.remove(0)
 }
@@ -51,13 +54,20 @@ fn check_commands(name: &str, text: &str) -> Vec<String> {
             continue;
         }
         let Some(sub) = words.next() else { continue };
-        let help = Command::new(common::BIN).args([sub, "--help"]).output().unwrap();
-        assert!(help.status.success(), "{name}: `tern-sim {sub}` is not a command");
+        let help = Command::new(common::BIN)
+            .args([sub, "--help"])
+            .output()
+            .unwrap();
+        assert!(
+            help.status.success(),
+            "{name}: `tern-sim {sub}` is not a command"
+        );
         let help = String::from_utf8(help.stdout).unwrap();
         for flag in words.filter(|w| w.starts_with("--")) {
             let flag = flag.split('=').next().unwrap();
             assert!(
-                help.split(|c: char| !(c.is_alphanumeric() || c == '-')).any(|w| w == flag),
+                help.split(|c: char| !(c.is_alphanumeric() || c == '-'))
+                    .any(|w| w == flag),
                 "{name}: `tern-sim {sub}` has no flag {flag}"
             );
         }
@@ -84,20 +94,34 @@ fn the_github_actions_workflow_shards_certify_and_merges_the_parts() {
         shard_text.contains(&format!("--shard ${{{{ matrix.shard }}}}/{n}")),
         "the shard job passes K/N with N = {n}: {shard_text}"
     );
-    assert_eq!(check_commands("github-actions.yml", &shard_text), ["certify"]);
+    assert_eq!(
+        check_commands("github-actions.yml", &shard_text),
+        ["certify"]
+    );
     let mut texts = Vec::new();
     scripts(&y["jobs"]["merge"], &mut texts);
-    assert_eq!(check_commands("github-actions.yml", &texts.join("\n")), ["merge"]);
+    assert_eq!(
+        check_commands("github-actions.yml", &texts.join("\n")),
+        ["merge"]
+    );
     // The merge job waits for every shard, and downloads what they upload.
     assert_eq!(y["jobs"]["merge"]["needs"].as_str(), Some("shard"));
     let steps = |job: &str| y["jobs"][job]["steps"].as_vec().unwrap().clone();
     let upload = steps("shard")
         .into_iter()
-        .find(|s| s["uses"].as_str().is_some_and(|u| u.starts_with("actions/upload-artifact")))
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/upload-artifact"))
+        })
         .expect("each shard uploads its part");
     let download = steps("merge")
         .into_iter()
-        .find(|s| s["uses"].as_str().is_some_and(|u| u.starts_with("actions/download-artifact")))
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/download-artifact"))
+        })
         .expect("the merge downloads the parts");
     let name = upload["with"]["name"].as_str().unwrap();
     let pattern = download["with"]["pattern"].as_str().unwrap();
@@ -112,7 +136,10 @@ fn the_gitlab_pipeline_and_the_hosts_script_name_real_commands() {
     let mut texts = Vec::new();
     scripts(&y, &mut texts);
     let seen = check_commands("gitlab-ci.yml", &texts.join("\n"));
-    assert!(seen.contains(&"certify".to_owned()) && seen.contains(&"merge".to_owned()), "{seen:?}");
+    assert!(
+        seen.contains(&"certify".to_owned()) && seen.contains(&"merge".to_owned()),
+        "{seen:?}"
+    );
     let seen = check_commands("hosts.sh", &example("hosts.sh"));
     assert!(seen.contains(&"merge".to_owned()), "{seen:?}");
 }

@@ -21,6 +21,15 @@ pub fn table(rows: Vec<Vec<String>>) -> String {
     b.build().with(Style::rounded()).to_string()
 }
 
+/// The seeds `runs` runs from `first` played, in words: what a soak says
+/// so that it can be run again.
+pub fn seed_range(first: u64, runs: u64) -> String {
+    match runs {
+        0 => "no seed".to_owned(),
+        n => format!("seeds {first} to {}", first + (n - 1)),
+    }
+}
+
 /// The summary of a batch of runs.
 pub fn summary(runs: u64, stats: &Stats, violations: u64) -> String {
     let mut rows = vec![vec!["".to_owned(), "count".to_owned()]];

@@ -377,15 +377,7 @@ pub fn print_outcome(
         };
     }
     if let Some(d) = &setting.duration {
-        let range = if runs == 0 {
-            "no seed".to_owned()
-        } else {
-            format!(
-                "seeds {} to {}",
-                setting.first_seed,
-                setting.first_seed + (runs - 1)
-            )
-        };
+        let range = tern_reports::run::seed_range(setting.first_seed, runs);
         outln!(
             "soak of {d}: {runs} run(s), {range}; again with --seed {} --seeds {runs}",
             setting.first_seed

@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use tern_harness::certify::{Conformance, CorpusRun, ExplorationRun, SimVerdict, SimulationRun};
+use tern_harness::corpus::clauses::Clause;
 use tern_harness::corpus::play::{CaseRun, Exchange, Failure, Status};
 use tern_harness::corpus::{Case, Corpus, Level};
 use tern_harness::simulator::happening::Happening;
@@ -85,15 +86,7 @@ impl Budget {
     /// can be run again.
     pub fn soak_line(&self, runs: u64) -> Option<String> {
         let d = self.duration.as_ref()?;
-        let range = if runs == 0 {
-            "no seed".to_owned()
-        } else {
-            format!(
-                "seeds {} to {}",
-                self.first_seed,
-                self.first_seed + (runs - 1)
-            )
-        };
+        let range = crate::run::seed_range(self.first_seed, runs);
         Some(format!(
             "soak of {d}: {runs} runs ({range}; again with --seed {} --seeds {runs}); certification needs at least {}",
             self.first_seed, self.seeds
@@ -447,6 +440,22 @@ fn case_report(case: &Case, run: &CaseRun) -> CaseReport {
     }
 }
 
+fn clause_text(c: &Clause) -> ClauseText {
+    ClauseText {
+        id: c.id.clone(),
+        section: c.section,
+        sentence: c.sentence.clone(),
+    }
+}
+
+/// The registry's texts of the clauses `ids` names.
+fn clause_texts(corpus: &Corpus, ids: &[&str]) -> Vec<ClauseText> {
+    ids.iter()
+        .filter_map(|id| corpus.clauses.get(id))
+        .map(clause_text)
+        .collect()
+}
+
 /// A case's failure, counted at `profile` when only names differ.
 pub(crate) fn failure_report(f: &Failure, case_level: Level) -> FailureReport {
     FailureReport {
@@ -508,16 +517,7 @@ fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> Expl
                 scope: x.id.clone(),
                 invariant: inv.name.to_owned(),
                 section: inv.section.to_owned(),
-                clauses: inv
-                    .clauses
-                    .iter()
-                    .filter_map(|id| corpus.clauses.get(id))
-                    .map(|c| ClauseText {
-                        id: c.id.clone(),
-                        section: c.section,
-                        sentence: c.sentence.clone(),
-                    })
-                    .collect(),
+                clauses: clause_texts(corpus, inv.clauses),
                 expected: ce.mismatch.expected.clone(),
                 actual: ce.mismatch.actual.clone(),
                 schedule: x.shorthand.clone(),
@@ -581,18 +581,7 @@ fn violation_report(sim: &SimulationRun, corpus: &Corpus) -> Option<ViolationRep
     sim.counterexample.as_ref().map(|ce| ViolationReport {
         invariant: ce.violation.invariant.name.to_owned(),
         section: ce.violation.invariant.section.to_owned(),
-        clauses: ce
-            .violation
-            .invariant
-            .clauses
-            .iter()
-            .filter_map(|id| corpus.clauses.get(id))
-            .map(|c| ClauseText {
-                id: c.id.clone(),
-                section: c.section,
-                sentence: c.sentence.clone(),
-            })
-            .collect(),
+        clauses: clause_texts(corpus, ce.violation.invariant.clauses),
         seed: ce.config.seed,
         agent: ce.violation.agent.clone(),
         expected: ce.violation.expected.clone(),
@@ -727,16 +716,7 @@ impl Report {
                 duration: None,
             },
             interrupted,
-            clauses: corpus
-                .clauses
-                .all()
-                .iter()
-                .map(|c| ClauseText {
-                    id: c.id.clone(),
-                    section: c.section,
-                    sentence: c.sentence.clone(),
-                })
-                .collect(),
+            clauses: corpus.clauses.all().iter().map(clause_text).collect(),
             implementations,
             shards: None,
         }
