@@ -299,6 +299,14 @@ fn merge_refuses_parts_that_do_not_belong_together() {
         &[p("1-of-3"), "st/selftest-1-of-3.json".to_owned()],
         &["is a part of `selftest`"],
     );
+    // A body that is not what the command writes: named by its pointer.
+    let mut broken: serde_json::Value = serde_json::from_str(&text).unwrap();
+    broken["body"]["runs"][0] = serde_json::json!("x");
+    std::fs::write(d.join("broken.json"), broken.to_string()).unwrap();
+    refused(
+        &[p("1-of-3"), "broken.json".to_owned(), p("3-of-3")],
+        &["broken.json: not a tern-sim part (at /body/runs/0)"],
+    );
     // A part whose runs were cut short by hand is not merged as if whole.
     let mut part: serde_json::Value = serde_json::from_str(&text).unwrap();
     part["body"]["runs"].as_array_mut().unwrap().pop();

@@ -19,6 +19,8 @@ use serde_json::Value;
 use tern_harness::shard::Shard;
 use tern_harness::simulator::runner::Stats;
 
+use crate::certify::validate::pointer_of;
+
 pub const SCHEMA: &str = "tern-sim/part/1";
 
 /// The commands that can be sharded.
@@ -174,18 +176,9 @@ impl Read {
     pub fn body<B: DeserializeOwned>(&self) -> Result<B, MergeError> {
         serde_path_to_error::deserialize(&self.body).map_err(|e| MergeError::NotAPart {
             path: self.path.clone(),
-            at: format!(" (at /body{})", pointer(e.path())),
+            at: format!(" (at /body{})", pointer_of(e.path())),
             why: e.into_inner().to_string(),
         })
-    }
-}
-
-fn pointer(path: &serde_path_to_error::Path) -> String {
-    let text = path.to_string();
-    if text == "." {
-        String::new()
-    } else {
-        format!("/{}", text.replace('.', "/"))
     }
 }
 
@@ -230,7 +223,7 @@ pub fn read(path: &Path) -> Result<Read, MergeError> {
     }
     let part: Part<Value> = serde_path_to_error::deserialize(&value).map_err(|e| {
         not_a_part(
-            format!(" (at {})", pointer(e.path())),
+            format!(" (at {})", pointer_of(e.path())),
             e.into_inner().to_string(),
         )
     })?;
