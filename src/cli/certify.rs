@@ -430,7 +430,7 @@ pub fn run(args: CertifyArgs) -> Status {
         };
         progress.finish();
         if human {
-            errln!(
+            noteln!(
                 "{}: corpus in {:.1} s, simulation in {:.1} s, exploration in {:.1} s",
                 escape::terminal(label),
                 corpus_time.as_secs_f64(),

@@ -21,6 +21,7 @@ mod coverage;
 mod diff;
 mod explore;
 mod merge;
+mod paint;
 mod progress;
 mod replay;
 mod run;
@@ -46,6 +47,24 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+
+    /// Colour verdicts, failures and table headers: `auto` on a terminal,
+    /// unless NO_COLOR is set. Files and JSON are never coloured.
+    #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    color: ColorArg,
+
+    /// No progress display and no notes on standard error: only the
+    /// results, and errors.
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
 }
 
 /// The end of every command's exit-status list.
@@ -176,6 +195,22 @@ enum Command {
     /// machine (docs/scale.md).
     #[command(after_help = MERGE_HELP)]
     Merge(merge::MergeArgs),
+    /// Print a completion script for a shell (bash, zsh, fish, elvish,
+    /// powershell) on standard output.
+    #[command(after_help = "Exit status: 0, or 2 for a shell it does not know.\n\
+                            Example: tern-sim completions bash > ~/.local/share/bash-completion/completions/tern-sim")]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) of tern-sim, or of one of its commands,
+    /// on standard output.
+    #[command(after_help = "Exit status: 0, or 2 for a command it does not know.\n\
+                            Example: tern-sim man certify | man -l -")]
+    Man {
+        /// The command whose page to print (default: tern-sim itself).
+        command: Option<String>,
+    },
     /// Serve the reference implementation (or a mutant) over the subprocess
     /// protocol on standard input and output.
     #[command(after_help = AGENT_HELP)]
@@ -217,7 +252,11 @@ pub fn main() -> ExitCode {
             });
         }
     };
+    output::set_color(paint::wanted(cli.color));
+    output::set_quiet(cli.quiet);
     let status = match cli.command {
+        Command::Completions { shell } => completions(shell),
+        Command::Man { command } => man(command.as_deref()),
         Command::Run(args) => run::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Selftest(args) => selftest::run(args),
@@ -235,4 +274,34 @@ pub fn main() -> ExitCode {
     } else {
         status.into()
     }
+}
+
+fn completions(shell: clap_complete::Shell) -> Status {
+    use clap::CommandFactory;
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "tern-sim", &mut buf);
+    out!("{}", String::from_utf8_lossy(&buf));
+    Status::Ok
+}
+
+fn man(command: Option<&str>) -> Status {
+    use clap::CommandFactory;
+    let root = Cli::command();
+    let page = match command {
+        None => root,
+        Some(name) => match root.find_subcommand(name) {
+            Some(c) => c.clone().name(format!("tern-sim-{name}")),
+            None => {
+                errln!("tern-sim man: no command `{name}`; `tern-sim --help` lists them");
+                return Status::Trouble;
+            }
+        },
+    };
+    let mut buf = Vec::new();
+    if let Err(e) = clap_mangen::Man::new(page).render(&mut buf) {
+        errln!("tern-sim man: cannot render the page: {e}");
+        return Status::Trouble;
+    }
+    out!("{}", String::from_utf8_lossy(&buf));
+    Status::Ok
 }

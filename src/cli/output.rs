@@ -16,6 +16,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static CLOSED: AtomicBool = AtomicBool::new(false);
 static FAILED: AtomicBool = AtomicBool::new(false);
+static COLOR: AtomicBool = AtomicBool::new(false);
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Colours what is printed on standard output from now on (`--color`).
+pub fn set_color(on: bool) {
+    COLOR.store(on, Ordering::SeqCst);
+}
+
+/// `--quiet`: no progress display and no notes, only results and errors.
+pub fn set_quiet(on: bool) {
+    QUIET.store(on, Ordering::SeqCst);
+}
+
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::SeqCst)
+}
 
 /// Standard output's reader has gone: printing more is pointless.
 pub fn closed() -> bool {
@@ -44,7 +60,12 @@ pub fn out(args: fmt::Arguments) {
         return;
     }
     let mut stdout = io::stdout().lock();
-    if let Err(e) = stdout.write_fmt(args) {
+    let written = if COLOR.load(Ordering::SeqCst) {
+        stdout.write_all(super::paint::paint(&args.to_string()).as_bytes())
+    } else {
+        stdout.write_fmt(args)
+    };
+    if let Err(e) = written {
         note_error(&e);
     }
 }
@@ -81,5 +102,15 @@ macro_rules! outln {
 macro_rules! errln {
     ($($arg:tt)*) => {
         $crate::cli::output::err(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// A note on standard error that `--quiet` leaves out (timings, shrinking
+/// steps); errors go through `errln!` whatever `--quiet` says.
+macro_rules! noteln {
+    ($($arg:tt)*) => {
+        if !$crate::cli::output::quiet() {
+            $crate::cli::output::err(format_args!("{}\n", format_args!($($arg)*)))
+        }
     };
 }

@@ -21,7 +21,7 @@ impl Progress {
     /// and a line for each of `workers` workers when there are several
     /// and more than one item.
     pub fn new(shown: bool, len: u64, template: &str, workers: usize) -> Progress {
-        let multi = if shown {
+        let multi = if shown && !super::output::quiet() {
             MultiProgress::new()
         } else {
             MultiProgress::with_draw_target(ProgressDrawTarget::hidden())

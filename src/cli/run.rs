@@ -278,7 +278,7 @@ pub fn run(args: RunArgs) -> Status {
                 budget,
                 |line| {
                     if human {
-                        errln!("  {}", tern_reports::escape::terminal(line));
+                        noteln!("  {}", tern_reports::escape::terminal(line));
                     }
                 },
             )
