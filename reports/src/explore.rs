@@ -169,11 +169,7 @@ pub fn counterexample_text(scope: &str, f: &Found) -> String {
     for (i, line) in f.shorthand.iter().enumerate() {
         out.push_str(&format!("    {:>2}. {}\n", i + 1, t(line)));
     }
-    out.push_str(&format!(
-        "  expected: {}\n  actual:   {}\n",
-        t(&f.expected),
-        t(&f.actual)
-    ));
+    out.push_str(&crate::run::expected_actual("  ", &f.expected, &f.actual));
     out
 }
 

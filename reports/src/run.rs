@@ -9,6 +9,7 @@ use tern_harness::simulator::driver::{Counterexample, ShrinkEnd};
 use tern_harness::simulator::runner::{Stats, Violation};
 use tern_harness::simulator::situations::{Coverage, Situation};
 
+use crate::differences;
 use crate::escape::t;
 pub use tern_harness::simulator::trace::violation_json;
 
@@ -135,16 +136,38 @@ pub fn situations_json_of(coverage: &Coverage, shown: impl Fn(Situation) -> bool
 
 /// A violation for people: what broke, where, expected against actual.
 pub fn violation_text(v: &Violation) -> String {
-    format!(
-        "violation of {} (seed section {}) at step {}{}\n  rule: {}\n  expected: {}\n  actual:   {}",
+    let mut text = format!(
+        "violation of {} (seed section {}) at step {}{}\n  rule: {}\n{}",
         v.invariant.name,
         v.invariant.section,
         v.step,
-        v.agent.as_ref().map(|a| format!(", agent {}", t(a))).unwrap_or_default(),
+        v.agent
+            .as_ref()
+            .map(|a| format!(", agent {}", t(a)))
+            .unwrap_or_default(),
         v.invariant.says,
-        clip(&v.expected),
-        clip(&v.actual),
-    )
+        expected_actual("  ", &v.expected, &v.actual),
+    );
+    text.truncate(text.trim_end().len());
+    text
+}
+
+/// Expected against actual for the terminal, each clipped, then the paths
+/// where they differ when both are JSON (a view).
+pub(crate) fn expected_actual(indent: &str, expected: &str, actual: &str) -> String {
+    let mut out = format!(
+        "{indent}expected: {}\n{indent}actual:   {}\n",
+        clip(expected),
+        clip(actual)
+    );
+    let found = differences::of_texts(expected, actual);
+    if !found.is_empty() {
+        out.push_str(&format!("{indent}differs at:\n"));
+        for d in &found {
+            out.push_str(&format!("{indent}  {}\n", t(&differences::line(d))));
+        }
+    }
+    out
 }
 
 /// Long JSON views are cut in the terminal; the trace keeps them whole.

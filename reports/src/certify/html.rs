@@ -8,6 +8,7 @@ use std::fmt::Write;
 
 use super::diagram::{esc, Diagram};
 use super::{section_title, CaseReport, ClauseText, ImplReport, Report, SECTIONS};
+use crate::differences::Difference;
 
 const STYLE: &str = r#"
 :root{--ok:#1a7f37;--bad:#cf222e;--warn:#9a6700;--ink:#1f2328;--mute:#59636e;--line:#d1d9e0;--bg:#f6f8fa}
@@ -30,9 +31,10 @@ blockquote{margin:.4em 0;padding:.3em .8em;border-left:4px solid var(--line);col
 .pair{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:12px;align-items:start}
 @media (max-width:760px){.pair{grid-template-columns:minmax(0,1fr)}main{padding:10px}}
 pre{background:var(--bg);padding:8px;overflow-x:auto;font-size:.82em;white-space:pre-wrap;word-break:break-all}
-ol.gloss{padding-left:1.6em;font-size:.88em}ol.gloss li.bad{color:var(--bad);font-weight:600}
+ol.gloss{padding-left:1.6em;font-size:.88em;overflow-wrap:anywhere;min-width:0}ol.gloss li.bad{color:var(--bad);font-weight:600}
 code{font-size:.9em}
 .failure p{overflow-wrap:anywhere}
+.diff{margin:.5em 0}.diff td{overflow-wrap:anywhere;word-break:break-all}
 svg.seq{background:#fff;font:12px system-ui,sans-serif;display:block}
 svg.seq .life{stroke:#afb8c1;stroke-dasharray:4 4}
 svg.seq rect.head{fill:var(--bg);stroke:#8c959f}svg.seq rect.head.iut{fill:#ddf4ff;stroke:#0969da}
@@ -202,7 +204,14 @@ impl ImplReport {
 
 /// The clauses a failure breaks, linked to the clause table, then what was
 /// expected against what happened.
-fn broken_clauses(out: &mut String, clauses: &[ClauseText], expected: &str, actual: &str) {
+fn broken_clauses(
+    out: &mut String,
+    clauses: &[ClauseText],
+    expected: &str,
+    actual: &str,
+    differences: &[Difference],
+    reproduce: &str,
+) {
     for cl in clauses {
         let _ = write!(
             out,
@@ -212,12 +221,31 @@ fn broken_clauses(out: &mut String, clauses: &[ClauseText], expected: &str, actu
             esc(&cl.sentence)
         );
     }
+    if !differences.is_empty() {
+        out.push_str(
+            r#"<table class="diff"><tr><th>where</th><th>expected</th><th>actual</th></tr>"#,
+        );
+        let cell = |v: &Option<String>| v.as_deref().map_or("<i>nothing</i>".to_owned(), esc);
+        for d in differences {
+            let _ = write!(
+                out,
+                "<tr><td><code>{}</code></td><td><code>{}</code></td><td><code>{}</code></td></tr>",
+                esc(if d.path.is_empty() { "/" } else { &d.path }),
+                cell(&d.expected),
+                cell(&d.actual)
+            );
+        }
+        out.push_str("</table>");
+    }
     let _ = write!(
         out,
         r#"<p><b>Expected:</b> {}<br><b>Actual:</b> {}</p>"#,
         esc(expected),
         esc(actual)
     );
+    if !reproduce.is_empty() {
+        let _ = write!(out, "<p>Reproduce with:</p><pre>{}</pre>", esc(reproduce));
+    }
 }
 
 fn failure_block(out: &mut String, i: &ImplReport, c: &CaseReport) {
@@ -242,7 +270,14 @@ fn failure_block(out: &mut String, i: &ImplReport, c: &CaseReport) {
         esc(&f.op),
         esc(&f.check),
     );
-    broken_clauses(out, &c.clauses, &f.expected, &f.actual);
+    broken_clauses(
+        out,
+        &c.clauses,
+        &f.expected,
+        &f.actual,
+        &f.differences,
+        &f.reproduce,
+    );
     let diagram = Diagram::from_transcript(&c.transcript, &c.participant);
     let _ = write!(
         out,
@@ -319,7 +354,7 @@ fn exploration_block(out: &mut String, i: &ImplReport) {
         v.schedule.len(),
         esc(&v.reproduce)
     );
-    broken_clauses(out, &v.clauses, &v.expected, &v.actual);
+    broken_clauses(out, &v.clauses, &v.expected, &v.actual, &v.differences, "");
     out.push_str("<ol class=\"gloss\">");
     for line in &v.schedule {
         let _ = write!(out, "<li>{}</li>", esc(line));
@@ -397,7 +432,14 @@ fn simulation_block(out: &mut String, i: &ImplReport) {
             .map(|a| format!(", at agent {}", esc(a)))
             .unwrap_or_default()
     );
-    broken_clauses(out, &v.clauses, &v.expected, &v.actual);
+    broken_clauses(
+        out,
+        &v.clauses,
+        &v.expected,
+        &v.actual,
+        &v.differences,
+        &v.reproduce,
+    );
     let _ = write!(
         out,
         r#"<div class="pair"><div class="scroll">{}</div><div><ol class="gloss">"#,

@@ -22,6 +22,8 @@ use tern_harness::corpus::{Case, Corpus, Level};
 use tern_harness::simulator::happening::Happening;
 use tern_harness::simulator::runner::Stats;
 
+use crate::differences::{self, Difference};
+
 pub const SCHEMA: &str = "tern-sim/report/1";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,6 +107,10 @@ pub struct ImplReport {
     pub capabilities: Vec<String>,
     /// Why it could not start, when it could not.
     pub start_error: Option<String>,
+    /// How a command line names it (`--mutant x`, `--impl 'c'`; nothing
+    /// for the reference): what the reproduce commands use.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub flag: String,
     pub verdict: Verdict,
     /// Level → outcome → count.
     pub tally: BTreeMap<String, BTreeMap<String, usize>>,
@@ -148,6 +154,10 @@ pub struct ExploreViolationReport {
     pub clauses: Vec<ClauseText>,
     pub expected: String,
     pub actual: String,
+    /// Where `expected` and `actual` differ, when both are JSON (a view):
+    /// path by path. Absent when they are prose, or equal.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<Difference>,
     /// The shortest schedule that breaks it, one move per line.
     pub schedule: Vec<String>,
     /// The command that explores the scope again.
@@ -204,6 +214,13 @@ pub struct FailureReport {
     pub check: String,
     pub expected: String,
     pub actual: String,
+    /// Where `expected` and `actual` differ, when both are JSON (a view):
+    /// path by path. Absent when they are prose, or equal.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<Difference>,
+    /// The one command that plays this failure again.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reproduce: String,
     /// `core` or `profile`: the level this failure counts at. A core case
     /// that fails only on a reject class or refusal name counts at
     /// `profile`, since those names are the profile's.
@@ -268,6 +285,13 @@ pub struct ViolationReport {
     pub agent: Option<String>,
     pub expected: String,
     pub actual: String,
+    /// Where `expected` and `actual` differ, when both are JSON (a view):
+    /// path by path. Absent when they are prose, or equal.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<Difference>,
+    /// The one command that plays this failure again.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reproduce: String,
     pub original_steps: usize,
     pub shrunk_steps: usize,
     /// The shrunk run in the seed's shorthand, one line per event, with
@@ -464,6 +488,8 @@ pub(crate) fn failure_report(f: &Failure, case_level: Level) -> FailureReport {
         check: f.check.clone(),
         expected: f.expected.clone(),
         actual: f.actual.clone(),
+        differences: differences::of_texts(&f.expected, &f.actual),
+        reproduce: String::new(),
         level: if f.names_only {
             Level::Profile
         } else {
@@ -520,6 +546,7 @@ fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> Expl
                 clauses: clause_texts(corpus, inv.clauses),
                 expected: ce.mismatch.expected.clone(),
                 actual: ce.mismatch.actual.clone(),
+                differences: differences::of_texts(&ce.mismatch.expected, &ce.mismatch.actual),
                 schedule: x.shorthand.clone(),
                 reproduce: format!("tern-sim explore {}{flag}", x.id),
             })
@@ -586,6 +613,8 @@ fn violation_report(sim: &SimulationRun, corpus: &Corpus) -> Option<ViolationRep
         agent: ce.violation.agent.clone(),
         expected: ce.violation.expected.clone(),
         actual: ce.violation.actual.clone(),
+        differences: differences::of_texts(&ce.violation.expected, &ce.violation.actual),
+        reproduce: String::new(),
         original_steps: ce.original_len,
         shrunk_steps: ce.steps.len(),
         shorthand: ce.notes.clone(),
@@ -627,6 +656,7 @@ pub(crate) fn judged(conformance: &Conformance, level: Level, cut_short: bool) -
         version: None,
         capabilities: Vec::new(),
         start_error: None,
+        flag: String::new(),
         verdict: Verdict {
             certified: conformance.certified(level) && !cut_short,
             level: if cut_short {
@@ -678,12 +708,13 @@ impl Report {
                     ),
                     Err(e) => (r.label.clone(), None, Vec::new(), Some(e.clone())),
                 };
-                ImplReport {
+                let mut report = ImplReport {
                     label: r.label.clone(),
                     name,
                     version,
                     capabilities,
                     start_error,
+                    flag: r.flag.trim_start().to_owned(),
                     cases: r
                         .corpus
                         .cases
@@ -693,7 +724,9 @@ impl Report {
                     simulation: simulation_report(r.simulation, corpus, level),
                     exploration: exploration_report(r.exploration, corpus, &r.flag),
                     ..judged(&conformance, level, cut_short)
-                }
+                };
+                report.set_reproduce(level, budget.agents, budget.steps);
+                report
             })
             .collect();
         Report {
@@ -774,6 +807,43 @@ impl CaseReport {
 }
 
 impl ImplReport {
+    /// Writes into each failure the one command that plays it again: a
+    /// corpus case on its own, or the failing simulation run (which `run`
+    /// shrinks and saves as a trace for `replay`). A `core` certification
+    /// ignores names, which only certify can do, so its run is replayed
+    /// through certify.
+    pub fn set_reproduce(&mut self, level: Level, agents: usize, steps: usize) {
+        let flag = if self.flag.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", self.flag)
+        };
+        let at_level = match level {
+            Level::Core => " --level core",
+            Level::Profile => "",
+        };
+        for c in &mut self.cases {
+            if let Some(f) = &mut c.failure {
+                f.reproduce = format!(
+                    "tern-sim certify --only {} --seeds 0 --no-explore{at_level}{flag}",
+                    c.id
+                );
+            }
+        }
+        if let Some(v) = &mut self.simulation.violation {
+            v.reproduce = match level {
+                Level::Profile => format!(
+                    "tern-sim run --seed {} --seeds 1 --agents {agents} --steps {steps} --faults{flag}",
+                    v.seed
+                ),
+                Level::Core => format!(
+                    "tern-sim certify --seed {} --seeds 1 --agents {agents} --steps {steps} --no-explore{at_level}{flag}",
+                    v.seed
+                ),
+            };
+        }
+    }
+
     /// The highest level at which the corpus found the implementation
     /// conformant (`verdict.core`, `verdict.profile`), which every rendering
     /// states the same way. Certification also needs the simulation.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::{section_title, ExplorationReport, ImplReport, Report, SECTIONS};
 use crate::escape::t;
-use crate::run::{clip, table};
+use crate::run::{clip, expected_actual, table};
 
 /// The verdict line of one implementation.
 pub fn verdict_line(i: &ImplReport, level: &str) -> String {
@@ -73,16 +73,18 @@ fn one(report: &Report, i: &ImplReport) -> String {
             )
         };
         out.push_str(&format!(
-            "✘ {} [{}, {}] step {} ({}), {}\n    breaks {clause}\n    expected: {}\n    actual:   {}\n",
+            "✘ {} [{}, {}] step {} ({}), {}\n    breaks {clause}\n{}",
             t(&c.id),
             level,
             t(&c.status.replace('_', " ")),
             f.step,
             t(&f.op),
             t(&f.check),
-            clip(&f.expected),
-            clip(&f.actual),
+            expected_actual("    ", &f.expected, &f.actual),
         ));
+        if !f.reproduce.is_empty() {
+            out.push_str(&format!("    reproduce: {}\n", t(&f.reproduce)));
+        }
     }
     let sim = &i.simulation;
     match (&sim.violation, &sim.skipped) {
@@ -97,13 +99,12 @@ fn one(report: &Report, i: &ImplReport) -> String {
             for c in &v.clauses {
                 out.push_str(&format!("    breaks {} \"{}\"\n", t(&c.id), t(&c.sentence)));
             }
-            out.push_str(&format!(
-                "    expected: {}\n    actual:   {}\n",
-                clip(&v.expected),
-                clip(&v.actual)
-            ));
+            out.push_str(&expected_actual("    ", &v.expected, &v.actual));
             for line in &v.shorthand {
                 out.push_str(&format!("    {}\n", t(line)));
+            }
+            if !v.reproduce.is_empty() {
+                out.push_str(&format!("    reproduce: {}\n", t(&v.reproduce)));
             }
         }
         (None, Some(why)) => out.push_str(&format!("simulation not run: {}\n", t(why))),
@@ -155,12 +156,8 @@ fn exploration_lines(x: &ExplorationReport) -> String {
         for (n, line) in v.schedule.iter().enumerate() {
             out.push_str(&format!("    {:>2}. {}\n", n + 1, t(line)));
         }
-        out.push_str(&format!(
-            "    expected: {}\n    actual:   {}\n    reproduce: {}\n",
-            clip(&v.expected),
-            clip(&v.actual),
-            t(&v.reproduce)
-        ));
+        out.push_str(&expected_actual("    ", &v.expected, &v.actual));
+        out.push_str(&format!("    reproduce: {}\n", t(&v.reproduce)));
     } else if let Some(why) = &x.skipped {
         out.push_str(&format!("exploration not run: {}\n", t(why)));
     } else if !x.verdict.is_empty() {

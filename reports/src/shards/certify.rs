@@ -102,17 +102,21 @@ pub fn merge(parts: &[Read]) -> Result<Report, MergeError> {
             verdict(&simulation.verdict),
             verdict(&exploration.verdict),
         );
-        implementations.push(ImplReport {
+        let mut merged = ImplReport {
             label: imp.label.clone(),
             name: imp.name.clone(),
             version: imp.version.clone(),
             capabilities: imp.capabilities.clone(),
             start_error: imp.start_error.clone(),
+            flag: imp.flag.clone(),
             cases,
             simulation,
             exploration,
             ..judged(&conformance, level, base.corpus.filter.is_some())
-        });
+        };
+        let budget = &base.simulation_budget;
+        merged.set_reproduce(level, budget.agents, budget.steps);
+        implementations.push(merged);
     }
     Ok(Report {
         implementations,
