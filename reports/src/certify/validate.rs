@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use tern_harness::certify::SimVerdict;
 use tern_harness::corpus::play::Status;
 use tern_harness::corpus::Level;
 
@@ -42,8 +43,6 @@ pub fn pointer_of(path: &serde_path_to_error::Path) -> String {
     }
     out
 }
-
-const SIM_VERDICTS: [&str; 4] = ["clean", "violation", "not_run", "incomplete"];
 
 fn one_of(pointer: String, value: &str, allowed: &[&str]) -> Result<(), Malformed> {
     if allowed.contains(&value) {
@@ -89,6 +88,7 @@ pub fn validate(report: &Report) -> Result<(), Malformed> {
     }
     level("/level_requested".into(), &report.level_requested)?;
     let statuses: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
+    let sim_verdicts = SimVerdict::ALL.map(SimVerdict::as_str);
     for (n, i) in report.implementations.iter().enumerate() {
         let at = format!("/implementations/{n}");
         if let Some(l) = &i.verdict.level {
@@ -97,24 +97,24 @@ pub fn validate(report: &Report) -> Result<(), Malformed> {
         one_of(
             format!("{at}/verdict/simulation"),
             &i.verdict.simulation,
-            &SIM_VERDICTS,
+            &sim_verdicts,
         )?;
         one_of(
             format!("{at}/simulation/verdict"),
             &i.simulation.verdict,
-            &SIM_VERDICTS,
+            &sim_verdicts,
         )?;
         // Reports written before certification explored scopes have none.
         if !i.verdict.exploration.is_empty() {
             one_of(
                 format!("{at}/verdict/exploration"),
                 &i.verdict.exploration,
-                &SIM_VERDICTS,
+                &sim_verdicts,
             )?;
             one_of(
                 format!("{at}/exploration/verdict"),
                 &i.exploration.verdict,
-                &SIM_VERDICTS,
+                &sim_verdicts,
             )?;
         }
         for (l, tally) in &i.tally {
