@@ -116,3 +116,48 @@ fn completion_scripts_and_manual_pages_name_every_command() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("no command `certfy`"));
 }
+
+/// A CI log is not a terminal: no bar is drawn there, but a plain line says
+/// how far the work is, now and then, and it never reaches standard output.
+#[test]
+fn a_log_gets_plain_progress_lines_and_a_quiet_or_json_run_none() {
+    let every = [("TERN_SIM_PROGRESS_EVERY", "20ms")];
+    let args = [
+        "run", "--seeds", "12", "--faults", "--seed", "3", "--jobs", "1",
+    ];
+    let logged = tern_sim(&args, &every);
+    assert_eq!(logged.status.code(), Some(0));
+    let log = String::from_utf8_lossy(&logged.stderr);
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("progress: "))
+        .collect();
+    assert!(!lines.is_empty(), "no progress line in:\n{log}");
+    assert!(
+        lines.iter().all(|l| l.contains("/12 done in ")),
+        "lines without the count of runs:\n{log}"
+    );
+    assert!(
+        !log.contains('\r') && !log.contains('\u{1b}'),
+        "redraws in a log:\n{log}"
+    );
+    let unwatched = tern_sim(&args, &[]);
+    assert_eq!(stdout(&logged), stdout(&unwatched));
+
+    let mut quiet = vec!["--quiet"];
+    quiet.extend(args);
+    let quiet = tern_sim(&quiet, &every);
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+
+    let mut json = args.to_vec();
+    json.extend(["--format", "json"]);
+    let json = tern_sim(&json, &every);
+    assert!(
+        !String::from_utf8_lossy(&json.stderr).contains("progress: "),
+        "progress beside JSON"
+    );
+}

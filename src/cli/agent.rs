@@ -12,7 +12,7 @@ use super::Status;
 pub struct AgentArgs {
     /// Serve a mutant of the zoo instead of the reference (for testing the
     /// subprocess path against broken implementations).
-    #[arg(long, value_parser = parse_mutant)]
+    #[arg(long, value_parser = parse_mutant())]
     mutant: Option<Mutant>,
 }
 

@@ -41,7 +41,7 @@ pub struct CertifyArgs {
     implementations: Vec<String>,
 
     /// A mutant of the zoo (repeatable), to see what certification catches.
-    #[arg(long = "mutant", value_parser = parse_mutant, value_name = "NAME")]
+    #[arg(long = "mutant", value_parser = parse_mutant(), value_name = "NAME")]
     mutants: Vec<Mutant>,
 
     /// Include the built-in reference (the default when nothing else is named).

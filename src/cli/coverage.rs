@@ -18,6 +18,7 @@ pub struct CoverageArgs {
     #[arg(long, value_name = "DIR")]
     scenarios: Option<PathBuf>,
 
+    /// Output format: `human` (a table), or `json` for the matrix as one document.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
 }

@@ -18,6 +18,8 @@ pub struct DiffArgs {
     old: PathBuf,
     /// The later report.json.
     new: PathBuf,
+
+    /// Output format: `human`, or `json` for the regressions as one document.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
 }

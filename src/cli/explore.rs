@@ -76,7 +76,7 @@ pub struct ExploreArgs {
     jobs: Option<std::num::NonZeroUsize>,
 
     /// Explore a mutant of the zoo instead of the reference.
-    #[arg(long, value_parser = parse_mutant, conflicts_with = "implementation")]
+    #[arg(long, value_parser = parse_mutant(), conflicts_with = "implementation")]
     mutant: Option<Mutant>,
 
     /// Explore an implementation in another process (docs/protocol.md).
@@ -94,6 +94,8 @@ pub struct ExploreArgs {
     #[arg(long, default_value = "tern-sim-traces")]
     trace_dir: PathBuf,
 
+    /// Output format: `human` (a table per scope), or `json` for one document
+    /// with no times in it.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
 

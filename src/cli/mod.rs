@@ -200,6 +200,7 @@ enum Command {
     #[command(after_help = "Exit status: 0, or 2 for a shell it does not know.\n\
                             Example: tern-sim completions bash > ~/.local/share/bash-completion/completions/tern-sim")]
     Completions {
+        /// The shell to complete for.
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
@@ -304,4 +305,39 @@ fn man(command: Option<&str>) -> Status {
     }
     out!("{}", String::from_utf8_lossy(&buf));
     Status::Ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// A vendor learns the tool from `--help`: an option without a line of
+    /// help, or a command that does not say what its statuses mean, is a
+    /// hole in the interface.
+    #[test]
+    fn every_option_has_help_and_every_command_its_exit_statuses() {
+        let root = Cli::command();
+        root.clone().debug_assert();
+        let mut holes = Vec::new();
+        for command in root.get_subcommands() {
+            for arg in command.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    holes.push(format!("{} {id}: no help", command.get_name()));
+                }
+            }
+            let after = command
+                .get_after_help()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            if !after.contains("Exit status") {
+                holes.push(format!("{}: no exit statuses", command.get_name()));
+            }
+        }
+        assert!(holes.is_empty(), "{}", holes.join("\n"));
+    }
 }

@@ -5,15 +5,31 @@
 //!
 //! Everything is drawn on standard error, and nothing at all when the
 //! output is not for a person (`--format json`, or the bar hidden).
+//!
+//! A bar is drawn only on a terminal. When standard error is a file or a
+//! pipe, as in a CI log, a plain line says how far the work is at most
+//! every [`PLAIN_EVERY`] instead, so a long certification is never silent
+//! until it ends, and the log does not fill with redraws.
 
 use std::borrow::Cow;
+use std::io::IsTerminal;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// How often the plain line is printed. `TERN_SIM_PROGRESS_EVERY` (a span
+/// such as `500ms`) overrides it, which the tests use to see the line
+/// without waiting.
+pub const PLAIN_EVERY: Duration = Duration::from_secs(10);
 
 pub struct Progress {
     multi: MultiProgress,
     pub bar: ProgressBar,
     workers: Vec<ProgressBar>,
+    /// Taken, and stopped, by [`Progress::finish`] or on drop.
+    plain: Mutex<Option<PlainLines>>,
 }
 
 impl Progress {
@@ -21,7 +37,9 @@ impl Progress {
     /// and a line for each of `workers` workers when there are several
     /// and more than one item.
     pub fn new(shown: bool, len: u64, template: &str, workers: usize) -> Progress {
-        let multi = if shown && !super::output::quiet() {
+        let shown = shown && !super::output::quiet();
+        let on_terminal = std::io::stderr().is_terminal();
+        let multi = if shown && on_terminal {
             MultiProgress::new()
         } else {
             MultiProgress::with_draw_target(ProgressDrawTarget::hidden())
@@ -46,10 +64,12 @@ impl Progress {
                 line
             })
             .collect();
+        let plain = Mutex::new((shown && !on_terminal).then(|| PlainLines::start(bar.clone())));
         Progress {
             multi,
             bar,
             workers,
+            plain,
         }
     }
 
@@ -65,11 +85,109 @@ impl Progress {
         self.multi.suspend(f)
     }
 
-    /// Clears the bar and every worker line.
+    /// Clears the bar and every worker line, and stops the plain lines.
     pub fn finish(&self) {
         for line in &self.workers {
             line.finish_and_clear();
         }
         self.bar.finish_and_clear();
+        self.stop_plain();
     }
+
+    fn stop_plain(&self) {
+        let plain = match self.plain.lock() {
+            Ok(mut plain) => plain.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(plain) = plain {
+            plain.stop();
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.stop_plain();
+    }
+}
+
+/// The thread that prints the plain progress line, woken early to stop.
+struct PlainLines {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl PlainLines {
+    fn start(bar: ProgressBar) -> PlainLines {
+        let every = std::env::var("TERN_SIM_PROGRESS_EVERY")
+            .ok()
+            .and_then(|v| humantime::parse_duration(&v).ok())
+            .filter(|d| !d.is_zero())
+            .unwrap_or(PLAIN_EVERY);
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let stopped = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let (lock, wake) = &*stopped;
+            let Ok(mut done) = lock.lock() else { return };
+            loop {
+                match wake.wait_timeout(done, every) {
+                    Ok((guard, _)) => done = guard,
+                    Err(_) => return,
+                }
+                if *done {
+                    return;
+                }
+                noteln!("{}", plain_line(&bar));
+            }
+        });
+        PlainLines {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn stop(mut self) {
+        let (lock, wake) = &*self.stop;
+        if let Ok(mut done) = lock.lock() {
+            *done = true;
+        }
+        wake.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// `progress: reference: corpus: 120/287 done in 3s, 41.3/s, about 5s left`:
+/// what a bar shows, in words that read well in a log.
+fn plain_line(bar: &ProgressBar) -> String {
+    let done = bar.position();
+    let secs = bar.elapsed().as_secs_f64();
+    let mut line = String::from("progress: ");
+    let prefix = bar.prefix();
+    if !prefix.is_empty() {
+        line.push_str(&prefix);
+        line.push_str(": ");
+    }
+    let elapsed = humantime::format_duration(Duration::from_secs(secs as u64));
+    match bar.length().filter(|&len| len > 0) {
+        Some(len) => {
+            line.push_str(&format!("{done}/{len} done in {elapsed}"));
+            if done > 0 && secs > 0.0 {
+                let rate = done as f64 / secs;
+                let left = len.saturating_sub(done) as f64 / rate;
+                line.push_str(&format!(
+                    ", {rate:.1}/s, about {} left",
+                    humantime::format_duration(Duration::from_secs(left.ceil() as u64))
+                ));
+            }
+        }
+        None if done > 0 => line.push_str(&format!("{done} done in {elapsed}")),
+        None => line.push_str(&format!("running for {elapsed}")),
+    }
+    let message = bar.message();
+    if !message.is_empty() {
+        line.push_str(&format!(" ({message})"));
+    }
+    line
 }

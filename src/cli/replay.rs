@@ -25,7 +25,7 @@ pub struct ReplayArgs {
     trace: PathBuf,
 
     /// Replay against this mutant instead of the implementation the trace names.
-    #[arg(long, value_parser = parse_mutant)]
+    #[arg(long, value_parser = parse_mutant())]
     mutant: Option<Mutant>,
 
     /// Replay against the reference even if the trace names a mutant.
@@ -36,6 +36,7 @@ pub struct ReplayArgs {
     #[arg(long = "impl", value_name = "COMMAND", conflicts_with_all = ["mutant", "reference"])]
     implementation: Option<String>,
 
+    /// Output format: `human`, or `json` for one document on standard output.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
 }

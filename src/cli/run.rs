@@ -40,7 +40,7 @@ pub struct RunArgs {
 
     /// How many runs (seeds), one after another [default: 100, or no
     /// limit with --duration].
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     seeds: Option<u64>,
 
     /// Soak: play seeds in order until this much time has passed (90s,
@@ -61,7 +61,7 @@ pub struct RunArgs {
     no_swarm: bool,
 
     /// Run against a mutant of the zoo instead of the reference.
-    #[arg(long, value_parser = parse_mutant, conflicts_with = "implementation")]
+    #[arg(long, value_parser = parse_mutant(), conflicts_with = "implementation")]
     mutant: Option<Mutant>,
 
     /// Run against an implementation in another process, speaking the
@@ -141,10 +141,6 @@ impl RunArgs {
 }
 
 pub fn run(args: RunArgs) -> Status {
-    if args.seeds == Some(0) {
-        errln!("tern-sim run: --seeds must be at least 1");
-        return Status::Trouble;
-    }
     let shard = args.shards.share();
     if args.shards.shard().is_some() && args.seed.is_none() {
         errln!("tern-sim run: --shard needs --seed: every shard must split the same seeds");

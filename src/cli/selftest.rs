@@ -57,9 +57,11 @@ pub struct SelftestArgs {
     #[arg(long, value_parser = parse_agents)]
     agents: Option<usize>,
 
+    /// Steps per simulation run, for the mutants and the reference alike.
     #[arg(long, default_value_t = 200)]
     steps: usize,
 
+    /// Output format: `human`, or `json` for one document on standard output.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
 

@@ -79,17 +79,16 @@ pub fn parse_agents(s: &str) -> Result<usize, String> {
     Ok(n)
 }
 
-pub fn parse_mutant(s: &str) -> Result<Mutant, String> {
-    Mutant::by_name(s).ok_or_else(|| {
-        format!(
-            "no mutant `{s}`; the zoo has: {}",
-            Mutant::ALL
-                .iter()
-                .map(|m| m.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
+/// `--mutant NAME`: one of the zoo, listed with its defect in `--help`,
+/// and suggested by clap when a name is misspelt.
+pub fn parse_mutant() -> impl clap::builder::TypedValueParser<Value = Mutant> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(
+        Mutant::ALL
+            .iter()
+            .map(|m| PossibleValue::new(m.name()).help(m.defect())),
+    )
+    .try_map(|name| Mutant::by_name(&name).ok_or_else(|| format!("no mutant `{name}`")))
 }
 
 /// The reference implementation, a mutant of the zoo, or a subprocess.
