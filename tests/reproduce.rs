@@ -54,16 +54,29 @@ fn each_failure_names_a_command_that_fails_the_same_way() {
             .expect("the case ran again");
         assert_eq!(same["status"], case["status"], "{command}");
     }
-    // The simulation's run, played again by `run`, breaks the same rule.
+    // The simulation's shrunk run is saved in the report folder, and its
+    // replay breaks the same rule.
     let v = &imp["simulation"]["violation"];
+    let trace = v["trace"].as_str().unwrap();
+    assert_eq!(
+        trace,
+        format!("traces/memory-dedup-seed-{}.jsonl", v["seed"])
+    );
+    assert!(dir.path().join("first").join(trace).is_file());
     let command = v["reproduce"].as_str().unwrap();
-    assert!(command.starts_with("tern-sim run --seed "), "{command}");
+    assert_eq!(
+        command,
+        format!("tern-sim replay first/{trace} --mutant memory-dedup")
+    );
     let args: Vec<&str> = command.split_whitespace().skip(1).collect();
     let again = run_in(dir.path(), &[&args[..], &["--format", "json"]].concat());
     assert_eq!(again.status.code(), Some(1), "{command}");
     let again: Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(again["violation"]["invariant"], v["invariant"]);
-    assert_eq!(again["counterexample"]["seed"], v["seed"]);
+    assert!(
+        v.get("stderr").is_none(),
+        "an implementation in process has no stderr of its own"
+    );
     // A lost effect is one path, not two 900-byte views.
     let differences = v["differences"].as_array().unwrap();
     assert_eq!(differences.len(), 1, "{differences:?}");
@@ -79,6 +92,84 @@ fn each_failure_names_a_command_that_fails_the_same_way() {
     assert!(
         html.contains("<table class=\"diff\">") && html.contains(&format!("<pre>{command}</pre>"))
     );
+    assert!(html.contains(&format!(
+        r#"<a href="{trace}">the shrunk run as a trace</a>"#
+    )));
+}
+
+/// A subprocess's stderr, whole, for each failing case and for the shrunk
+/// run, in files of the report folder that the reports name.
+#[test]
+fn a_subprocess_stderr_is_kept_whole_for_each_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("noisy.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"noisy start $$\" >&2\nexec '{}' agent --mutant memory-dedup\n",
+            common::BIN
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = run_in(
+        dir.path(),
+        &[
+            "certify",
+            "--impl",
+            "./noisy.sh",
+            "--only",
+            "dedup",
+            "--seeds",
+            "2",
+            "--no-explore",
+            "--format",
+            "json",
+            "--report-dir",
+            "r",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let imp = &report["implementations"][0];
+    let mut logs = 0;
+    for case in imp["cases"].as_array().unwrap() {
+        let Some(failure) = case["failure"].as_object() else {
+            assert!(case.get("stderr").is_none());
+            continue;
+        };
+        let path = failure["stderr"]
+            .as_str()
+            .expect("a failing case names its stderr");
+        assert_eq!(
+            path,
+            format!("stderr/noisy.sh/{}.txt", case["id"].as_str().unwrap())
+        );
+        let text = std::fs::read_to_string(dir.path().join("r").join(path)).unwrap();
+        assert!(
+            text.starts_with("[tern-sim] `./noisy.sh` started for ")
+                && text.contains("noisy start "),
+            "{text}"
+        );
+        logs += 1;
+    }
+    assert!(logs > 0, "memory-dedup fails dedup cases");
+    let v = &imp["simulation"]["violation"];
+    let path = v["stderr"]
+        .as_str()
+        .expect("the shrunk run names its stderr");
+    let text = std::fs::read_to_string(dir.path().join("r").join(path)).unwrap();
+    assert!(text.matches("noisy start ").count() >= 2, "{text}");
+    let command = v["reproduce"].as_str().unwrap();
+    assert!(
+        command.starts_with("tern-sim replay r/traces/noisy.sh-seed-")
+            && command.ends_with(" --impl './noisy.sh'"),
+        "{command}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("r/report.html")).unwrap();
+    assert!(html.contains(&format!(
+        r#"<a href="{path}">everything the implementation wrote on stderr</a>"#
+    )));
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! the outcomes (never from percentages).
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 use crate::contract::plugin::{Capability, Identity, Implementation};
 use crate::corpus::play::{identify, play, CaseRun, Failure, Status};
@@ -12,7 +13,7 @@ use crate::explore::search::{self, explore, Exploration, Limits, Prepared, Scope
 use crate::judge::compare::RejectNames;
 use crate::shard::Shard;
 use crate::simulator::driver::{
-    first_violation_watched, shrink, Batch, Counterexample, Jobs, ShrinkBudget,
+    first_violation_watched, play as driver_play, shrink, Batch, Counterexample, Jobs, ShrinkBudget,
 };
 use crate::simulator::runner::Stats;
 
@@ -40,6 +41,9 @@ pub struct CorpusRun {
     pub cases: Vec<CaseRun>,
     /// False when interrupted before the last case.
     pub complete: bool,
+    /// What a subprocess wrote on stderr while each failing case ran, by
+    /// case ID (see [`Implementation::take_log`]).
+    pub logs: BTreeMap<String, String>,
 }
 
 /// The simulation part.
@@ -49,6 +53,9 @@ pub struct SimulationRun {
     pub runs: u64,
     pub stats: Stats,
     pub counterexample: Option<Counterexample>,
+    /// What a subprocess wrote on stderr while the shrunk counterexample
+    /// played once more.
+    pub log: Option<String>,
     /// Why the simulation did not run at all, when it did not.
     pub skipped: Option<String>,
     pub complete: bool,
@@ -156,6 +163,7 @@ pub fn run_corpus_with(
             identity: Err("no case selected".to_owned()),
             cases: Vec::new(),
             complete: true,
+            logs: BTreeMap::new(),
         };
     };
     let identity = identify(implementation, first);
@@ -179,9 +187,11 @@ pub fn run_corpus_with(
                 identity,
                 cases,
                 complete: true,
+                logs: BTreeMap::new(),
             };
         }
     };
+    let logs = Mutex::new(BTreeMap::new());
     let played = play_all(
         cases,
         implementation,
@@ -191,9 +201,11 @@ pub fn run_corpus_with(
         Watch {
             ended: &mut progress,
             started,
+            logs: &logs,
         },
         &stop,
     );
+    let mut logs = logs.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut runs = Vec::with_capacity(cases.len());
     let mut complete = true;
     let mut errors_in_a_row = 0;
@@ -218,10 +230,12 @@ pub fn run_corpus_with(
         errors_in_a_row = in_a_row_after(errors_in_a_row, run.status);
         runs.push(run);
     }
+    logs.retain(|id: &String, _| runs.iter().any(|r| &r.id == id && r.status.is_failure()));
     CorpusRun {
         identity,
         cases: runs,
         complete,
+        logs,
     }
 }
 
@@ -230,6 +244,8 @@ pub fn run_corpus_with(
 struct Watch<'a> {
     ended: &'a mut dyn FnMut(&CaseRun),
     started: &'a (dyn Fn(usize, &Case) + Sync),
+    /// The stderr of each failing case, by ID.
+    logs: &'a Mutex<BTreeMap<String, String>>,
 }
 
 /// Plays the cases, on `jobs` workers that take them in order, telling
@@ -249,6 +265,7 @@ fn play_all(
     let Watch {
         ended: progress,
         started,
+        logs,
     } = watch;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -272,7 +289,7 @@ fn play_all(
                 break;
             }
             started(0, case);
-            let run = play(case, implementation, claimed);
+            let run = play_logged(case, implementation, claimed, logs);
             if stop() {
                 break;
             }
@@ -294,7 +311,7 @@ fn play_all(
                     return;
                 }
                 started(worker, cases[i]);
-                let run = play(cases[i], implementation, claimed);
+                let run = play_logged(cases[i], implementation, claimed, logs);
                 if stop() || done.send((i, run)).is_err() {
                     return;
                 }
@@ -310,6 +327,26 @@ fn play_all(
         }
     });
     results
+}
+
+/// Plays one case, keeping what the implementation wrote on stderr if it
+/// fails: the log of this thread is emptied first, so it is this case's.
+fn play_logged(
+    case: &Case,
+    implementation: &dyn Implementation,
+    claimed: &Identity,
+    logs: &Mutex<BTreeMap<String, String>>,
+) -> CaseRun {
+    let _ = implementation.take_log();
+    let run = play(case, implementation, claimed);
+    if run.status.is_failure() {
+        if let Some(log) = implementation.take_log() {
+            logs.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(run.id.clone(), String::from_utf8_lossy(&log).into_owned());
+        }
+    }
+    run
 }
 
 /// Where the give-up rule cuts outcomes in case order: the index of the
@@ -416,6 +453,7 @@ pub fn run_simulation_watched(
         runs: 0,
         stats: Stats::default(),
         counterexample: None,
+        log: None,
         skipped: None,
         complete: true,
     };
@@ -461,6 +499,15 @@ pub fn run_simulation_watched(
         };
         shrink(&config, generated, v, implementation, budget, |_| {})
     });
+    // The shrunk run once more, on this thread, for its stderr whole.
+    if let Some(ce) = &out.counterexample {
+        if implementation.take_log().is_some() {
+            let _ = driver_play(&ce.config, &ce.steps, implementation, false);
+            out.log = implementation
+                .take_log()
+                .map(|log| String::from_utf8_lossy(&log).into_owned());
+        }
+    }
     out
 }
 

@@ -177,6 +177,7 @@ fn interrupted_before(budget: &Budget) -> SimulationRun {
         runs: 0,
         stats: Default::default(),
         counterexample: None,
+        log: None,
         skipped: None,
         complete: false,
     }
@@ -249,7 +250,7 @@ pub fn run(args: CertifyArgs) -> Status {
         match SubprocessImpl::new(cmd.as_str(), limits) {
             Ok(s) => under_test.push((
                 cmd.clone(),
-                format!(" --impl '{cmd}'"),
+                format!(" --impl '{cmd}'{}", args.timeouts.flag()),
                 over_protocol,
                 Box::new(s),
             )),
@@ -438,7 +439,14 @@ pub fn run(args: CertifyArgs) -> Status {
                 (started.elapsed() - corpus_time - sim_time).as_secs_f64()
             );
         }
-        results.push((label.clone(), flag.clone(), corpus_run, sim, exploration));
+        results.push((
+            label.clone(),
+            flag.clone(),
+            imp.name(),
+            corpus_run,
+            sim,
+            exploration,
+        ));
         run_counts.push(counts);
         if stop() {
             break;
@@ -447,9 +455,10 @@ pub fn run(args: CertifyArgs) -> Status {
     let was_interrupted = interrupted();
     let certified: Vec<Certified> = results
         .iter()
-        .map(|(label, flag, c, s, x)| Certified {
+        .map(|(label, flag, name, c, s, x)| Certified {
             label: label.clone(),
             flag: flag.clone(),
+            implementation: name.clone(),
             corpus: c,
             simulation: s,
             exploration: x,
@@ -486,6 +495,7 @@ pub fn run(args: CertifyArgs) -> Status {
         let part = Part {
             part: header,
             body: certify_part::Body {
+                attachments: report.attachments.clone(),
                 report,
                 give_up_after: args.give_up_after,
                 runs: run_counts,
@@ -504,6 +514,11 @@ pub fn run(args: CertifyArgs) -> Status {
 /// Writes the four reports and prints the summary (or report.json); the
 /// status is the verdict's. `merge` publishes a merged report the same way.
 pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
+    let mut report = report.clone();
+    for imp in &mut report.implementations {
+        imp.locate_files(report_dir);
+    }
+    let report = &report;
     let summary = terminal::summary(report);
     let json = report.to_json();
     let junit = match junit::render(report) {
@@ -514,15 +529,19 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
         }
     };
     let page = html::render(report);
-    let written = write::write_all(
-        report_dir,
-        &[
-            ("report.json", json.as_bytes()),
-            ("junit.xml", junit.as_bytes()),
-            ("report.html", page.as_bytes()),
-            ("summary.txt", summary.as_bytes()),
-        ],
+    let mut files: Vec<(&str, &[u8])> = vec![
+        ("report.json", json.as_bytes()),
+        ("junit.xml", junit.as_bytes()),
+        ("report.html", page.as_bytes()),
+        ("summary.txt", summary.as_bytes()),
+    ];
+    files.extend(
+        report
+            .attachments
+            .iter()
+            .map(|(path, text)| (path.as_str(), text.as_bytes())),
     );
+    let written = write::write_all(report_dir, &files);
     if human {
         out!("{summary}");
     } else {

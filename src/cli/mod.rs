@@ -216,6 +216,12 @@ enum Command {
     /// protocol on standard input and output.
     #[command(after_help = AGENT_HELP)]
     Agent(agent::AgentArgs),
+    /// Print the JSON Schema (draft 2020-12) of every line of the
+    /// subprocess protocol, the file docs/protocol.schema.json: validate
+    /// an implementation's lines against it, as --strict-protocol does.
+    #[command(after_help = "Exit status: 0.\n\
+                            Example: tern-sim schema > tern-sim-1.schema.json")]
+    Schema,
 }
 
 /// Output format of the simulation commands.
@@ -258,6 +264,10 @@ pub fn main() -> ExitCode {
     let status = match cli.command {
         Command::Completions { shell } => completions(shell),
         Command::Man { command } => man(command.as_deref()),
+        Command::Schema => {
+            out!("{}", tern_harness::contract::protocol::schema::text());
+            Status::Ok
+        }
         Command::Run(args) => run::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Selftest(args) => selftest::run(args),

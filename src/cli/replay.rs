@@ -15,7 +15,7 @@ use tern_harness::simulator::driver::play;
 use tern_harness::simulator::trace;
 use tern_reports::run::{violation_json, violation_text};
 
-use super::sim::{implementation, parse_mutant};
+use super::sim::{implementation, parse_mutant, TimeoutArgs};
 use super::{FormatArg, Status};
 use tern_reports::escape::t as tty;
 
@@ -35,6 +35,9 @@ pub struct ReplayArgs {
     /// Replay against an implementation in another process.
     #[arg(long = "impl", value_name = "COMMAND", conflicts_with_all = ["mutant", "reference"])]
     implementation: Option<String>,
+
+    #[command(flatten)]
+    timeouts: TimeoutArgs,
 
     /// Output format: `human`, or `json` for one document on standard output.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
@@ -72,7 +75,7 @@ fn chosen(
     implementation(
         mutant,
         args.implementation.as_deref(),
-        tern_harness::implementations::adapter::Limits::default(),
+        args.timeouts.limits(),
     )
     .map_err(|e| {
         errln!("tern-sim replay: cannot prepare state directories: {e}");

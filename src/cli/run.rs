@@ -178,7 +178,7 @@ pub fn run(args: RunArgs) -> Status {
             .or_else(|| {
                 args.implementation
                     .as_ref()
-                    .map(|c| format!(" --impl '{c}'"))
+                    .map(|c| format!(" --impl '{c}'{}", args.timeouts.flag()))
             })
             .unwrap_or_default(),
     };

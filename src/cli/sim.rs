@@ -115,6 +115,16 @@ pub struct TimeoutArgs {
     /// With --impl: how long start-up (the `init` answer) may take, in milliseconds.
     #[arg(long, default_value_t = 10000, value_name = "MS")]
     startup_timeout: u64,
+
+    /// With --impl: hold every line the implementation writes to the exact
+    /// form of docs/protocol.schema.json (`tern-sim schema`): no member the
+    /// protocol does not have, every member of its type, exactly one of
+    /// `ok`, `error`, `perform` and `log`. The first deviation is a verdict
+    /// naming its JSON pointer and the line, before anything is judged as
+    /// Tern. Without it, lines are read as leniently as docs/protocol.md
+    /// allows.
+    #[arg(long)]
+    strict_protocol: bool,
 }
 
 impl TimeoutArgs {
@@ -122,13 +132,24 @@ impl TimeoutArgs {
     pub fn record(self, options: &mut super::shard::Options) {
         options
             .set("--timeout", self.timeout)
-            .set("--startup-timeout", self.startup_timeout);
+            .set("--startup-timeout", self.startup_timeout)
+            .set("--strict-protocol", self.strict_protocol);
+    }
+
+    /// What a reproduce command adds after `--impl '…'`.
+    pub fn flag(self) -> &'static str {
+        if self.strict_protocol {
+            " --strict-protocol"
+        } else {
+            ""
+        }
     }
 
     pub fn limits(self) -> Limits {
         Limits {
             request: std::time::Duration::from_millis(self.timeout),
             startup: std::time::Duration::from_millis(self.startup_timeout),
+            strict: self.strict_protocol,
             ..Limits::default()
         }
     }

@@ -106,18 +106,20 @@ pub enum Outcome {
     Rejected(Rejection),
 }
 
-/// Why an event was emitted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventKind {
-    /// The outcome of the frame just delivered.
-    Delivered,
-    /// An earlier pending message settled because of this delivery.
-    Released,
-    /// An earlier settled message changed its standing because this delivery
-    /// revealed a conflicting use of an ID (its own, or one it depends on):
-    /// an acceptance lost, or a rejection whose reason is now the conflict.
-    Invalidated,
-}
+vocabulary!(
+    /// Why an event was emitted. The names are those of reports and of the
+    /// subprocess protocol's events.
+    EventKind, "an event kind" {
+        /// The outcome of the frame just delivered.
+        Delivered = "delivered",
+        /// An earlier pending message settled because of this delivery.
+        Released = "released",
+        /// An earlier settled message changed its standing because this delivery
+        /// revealed a conflicting use of an ID (its own, or one it depends on):
+        /// an acceptance lost, or a rejection whose reason is now the conflict.
+        Invalidated = "invalidated",
+    }
+);
 
 /// One outcome, and which message it concerns.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -78,6 +78,20 @@ impl Pointer {
         let _ = write!(self.0, "/{index}");
     }
 
+    /// Extends the pointer along the place `serde_path_to_error` reports
+    /// for a deserialization error (a segment it could not name is left
+    /// out, so the pointer names the nearest member it knows).
+    pub fn push_path(&mut self, path: &serde_path_to_error::Path) {
+        for segment in path.iter() {
+            match segment {
+                serde_path_to_error::Segment::Seq { index } => self.push_index(*index),
+                serde_path_to_error::Segment::Map { key } => self.push_key(key),
+                serde_path_to_error::Segment::Enum { variant } => self.push_key(variant),
+                serde_path_to_error::Segment::Unknown => {}
+            }
+        }
+    }
+
     pub fn key(mut self, key: &str) -> Pointer {
         self.push_key(key);
         self

@@ -5,4 +5,4 @@ mod error;
 mod parse;
 
 pub use error::{ErrorClass, Pointer, Position, WireError};
-pub use parse::{parse_body, parse_frame, MAX_DEPTH, MAX_FRAME_BYTES};
+pub use parse::{message_of, parse_body, parse_frame, MAX_DEPTH, MAX_FRAME_BYTES};

@@ -238,14 +238,7 @@ fn schema_error(
     embedded: Option<(&[u8], usize)>,
 ) -> WireError {
     let mut pointer = prefix;
-    for segment in path.iter() {
-        match segment {
-            serde_path_to_error::Segment::Seq { index } => pointer.push_index(*index),
-            serde_path_to_error::Segment::Map { key } => pointer.push_key(key),
-            serde_path_to_error::Segment::Enum { variant } => pointer.push_key(variant),
-            serde_path_to_error::Segment::Unknown => {}
-        }
-    }
+    pointer.push_path(&path);
     let message = message_of(&inner);
     // An unknown key is already on the path (it was read before it was
     // refused); a missing one cannot be, so it is named here.
@@ -333,8 +326,8 @@ fn position_of(e: &serde_json::Error) -> Option<Position> {
 }
 
 /// serde_json's text without its " at line L column C" tail, which the
-/// report prints from [`Position`] instead.
-fn message_of(e: &serde_json::Error) -> String {
+/// report prints from [`Position`] instead, or which a pointer replaces.
+pub fn message_of(e: &serde_json::Error) -> String {
     let text = e.to_string();
     let tail = format!(" at line {} column {}", e.line(), e.column());
     let text = text.strip_suffix(&tail).unwrap_or(&text);

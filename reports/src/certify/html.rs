@@ -211,6 +211,7 @@ fn broken_clauses(
     actual: &str,
     differences: &[Difference],
     reproduce: &str,
+    files: &[(&str, &Option<String>)],
 ) {
     for cl in clauses {
         let _ = write!(
@@ -246,6 +247,16 @@ fn broken_clauses(
     if !reproduce.is_empty() {
         let _ = write!(out, "<p>Reproduce with:</p><pre>{}</pre>", esc(reproduce));
     }
+    let links: Vec<String> = files
+        .iter()
+        .filter_map(|(what, path)| {
+            let path = path.as_deref()?;
+            Some(format!(r#"<a href="{}">{}</a>"#, esc(path), esc(what)))
+        })
+        .collect();
+    if !links.is_empty() {
+        let _ = write!(out, "<p>Files: {}.</p>", links.join(", "));
+    }
 }
 
 fn failure_block(out: &mut String, i: &ImplReport, c: &CaseReport) {
@@ -277,6 +288,7 @@ fn failure_block(out: &mut String, i: &ImplReport, c: &CaseReport) {
         &f.actual,
         &f.differences,
         &f.reproduce,
+        &[("everything the implementation wrote on stderr", &f.stderr)],
     );
     let diagram = Diagram::from_transcript(&c.transcript, &c.participant);
     let _ = write!(
@@ -354,7 +366,15 @@ fn exploration_block(out: &mut String, i: &ImplReport) {
         v.schedule.len(),
         esc(&v.reproduce)
     );
-    broken_clauses(out, &v.clauses, &v.expected, &v.actual, &v.differences, "");
+    broken_clauses(
+        out,
+        &v.clauses,
+        &v.expected,
+        &v.actual,
+        &v.differences,
+        "",
+        &[],
+    );
     out.push_str("<ol class=\"gloss\">");
     for line in &v.schedule {
         let _ = write!(out, "<li>{}</li>", esc(line));
@@ -439,6 +459,10 @@ fn simulation_block(out: &mut String, i: &ImplReport) {
         &v.actual,
         &v.differences,
         &v.reproduce,
+        &[
+            ("the shrunk run as a trace", &v.trace),
+            ("everything the implementation wrote on stderr", &v.stderr),
+        ],
     );
     let _ = write!(
         out,

@@ -5,6 +5,7 @@
 
 pub mod diagram;
 pub mod diff;
+pub mod files;
 pub mod html;
 pub mod junit;
 pub mod terminal;
@@ -45,6 +46,11 @@ pub struct Report {
     /// rest is byte for byte what one machine would have written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<ShardsRecord>,
+    /// The files written beside the reports ([`files`]), by their path in
+    /// the report folder: the members of report.json that name them are
+    /// the record.
+    #[serde(skip)]
+    pub attachments: BTreeMap<String, String>,
 }
 
 /// How a merged report was made.
@@ -221,6 +227,10 @@ pub struct FailureReport {
     /// The one command that plays this failure again.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reproduce: String,
+    /// The file in the report folder holding everything the implementation
+    /// wrote on stderr during the case (subprocesses only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
     /// `core` or `profile`: the level this failure counts at. A core case
     /// that fails only on a reject class or refusal name counts at
     /// `profile`, since those names are the profile's.
@@ -292,6 +302,14 @@ pub struct ViolationReport {
     /// The one command that plays this failure again.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reproduce: String,
+    /// The file in the report folder holding the shrunk run as a trace,
+    /// for `tern-sim replay`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// The file in the report folder holding everything the implementation
+    /// wrote on stderr while the shrunk run played (subprocesses only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
     pub original_steps: usize,
     pub shrunk_steps: usize,
     /// The shrunk run in the seed's shorthand, one line per event, with
@@ -490,6 +508,7 @@ pub(crate) fn failure_report(f: &Failure, case_level: Level) -> FailureReport {
         actual: f.actual.clone(),
         differences: differences::of_texts(&f.expected, &f.actual),
         reproduce: String::new(),
+        stderr: None,
         level: if f.names_only {
             Level::Profile
         } else {
@@ -615,6 +634,8 @@ fn violation_report(sim: &SimulationRun, corpus: &Corpus) -> Option<ViolationRep
         actual: ce.violation.actual.clone(),
         differences: differences::of_texts(&ce.violation.expected, &ce.violation.actual),
         reproduce: String::new(),
+        trace: None,
+        stderr: None,
         original_steps: ce.original_len,
         shrunk_steps: ce.steps.len(),
         shorthand: ce.notes.clone(),
@@ -628,6 +649,9 @@ pub struct Certified<'a> {
     /// How to name this implementation on a command line (`--mutant x`,
     /// `--impl 'cmd'`, or nothing for the reference).
     pub flag: String,
+    /// Its name as a trace records it (`Implementation::name`), which
+    /// `tern-sim replay` starts by itself for the reference and mutants.
+    pub implementation: String,
     pub corpus: &'a CorpusRun,
     pub simulation: &'a SimulationRun,
     pub exploration: &'a ExplorationRun,
@@ -708,7 +732,7 @@ impl Report {
                     ),
                     Err(e) => (r.label.clone(), None, Vec::new(), Some(e.clone())),
                 };
-                let mut report = ImplReport {
+                ImplReport {
                     label: r.label.clone(),
                     name,
                     version,
@@ -724,12 +748,10 @@ impl Report {
                     simulation: simulation_report(r.simulation, corpus, level),
                     exploration: exploration_report(r.exploration, corpus, &r.flag),
                     ..judged(&conformance, level, cut_short)
-                };
-                report.set_reproduce(level, budget.agents, budget.steps);
-                report
+                }
             })
             .collect();
-        Report {
+        let mut report = Report {
             schema: SCHEMA.to_owned(),
             tern_sim_version: env!("CARGO_PKG_VERSION").to_owned(),
             corpus: CorpusInfo {
@@ -752,7 +774,13 @@ impl Report {
             clauses: corpus.clauses.all().iter().map(clause_text).collect(),
             implementations,
             shards: None,
+            attachments: BTreeMap::new(),
+        };
+        files::attach(&mut report, results);
+        for imp in &mut report.implementations {
+            imp.set_reproduce(level, budget.agents, budget.steps);
         }
+        report
     }
 
     /// Why this report certifies nothing whatever its results, when it
@@ -831,6 +859,12 @@ impl ImplReport {
             }
         }
         if let Some(v) = &mut self.simulation.violation {
+            if let Some(trace) = &v.trace {
+                // The shrunk run itself, played again exactly; `publish`
+                // puts the report folder in front of the trace's path.
+                v.reproduce = format!("tern-sim replay {trace}{flag}");
+                return;
+            }
             v.reproduce = match level {
                 Level::Profile => format!(
                     "tern-sim run --seed {} --seeds 1 --agents {agents} --steps {steps} --faults{flag}",
@@ -842,6 +876,22 @@ impl ImplReport {
                 ),
             };
         }
+    }
+
+    /// The files in the report folder that this implementation's failures
+    /// name.
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        let cases = self
+            .cases
+            .iter()
+            .filter_map(|c| c.failure.as_ref()?.stderr.as_deref());
+        let run = self
+            .simulation
+            .violation
+            .iter()
+            .flat_map(|v| v.trace.iter().chain(&v.stderr))
+            .map(String::as_str);
+        cases.chain(run)
     }
 
     /// The highest level at which the corpus found the implementation

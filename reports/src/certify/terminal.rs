@@ -85,6 +85,12 @@ fn one(report: &Report, i: &ImplReport) -> String {
         if !f.reproduce.is_empty() {
             out.push_str(&format!("    reproduce: {}\n", t(&f.reproduce)));
         }
+        if let Some(path) = &f.stderr {
+            out.push_str(&format!(
+                "    stderr, whole: {} in the report folder\n",
+                t(path)
+            ));
+        }
     }
     let sim = &i.simulation;
     match (&sim.violation, &sim.skipped) {
@@ -105,6 +111,12 @@ fn one(report: &Report, i: &ImplReport) -> String {
             }
             if !v.reproduce.is_empty() {
                 out.push_str(&format!("    reproduce: {}\n", t(&v.reproduce)));
+            }
+            if let Some(path) = &v.stderr {
+                out.push_str(&format!(
+                    "    stderr, whole: {} in the report folder\n",
+                    t(path)
+                ));
             }
         }
         (None, Some(why)) => out.push_str(&format!("simulation not run: {}\n", t(why))),

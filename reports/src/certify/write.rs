@@ -75,13 +75,21 @@ pub fn write_all(dir: &Path, files: &[(&str, &[u8])]) -> Result<Vec<PathBuf>, Wr
     std::fs::create_dir_all(dir).map_err(fail(dir))?;
     let mut staged = Vec::with_capacity(files.len());
     for (name, content) in files {
+        // A name may lie in a subfolder (`traces/x.jsonl`): its temporary
+        // file is made beside it, so the rename stays within one folder.
         let target = dir.join(name);
-        let prefix = format!(".{name}.");
+        let folder = target.parent().unwrap_or(dir);
+        std::fs::create_dir_all(folder).map_err(fail(folder))?;
+        let file_name = target
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let prefix = format!(".{file_name}.");
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix).suffix(".tmp");
         #[cfg(unix)]
         builder.permissions(published());
-        let mut tmp = builder.tempfile_in(dir).map_err(fail(&target))?;
+        let mut tmp = builder.tempfile_in(folder).map_err(fail(&target))?;
         tmp.write_all(content).map_err(fail(&target))?;
         tmp.as_file().sync_all().map_err(fail(&target))?;
         staged.push((tmp, target));

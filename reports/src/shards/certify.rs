@@ -8,6 +8,8 @@
 //! counts of the runs up to it (each part keeps its counts per seed for
 //! that), and judges again with the same code as an unsharded run.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::{Deserialize, Serialize};
 use tern_harness::certify::{give_up_point, given_up_failure, Conformance, SimVerdict};
 use tern_harness::corpus::play::Status;
@@ -32,6 +34,10 @@ pub struct Body {
     /// Per implementation, in report order: the counts of each simulation
     /// run the shard played, in its order of seeds.
     pub runs: Vec<Vec<Stats>>,
+    /// The files the shard's report names (traces, stderr), by path: the
+    /// merged report keeps those its failures still name.
+    #[serde(default)]
+    pub attachments: BTreeMap<String, String>,
 }
 
 /// The merged report of `parts` (checked, in shard order).
@@ -118,11 +124,16 @@ pub fn merge(parts: &[Read]) -> Result<Report, MergeError> {
         merged.set_reproduce(level, budget.agents, budget.steps);
         implementations.push(merged);
     }
+    let mut attachments: BTreeMap<String, String> =
+        bodies.iter().flat_map(|b| b.attachments.clone()).collect();
+    let named: BTreeSet<&str> = implementations.iter().flat_map(ImplReport::files).collect();
+    attachments.retain(|path, _| named.contains(path.as_str()));
     Ok(Report {
         implementations,
         shards: Some(ShardsRecord {
             count: first.header.shard.count(),
         }),
+        attachments,
         ..base.clone()
     })
 }

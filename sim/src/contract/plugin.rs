@@ -32,7 +32,20 @@ pub struct Delivered {
 /// An optional part of the contract an implementation may claim at start.
 /// Corpus cases that need a capability the implementation did not claim are
 /// not applicable to it; a claimed capability that fails is a false claim.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum Capability {
     /// Executes its own commitments through the world (`execute`).
     Execute,
@@ -142,4 +155,12 @@ pub trait Implementation: Sync {
     /// so the full timeout need not be waited out again. Only an
     /// implementation the harness can wait on (a subprocess) has a wait.
     fn cap_request_wait(&self, _cap: Option<std::time::Duration>) {}
+
+    /// What the receivers started on the calling thread wrote on their
+    /// diagnostic channel (a subprocess's stderr) since this thread last
+    /// asked, or `None` when there is no such channel. certify keeps it in
+    /// a file beside the report for a failing case or run.
+    fn take_log(&self) -> Option<Vec<u8>> {
+        None
+    }
 }

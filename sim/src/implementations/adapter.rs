@@ -18,16 +18,21 @@ use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tern_model::ledger::{EffectKey, Execution, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
+use tern_model::wire::Pointer;
 
 use crate::contract::plugin::{
-    Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View,
+    Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View,
+};
+use crate::contract::protocol::lines::{
+    self, DeliverAnswer, ExecuteAnswer, InitAnswer, Op, Request, ViewRequest,
 };
 use crate::contract::protocol::{
-    config_json, decode_bytes, encode_bytes, event_from_json, execution_from_json, PROTOCOL,
+    config_json, decode_bytes, encode_bytes, event_of_line, execution_of, strict, PROTOCOL,
 };
 use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::AgentWorld;
@@ -35,11 +40,12 @@ use crate::implementations::child_io::{self, LineReader, Seen, WriteFailure};
 pub use crate::implementations::exit_guard::{defer_interrupts, interrupted};
 use crate::implementations::exit_guard::{forget_root, register_root};
 use crate::implementations::reaper::{self, Marked};
+use crate::implementations::stderr_log::{StderrLog, ThreadLogs};
 
 /// Overrides where state roots are made.
 pub const STATE_DIR_VAR: &str = "TERN_SIM_STATE_DIR";
 
-/// Limits for a child.
+/// What a child is held to.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub startup: Duration,
@@ -48,6 +54,10 @@ pub struct Limits {
     pub line_bytes: usize,
     /// Most lines (effects, noise) accepted before one answer.
     pub lines_per_answer: usize,
+    /// `--strict-protocol`: every line must have the exact form of
+    /// docs/protocol.schema.json ([`strict`]), not only what the lenient
+    /// reading of docs/protocol.md needs.
+    pub strict: bool,
 }
 
 impl Default for Limits {
@@ -57,6 +67,7 @@ impl Default for Limits {
             request: Duration::from_secs(5),
             line_bytes: 16 << 20,
             lines_per_answer: 10_000,
+            strict: false,
         }
     }
 }
@@ -74,6 +85,8 @@ pub struct SubprocessImpl {
     /// A cap on the wait for one answer, set while shrinking a timeout
     /// (see [`Implementation::cap_request_wait`]).
     cap: Mutex<Option<Duration>>,
+    /// The stderr of every process, by the thread that started it.
+    logs: ThreadLogs,
 }
 
 /// Where state roots are made: `$TERN_SIM_STATE_DIR` or `$TMPDIR` when set
@@ -107,6 +120,7 @@ impl SubprocessImpl {
             root: Some(root),
             dirs: Mutex::new(BTreeMap::new()),
             cap: Mutex::new(None),
+            logs: ThreadLogs::default(),
         })
     }
 
@@ -161,6 +175,10 @@ impl Implementation for SubprocessImpl {
         *self.cap.lock().unwrap_or_else(|e| e.into_inner()) = cap;
     }
 
+    fn take_log(&self) -> Option<Vec<u8>> {
+        Some(self.logs.take())
+    }
+
     fn start(
         &self,
         init: &InitParams,
@@ -177,18 +195,35 @@ impl Implementation for SubprocessImpl {
             storage.fire();
             return Err(ImplError::Crashed);
         }
-        let mut child = ChildProcess::spawn(&self.command, limits)?;
-        let request = json!({
-            "op": "init",
-            "protocol": PROTOCOL,
-            "participant": init.participant.as_str(),
-            "principal": init.principal.as_str(),
-            "config": config_json(&init.config),
-            "state_dir": dir.display().to_string(),
-            "effects": world.performed_by_me(),
-        });
-        let answer = child.request(request, limits.startup, &world)?;
-        let identity = identity_of(&answer).map_err(|why| child.fail(why))?;
+        let log = self.logs.for_this_thread();
+        if let Ok(mut log) = log.lock() {
+            log.push(
+                format!(
+                    "[tern-sim] `{}` started for {}\n",
+                    self.command,
+                    init.participant.as_str()
+                )
+                .as_bytes(),
+            );
+        }
+        let mut child = ChildProcess::spawn(&self.command, limits, log)?;
+        let request = |seq| {
+            Request::Init(lines::Init {
+                seq,
+                protocol: PROTOCOL.to_owned(),
+                participant: init.participant.as_str().to_owned(),
+                principal: init.principal.as_str().to_owned(),
+                config: config_json(&init.config),
+                state_dir: dir.display().to_string(),
+                effects: world.performed_by_me(),
+            })
+        };
+        let answer: InitAnswer = child.request(request, limits.startup, &world)?;
+        let identity = Identity {
+            name: answer.name,
+            version: answer.version,
+            capabilities: answer.capabilities.into_iter().collect(),
+        };
         if armed == Some(CrashPoint::AfterSync) {
             storage.fire();
             child.kill();
@@ -264,6 +299,9 @@ struct ChildProcess {
     /// is known to be unsolicited.
     sent: u64,
     stderr: Arc<Mutex<VecDeque<u8>>>,
+    /// Ends when the reader of stderr met its end, after the kill: the
+    /// log is then whole before the case's is taken.
+    stderr_done: std::sync::mpsc::Receiver<()>,
     seq: u64,
     limits: Limits,
     /// Killed already: no polite shutdown on drop.
@@ -275,7 +313,11 @@ struct ChildProcess {
 const STDERR_TAIL: usize = 2048;
 
 impl ChildProcess {
-    fn spawn(command: &str, limits: Limits) -> Result<ChildProcess, ImplError> {
+    fn spawn(
+        command: &str,
+        limits: Limits,
+        log: Arc<Mutex<StderrLog>>,
+    ) -> Result<ChildProcess, ImplError> {
         crate::implementations::exit_guard::install();
         // A process group of its own, so that a crash kills the command and
         // everything it started at once; the reaper finds whatever left it.
@@ -330,6 +372,7 @@ impl ChildProcess {
         };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let sink = tail.clone();
+        let (done, stderr_done) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut stderr = stderr;
             let mut buf = [0u8; 4096];
@@ -343,7 +386,11 @@ impl ChildProcess {
                         t.pop_front();
                     }
                 }
+                if let Ok(mut log) = log.lock() {
+                    log.push(&buf[..n]);
+                }
             }
+            let _ = done.send(());
         });
         Ok(ChildProcess {
             command: command.to_owned(),
@@ -352,6 +399,7 @@ impl ChildProcess {
             lines,
             sent: 0,
             stderr: tail,
+            stderr_done,
             seq: 0,
             limits,
             dead: false,
@@ -435,20 +483,35 @@ impl ChildProcess {
     /// Sends one request and waits for its answer, counting effects on the
     /// way. `Err(Crashed)` when a crash scheduled right after an effect
     /// fired. Writing and reading together take at most `timeout`.
-    fn request(
+    fn request<T: DeserializeOwned>(
         &mut self,
-        body: Value,
+        make: impl FnOnce(u64) -> Request,
         timeout: Duration,
         world: &AgentWorld,
-    ) -> Result<Value, ImplError> {
-        let answer = self.request_raw(body, timeout, world)?;
-        self.read_ok(&answer)
+    ) -> Result<T, ImplError> {
+        let mut op = Op::Init;
+        let answer = self.request_raw(
+            |seq| {
+                let request = make(seq);
+                op = request.op();
+                request
+            },
+            timeout,
+            world,
+        )?;
+        self.read_ok(op, &answer)
     }
 
-    /// An answer's `ok`, as it came, read as JSON.
-    fn read_ok(&mut self, answer: &RawValue) -> Result<Value, ImplError> {
-        serde_json::from_str(answer.get())
-            .map_err(|e| self.fail(format!("answered with an `ok` that is not JSON ({e})")))
+    /// An answer's `ok`, as it came, read as the answer to `op`; what does
+    /// not have its form is named by its pointer.
+    fn read_ok<T: DeserializeOwned>(&mut self, op: Op, answer: &RawValue) -> Result<T, ImplError> {
+        let mut reader = serde_json::Deserializer::from_str(answer.get());
+        serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+            let deviation = strict::located(Pointer::root().key("ok"), e);
+            self.fail(format!(
+                "answered `{op}` with an `ok` that is not of the protocol's form, {deviation}"
+            ))
+        })
     }
 
     /// [`ChildProcess::request`], giving the answer's `ok` as the text the
@@ -456,18 +519,18 @@ impl ChildProcess {
     /// as a tree only when it differs from the expected one.
     fn request_raw(
         &mut self,
-        mut body: Value,
+        make: impl FnOnce(u64) -> Request,
         timeout: Duration,
         world: &AgentWorld,
     ) -> Result<Box<RawValue>, ImplError> {
         self.seq += 1;
         let seq = self.seq;
-        body["seq"] = json!(seq);
-        let op = body["op"].as_str().unwrap_or("?").to_owned();
+        let request = make(seq);
+        let op = request.op();
         let deadline = Instant::now() + timeout;
-        let mut line = serde_json::to_vec(&body).unwrap_or_default();
+        let mut line = serde_json::to_vec(&request).unwrap_or_default();
         line.push(b'\n');
-        self.send(seq, &line, &op, deadline, timeout)?;
+        self.send(seq, &line, op.as_str(), deadline, timeout)?;
         let mut lines = 0usize;
         let mut performed: Option<String> = None;
         let when = |tag: u64| {
@@ -528,6 +591,16 @@ impl ChildProcess {
                     )));
                 }
             };
+            if self.limits.strict {
+                if let Err(deviation) = strict::check_line(op, &bytes) {
+                    let line = String::from_utf8_lossy(&bytes[..bytes.len().min(400)]);
+                    return Err(self.fail(format!(
+                        "wrote a line that breaks the protocol's form (--strict-protocol, \
+                         docs/protocol.schema.json) while `{op}` (seq {seq}) was waiting, \
+                         {deviation}; the line: {line}"
+                    )));
+                }
+            }
             let member = |v: &BTreeMap<String, Box<RawValue>>, key: &str| -> Value {
                 v.get(key)
                     .and_then(|raw| serde_json::from_str(raw.get()).ok())
@@ -552,7 +625,7 @@ impl ChildProcess {
                 // an effect outside `execute`, or a second, other effect in
                 // one `execute`. (The same effect twice is recorded twice:
                 // that is the world's at-most-once to judge.)
-                if op != "execute" {
+                if op != Op::Execute {
                     return Err(self.fail(format!(
                         "performed effect `{key}` during `{op}` (seq {seq}); effects are allowed only during `execute`"
                     )));
@@ -588,15 +661,20 @@ impl Drop for ChildProcess {
         if !self.dead {
             self.seq += 1;
             let seq = self.seq;
-            let bye = format!("{}\n", json!({"seq": seq, "op": "shutdown"}));
+            let mut bye =
+                serde_json::to_vec(&Request::Shutdown(lines::Shutdown { seq })).unwrap_or_default();
+            bye.push(b'\n');
             let deadline = Instant::now() + Duration::from_millis(200);
             self.lines.take_ready(self.sent);
             self.sent = seq;
-            if child_io::write_all_by(self.stdin.as_raw_fd(), bye.as_bytes(), deadline).is_ok() {
+            if child_io::write_all_by(self.stdin.as_raw_fd(), &bye, deadline).is_ok() {
                 let _ = self.lines.next_by(deadline, seq);
             }
         }
         self.kill();
+        // Every process of the tree is dead, so stderr ends at once; the
+        // wait is bounded all the same, since nothing may hang the harness.
+        let _ = self.stderr_done.recv_timeout(Duration::from_millis(200));
     }
 }
 
@@ -605,52 +683,6 @@ struct SubprocessReceiver {
     storage: Storage,
     world: AgentWorld,
     identity: Identity,
-}
-
-/// Reads the `init` answer: `name` is required, `version` and `capabilities`
-/// optional. An unknown capability is a breach, not something to ignore: a
-/// vendor who misspells `execute` must learn it before certifying.
-fn identity_of(answer: &Value) -> Result<Identity, String> {
-    let name = answer["name"]
-        .as_str()
-        .ok_or_else(|| format!("answered init without a `name`: {answer}"))?;
-    let version = match &answer["version"] {
-        Value::Null => None,
-        Value::String(v) => Some(v.clone()),
-        other => {
-            return Err(format!(
-                "answered init with a `version` that is not a string: {other}"
-            ))
-        }
-    };
-    let capabilities = match &answer["capabilities"] {
-        Value::Null => Default::default(),
-        Value::Array(items) => items
-            .iter()
-            .map(|c| {
-                c.as_str().and_then(Capability::from_name).ok_or_else(|| {
-                    format!(
-                        "answered init with an unknown capability {c} (known: {})",
-                        Capability::ALL
-                            .iter()
-                            .map(|c| c.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })
-            })
-            .collect::<Result<_, _>>()?,
-        other => {
-            return Err(format!(
-                "answered init with `capabilities` that is not a list: {other}"
-            ))
-        }
-    };
-    Ok(Identity {
-        name: name.to_owned(),
-        version,
-        capabilities,
-    })
 }
 
 impl SubprocessReceiver {
@@ -677,38 +709,39 @@ impl Receiver for SubprocessReceiver {
             // Killed before the frame reached it.
             return Err(self.crash_now());
         }
-        let request = json!({"op": "deliver", "frame": encode_bytes(frame), "principal": principal.as_str(), "now": now.0});
+        let request = |seq| {
+            Request::Deliver(lines::Deliver {
+                seq,
+                frame: encode_bytes(frame),
+                principal: principal.as_str().to_owned(),
+                now: now.0,
+            })
+        };
         let timeout = self.child.limits.request;
-        let answer = self.child.request(request, timeout, &self.world)?;
+        let answer: DeliverAnswer = self.child.request(request, timeout, &self.world)?;
         if armed == Some(CrashPoint::AfterSync) {
             // It answered; the harness never took the answer.
             return Err(self.crash_now());
         }
-        let events = answer["events"]
-            .as_array()
-            .ok_or_else(|| {
-                self.child
-                    .fail(format!("answered deliver without `events`: {answer}"))
-            })?
-            .iter()
-            .map(event_from_json)
+        let events = answer
+            .events
+            .into_iter()
+            .map(event_of_line)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| {
                 self.child
                     .fail(format!("answered deliver with a bad event: {e}"))
             })?;
-        let outgoing = match &answer["outgoing"] {
-            Value::Null => Some(Vec::new()),
-            Value::Array(a) => a
-                .iter()
-                .map(|f| f.as_str().and_then(decode_bytes))
-                .collect::<Option<Vec<_>>>(),
-            _ => None,
-        }
-        .ok_or_else(|| {
-            self.child
-                .fail("answered deliver with outgoing frames that are not base64".into())
-        })?;
+        let outgoing = answer
+            .outgoing
+            .unwrap_or_default()
+            .iter()
+            .map(|f| decode_bytes(f))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                self.child
+                    .fail("answered deliver with outgoing frames that are not base64".into())
+            })?;
         Ok(Delivered { events, outgoing })
     }
 
@@ -718,11 +751,17 @@ impl Receiver for SubprocessReceiver {
         commitment: &MessageRef,
         now: LocalTime,
     ) -> Result<Execution, ImplError> {
-        let request = json!({"op": "execute", "thread": thread.as_str(), "commitment": commitment.as_str(), "now": now.0});
+        let request = |seq| {
+            Request::Execute(lines::Execute {
+                seq,
+                thread: thread.as_str().to_owned(),
+                commitment: commitment.as_str().to_owned(),
+                now: now.0,
+            })
+        };
         let timeout = self.child.limits.request;
-        let answer = self.child.request(request, timeout, &self.world)?;
-        execution_from_json(&answer)
-            .map_err(|e| self.child.fail(format!("answered execute badly: {e}")))
+        let answer: ExecuteAnswer = self.child.request(request, timeout, &self.world)?;
+        Ok(execution_of(answer))
     }
 
     fn kill(&mut self) {
@@ -732,21 +771,15 @@ impl Receiver for SubprocessReceiver {
     fn view(&mut self, thread: &ThreadId) -> Result<View, ImplError> {
         let timeout = self.child.limits.request;
         self.child
-            .request(
-                json!({"op": "view", "thread": thread.as_str()}),
-                timeout,
-                &self.world,
-            )
+            .request::<Value>(view_request(thread), timeout, &self.world)
             .map(|answer| View::from_value(&answer))
     }
 
     fn view_against(&mut self, thread: &ThreadId, expected: &View) -> Result<View, ImplError> {
         let timeout = self.child.limits.request;
-        let answer = self.child.request_raw(
-            json!({"op": "view", "thread": thread.as_str()}),
-            timeout,
-            &self.world,
-        )?;
+        let answer = self
+            .child
+            .request_raw(view_request(thread), timeout, &self.world)?;
         // The expected view is canonical text: an answer with the same
         // bytes is that view. Any other is read as JSON and made
         // canonical, as `view` does.
@@ -754,8 +787,17 @@ impl Receiver for SubprocessReceiver {
             return Ok(expected.clone());
         }
         self.child
-            .read_ok(&answer)
+            .read_ok::<Value>(Op::View, &answer)
             .map(|view| View::from_value(&view))
+    }
+}
+
+fn view_request(thread: &ThreadId) -> impl FnOnce(u64) -> Request + '_ {
+    move |seq| {
+        Request::View(ViewRequest {
+            seq,
+            thread: thread.as_str().to_owned(),
+        })
     }
 }
 

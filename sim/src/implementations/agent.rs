@@ -10,12 +10,16 @@ use std::io::{self, BufRead, Read, Write};
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 use tern_model::ledger::{EffectKey, LedgerConfig, LocalTime};
 use tern_model::message::{MessageRef, Participant, Principal, ThreadId};
 
-use crate::contract::plugin::{ImplError, InitParams, Receiver, View};
-use crate::contract::protocol::{decode_bytes, encode_bytes, event_json, execution_json, PROTOCOL};
+use crate::contract::plugin::{Capability, ImplError, InitParams, Receiver, View};
+use crate::contract::protocol::lines::{
+    self, DeliverAnswer, ExecuteAnswer, InitAnswer, Line, Request,
+};
+use crate::contract::protocol::{decode_bytes, encode_bytes, event_line, execute_answer, PROTOCOL};
 use crate::contract::storage::Durable;
 use crate::contract::world::Effects;
 use crate::implementations::mutants::{start_mutant, Mutant};
@@ -119,17 +123,18 @@ impl Durable for FileLog {
 #[derive(Clone)]
 pub struct ProtocolWorld {
     out: Rc<RefCell<Box<dyn Write>>>,
-    seq: Rc<RefCell<Value>>,
+    seq: Rc<RefCell<u64>>,
     performed: Rc<RefCell<BTreeSet<String>>>,
 }
 
 impl Effects for ProtocolWorld {
     fn perform(&self, key: &EffectKey) -> Result<(), ImplError> {
-        let line = json!({"seq": *self.seq.borrow(), "perform": key.0});
+        let line = Line::Perform {
+            seq: *self.seq.borrow(),
+            perform: key.0.clone(),
+        };
         let mut out = self.out.borrow_mut();
-        writeln!(out, "{line}")
-            .and_then(|()| out.flush())
-            .map_err(|e| io_error("cannot write", e))?;
+        write_line(&mut *out, &line).map_err(|e| io_error("cannot write", e))?;
         self.performed.borrow_mut().insert(key.0.clone());
         Ok(())
     }
@@ -139,34 +144,42 @@ impl Effects for ProtocolWorld {
     }
 }
 
-fn field<'a>(req: &'a Value, key: &str) -> Result<&'a str, String> {
-    req[key]
-        .as_str()
-        .ok_or_else(|| format!("`{key}` must be a string"))
+/// One line, straight into the writer, then flushed: the harness waits on
+/// it. (`Value`'s `Display` would go through the formatting machinery for
+/// every piece.)
+fn write_line(out: &mut dyn Write, line: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, line)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
+/// `{"seq": N, "ok": ...}` with a typed answer, written without a tree.
+#[derive(Serialize)]
+struct OkLine<'a, T: Serialize> {
+    seq: u64,
+    ok: &'a T,
 }
 
 fn start(
-    req: &Value,
+    req: &lines::Init,
     world: &ProtocolWorld,
     mutant: Option<Mutant>,
 ) -> Result<Box<dyn Receiver>, String> {
-    if req["protocol"] != PROTOCOL {
+    if req.protocol != PROTOCOL {
         return Err(format!(
-            "unsupported protocol {}; this agent speaks {PROTOCOL}",
-            req["protocol"]
+            "unsupported protocol {:?}; this agent speaks {PROTOCOL}",
+            req.protocol
         ));
     }
-    let participant = Participant::new(field(req, "participant")?)?;
-    let principal = Principal::new(field(req, "principal")?)?;
-    let config = LedgerConfig::from_json(&req["config"].to_string()).map_err(|e| e.to_string())?;
-    let dir = PathBuf::from(field(req, "state_dir")?);
+    let participant = Participant::new(&req.participant)?;
+    let principal = Principal::new(&req.principal)?;
+    let config = LedgerConfig::from_json(&req.config.to_string()).map_err(|e| e.to_string())?;
+    let dir = PathBuf::from(&req.state_dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    if let Some(effects) = req["effects"].as_array() {
-        world
-            .performed
-            .borrow_mut()
-            .extend(effects.iter().filter_map(|e| e.as_str().map(str::to_owned)));
-    }
+    world
+        .performed
+        .borrow_mut()
+        .extend(req.effects.iter().cloned());
     let init = InitParams {
         participant,
         principal,
@@ -184,40 +197,43 @@ fn start(
 /// What one request is answered with. A view is already canonical JSON
 /// text, so it goes on the line as it is, not through a JSON tree.
 enum Answer {
-    Json(Value),
+    Init(InitAnswer),
+    Deliver(DeliverAnswer),
+    Execute(ExecuteAnswer),
     View(View),
 }
 
-fn handle(req: &Value, receiver: &mut Box<dyn Receiver>) -> Result<Answer, String> {
-    let now = LocalTime(req["now"].as_i64().unwrap_or(0));
-    match req["op"].as_str() {
-        Some("deliver") => {
-            let frame = decode_bytes(field(req, "frame")?).ok_or("`frame` must be base64")?;
-            let principal = Principal::new(field(req, "principal")?)?;
-            let d = receiver
-                .deliver(&frame, &principal, now)
+fn handle(req: &Request, receiver: &mut Box<dyn Receiver>) -> Result<Answer, String> {
+    match req {
+        Request::Deliver(d) => {
+            let frame = decode_bytes(&d.frame).ok_or("`frame` must be base64")?;
+            let principal = Principal::new(&d.principal)?;
+            let delivered = receiver
+                .deliver(&frame, &principal, LocalTime(d.now))
                 .map_err(|e| e.to_string())?;
-            Ok(Answer::Json(json!({
-                "events": d.events.iter().map(event_json).collect::<Vec<_>>(),
-                "outgoing": d.outgoing.iter().map(|f| encode_bytes(f)).collect::<Vec<_>>(),
-            })))
+            Ok(Answer::Deliver(DeliverAnswer {
+                events: delivered.events.iter().map(event_line).collect(),
+                outgoing: Some(delivered.outgoing.iter().map(|f| encode_bytes(f)).collect()),
+            }))
         }
-        Some("execute") => {
-            let thread = ThreadId::new(field(req, "thread")?)?;
-            let commitment = MessageRef::new(field(req, "commitment")?)?;
-            let e = receiver
-                .execute(&thread, &commitment, now)
+        Request::Execute(e) => {
+            let thread = ThreadId::new(&e.thread)?;
+            let commitment = MessageRef::new(&e.commitment)?;
+            let done = receiver
+                .execute(&thread, &commitment, LocalTime(e.now))
                 .map_err(|e| e.to_string())?;
-            Ok(Answer::Json(execution_json(&e)))
+            Ok(Answer::Execute(execute_answer(&done)))
         }
-        Some("view") => {
-            let thread = ThreadId::new(field(req, "thread")?)?;
+        Request::View(v) => {
+            let thread = ThreadId::new(&v.thread)?;
             receiver
                 .view(&thread)
                 .map(Answer::View)
                 .map_err(|e| e.to_string())
         }
-        other => Err(format!("unknown op {other:?}")),
+        Request::Init(_) | Request::Shutdown(_) => {
+            Err(format!("`{}` is not answered here", req.op()))
+        }
     }
 }
 
@@ -230,57 +246,78 @@ pub fn serve(
     let out = Rc::new(RefCell::new(output));
     let world = ProtocolWorld {
         out: out.clone(),
-        seq: Rc::new(RefCell::new(Value::Null)),
+        seq: Rc::new(RefCell::new(0)),
         performed: Rc::new(RefCell::new(BTreeSet::new())),
     };
     let mut receiver: Option<Box<dyn Receiver>> = None;
-    let reply = |v: Value| -> io::Result<()> {
-        let mut o = out.borrow_mut();
-        // Straight into the writer: `Value`'s `Display` goes through the
-        // formatting machinery for every piece.
-        serde_json::to_writer(&mut *o, &v)?;
-        o.write_all(b"\n")?;
-        o.flush()
-    };
+    let reply =
+        |line: &dyn ErasedLine| -> io::Result<()> { line.write_to(&mut **out.borrow_mut()) };
     for line in input.lines() {
         let line = line?;
         if line.trim().is_empty() {
             continue;
         }
-        let req: Value = match serde_json::from_str(&line) {
-            Ok(v) => v,
+        let req: Request = match serde_json::from_str(&line) {
+            Ok(req) => req,
             Err(e) => {
-                reply(json!({"seq": null, "error": format!("not JSON: {e}")}))?;
+                // A request that is not one: echo its seq if it has one.
+                let (seq, why) = match serde_json::from_str::<Value>(&line) {
+                    Ok(v) => (
+                        v["seq"].as_u64(),
+                        format!("not a request of {PROTOCOL}: {e}"),
+                    ),
+                    Err(_) => (None, format!("not JSON: {e}")),
+                };
+                reply(&Line::Error { seq, error: why })?;
                 continue;
             }
         };
-        let seq = req["seq"].clone();
-        *world.seq.borrow_mut() = seq.clone();
-        let answer = match (req["op"].as_str(), receiver.as_mut()) {
-            (Some("init"), _) => start(&req, &world, mutant).map(|r| {
+        let seq = req.seq();
+        *world.seq.borrow_mut() = seq;
+        let answer = match (&req, receiver.as_mut()) {
+            (Request::Init(init), _) => start(init, &world, mutant).map(|r| {
                 receiver = Some(r);
-                Answer::Json(json!({
-                    "name": match mutant { Some(m) => format!("tern-sim agent (mutant {})", m.name()), None => "tern-sim agent".to_owned() },
-                    "version": env!("CARGO_PKG_VERSION"),
-                    "capabilities": ["execute"],
-                }))
+                Answer::Init(InitAnswer {
+                    name: match mutant {
+                        Some(m) => format!("tern-sim agent (mutant {})", m.name()),
+                        None => "tern-sim agent".to_owned(),
+                    },
+                    version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+                    capabilities: Capability::ALL.to_vec(),
+                })
             }),
-            (Some("shutdown"), _) => {
-                reply(json!({"seq": seq, "ok": null}))?;
+            (Request::Shutdown(_), _) => {
+                reply(&OkLine { seq, ok: &() })?;
                 return Ok(());
             }
             (_, None) => Err("the first request must be `init`".to_owned()),
             (_, Some(r)) => handle(&req, r),
         };
         match answer {
-            Ok(Answer::Json(v)) => reply(json!({"seq": seq, "ok": v}))?,
+            Ok(Answer::Init(ok)) => reply(&OkLine { seq, ok: &ok })?,
+            Ok(Answer::Deliver(ok)) => reply(&OkLine { seq, ok: &ok })?,
+            Ok(Answer::Execute(ok)) => reply(&OkLine { seq, ok: &ok })?,
             Ok(Answer::View(view)) => {
                 let mut o = out.borrow_mut();
-                writeln!(o, "{{\"ok\":{view},\"seq\":{seq}}}")?;
+                writeln!(o, "{{\"seq\":{seq},\"ok\":{view}}}")?;
                 o.flush()?;
             }
-            Err(e) => reply(json!({"seq": seq, "error": e}))?,
+            Err(error) => reply(&Line::Error {
+                seq: Some(seq),
+                error,
+            })?,
         }
     }
     Ok(())
+}
+
+/// Lines of different types through one writer (the `reply` of [`serve`]).
+trait ErasedLine {
+    fn write_to(&self, out: &mut dyn Write) -> io::Result<()>;
+}
+
+impl<T: Serialize> ErasedLine for T {
+    fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
+        write_line(out, self)
+    }
 }

@@ -10,3 +10,4 @@ pub mod exit_guard;
 pub mod mutants;
 pub mod reaper;
 pub mod reference;
+pub mod stderr_log;

@@ -1,16 +1,21 @@
 //! The subprocess protocol, `tern-sim/1`: JSON lines over stdin and stdout
 //! (stderr is the implementation's log). docs/protocol.md is the reference
-//! for implementers; this module is its one encoder and decoder, used by
-//! both ends inside tern-sim (`tern-sim agent` and the adapter).
+//! for implementers and docs/protocol.schema.json its schema. Every line is
+//! a type of [`lines`], used by both ends inside tern-sim (`tern-sim agent`
+//! and the adapter); this module converts between those lines and the
+//! ledger's own types.
+
+pub mod lines;
+pub mod schema;
+pub mod strict;
 
 use base64::Engine;
 use serde_json::{json, Map, Value};
-use tern_model::ledger::{
-    Contexts, Event, EventKind, Execution, LedgerConfig, Outcome, Refusal, RejectClass, Rejection,
-    Viewer,
-};
+use tern_model::ledger::{Contexts, Event, Execution, LedgerConfig, Outcome, Rejection, Viewer};
 use tern_model::message::{MessageRef, ThreadId};
 use tern_model::wire::Pointer;
+
+use lines::{EventLine, ExecuteAnswer, OutcomeName, RejectionLine};
 
 /// The protocol's name and version, sent in `init`.
 pub const PROTOCOL: &str = "tern-sim/1";
@@ -95,89 +100,71 @@ pub fn config_json(config: &LedgerConfig) -> Value {
     Value::Object(out)
 }
 
-fn kind_name(kind: EventKind) -> &'static str {
-    match kind {
-        EventKind::Delivered => "delivered",
-        EventKind::Released => "released",
-        EventKind::Invalidated => "invalidated",
+/// One event as the protocol writes it.
+pub fn event_line(e: &Event) -> EventLine {
+    let (outcome, missing, error) = match &e.outcome {
+        Outcome::Accepted => (OutcomeName::Accepted, None, None),
+        Outcome::Duplicate => (OutcomeName::Duplicate, None, None),
+        Outcome::Pending { missing } => (
+            OutcomeName::Pending,
+            Some(missing.iter().map(|m| m.as_str().to_owned()).collect()),
+            None,
+        ),
+        Outcome::Rejected(r) => (
+            OutcomeName::Rejected,
+            None,
+            Some(RejectionLine {
+                class: r.class,
+                pointer: r.pointer.as_str().to_owned(),
+                message: r.message.clone(),
+            }),
+        ),
+    };
+    EventLine {
+        event: e.kind,
+        id: e.id.as_ref().map(|i| i.as_str().to_owned()),
+        thread: e.thread.as_ref().map(|t| t.as_str().to_owned()),
+        outcome,
+        missing,
+        error,
     }
 }
 
-/// One event as JSON: `event`, `id`, `thread`, `outcome`, and `missing` for a
-/// pending message or `error` (`class`, `pointer`, `message`) for a rejection.
-pub fn event_json(e: &Event) -> Value {
-    let mut v = json!({
-        "event": kind_name(e.kind),
-        "id": e.id.as_ref().map(|i| i.as_str()),
-        "thread": e.thread.as_ref().map(|t| t.as_str()),
-    });
-    match &e.outcome {
-        Outcome::Accepted => v["outcome"] = json!("accepted"),
-        Outcome::Duplicate => v["outcome"] = json!("duplicate"),
-        Outcome::Pending { missing } => {
-            v["outcome"] = json!("pending");
-            v["missing"] = json!(missing.iter().map(|m| m.as_str()).collect::<Vec<_>>());
-        }
-        Outcome::Rejected(r) => {
-            v["outcome"] = json!("rejected");
-            v["error"] = json!({"class": r.class.as_str(), "pointer": r.pointer.as_str(), "message": r.message});
-        }
-    }
-    v
-}
-
-/// Reads an event back; `Err` names what is wrong with it.
-pub fn event_from_json(v: &Value) -> Result<Event, String> {
-    let kind = match v["event"].as_str() {
-        Some("delivered") => EventKind::Delivered,
-        Some("released") => EventKind::Released,
-        Some("invalidated") => EventKind::Invalidated,
-        other => return Err(format!("unknown event kind {other:?}")),
+/// Reads an event back; `Err` names what is wrong with it. The line's
+/// types have checked its form; what is left is what references must look
+/// like, and the member each outcome needs.
+pub fn event_of_line(line: EventLine) -> Result<Event, String> {
+    let reference = |what: &str, s: &str| {
+        MessageRef::new(s).map_err(|e| format!("{what} `{s}` is not a message reference: {e}"))
     };
-    let id = match &v["id"] {
-        Value::Null => None,
-        Value::String(s) => Some(MessageRef::new(s).map_err(|e| format!("event id: {e}"))?),
-        other => return Err(format!("event id must be a string or null, not {other}")),
-    };
-    let thread = match &v["thread"] {
-        Value::Null => None,
-        Value::String(s) => Some(ThreadId::new(s).map_err(|e| format!("event thread: {e}"))?),
-        other => {
-            return Err(format!(
-                "event thread must be a string or null, not {other}"
-            ))
-        }
-    };
-    let outcome = match v["outcome"].as_str() {
-        Some("accepted") => Outcome::Accepted,
-        Some("duplicate") => Outcome::Duplicate,
-        Some("pending") => Outcome::Pending {
-            missing: v["missing"]
-                .as_array()
+    let id = line
+        .id
+        .as_deref()
+        .map(|s| reference("event id", s))
+        .transpose()?;
+    let thread = line
+        .thread
+        .as_deref()
+        .map(|s| ThreadId::new(s).map_err(|e| format!("event thread `{s}`: {e}")))
+        .transpose()?;
+    let outcome = match line.outcome {
+        OutcomeName::Accepted => Outcome::Accepted,
+        OutcomeName::Duplicate => Outcome::Duplicate,
+        OutcomeName::Pending => Outcome::Pending {
+            missing: line
+                .missing
                 .ok_or("a pending event needs `missing`")?
                 .iter()
-                .map(|m| {
-                    m.as_str()
-                        .and_then(|s| MessageRef::new(s).ok())
-                        .ok_or_else(|| format!("bad missing reference {m}"))
-                })
+                .map(|m| reference("missing reference", m))
                 .collect::<Result<_, _>>()?,
         },
-        Some("rejected") => {
-            let class = v["error"]["class"]
-                .as_str()
-                .ok_or("a rejected event needs `error.class`")?;
-            Outcome::Rejected(Rejection::new(
-                RejectClass::from_name(class)
-                    .ok_or_else(|| format!("unknown rejection class `{class}`"))?,
-                Pointer::root(),
-                v["error"]["message"].as_str().unwrap_or("").to_owned(),
-            ))
+        OutcomeName::Rejected => {
+            let error = line.error.ok_or("a rejected event needs `error`")?;
+            Outcome::Rejected(Rejection::new(error.class, Pointer::root(), error.message))
         }
-        other => return Err(format!("unknown outcome {other:?}")),
     };
     Ok(Event {
-        kind,
+        kind: line.event,
         origin: 0,
         id,
         thread,
@@ -185,27 +172,22 @@ pub fn event_from_json(v: &Value) -> Result<Event, String> {
     })
 }
 
-pub fn execution_json(e: &Execution) -> Value {
+/// An execution as the protocol writes it.
+pub fn execute_answer(e: &Execution) -> ExecuteAnswer {
     match e {
-        Execution::Executed { effect } => json!({"executed": effect.0}),
-        Execution::Refused(r) => json!({"refused": r.as_str()}),
+        Execution::Executed { effect } => ExecuteAnswer::Executed(effect.0.clone()),
+        Execution::Refused(r) => ExecuteAnswer::Refused(*r),
     }
 }
 
-pub fn execution_from_json(v: &Value) -> Result<Execution, String> {
-    if let Some(effect) = v["executed"].as_str() {
-        return Ok(Execution::Executed {
-            effect: tern_model::ledger::EffectKey(effect.to_owned()),
-        });
+/// An execution as the ledger speaks of it.
+pub fn execution_of(answer: ExecuteAnswer) -> Execution {
+    match answer {
+        ExecuteAnswer::Executed(effect) => Execution::Executed {
+            effect: tern_model::ledger::EffectKey(effect),
+        },
+        ExecuteAnswer::Refused(r) => Execution::Refused(r),
     }
-    if let Some(reason) = v["refused"].as_str() {
-        return Refusal::from_name(reason)
-            .map(Execution::Refused)
-            .ok_or_else(|| format!("unknown refusal `{reason}`"));
-    }
-    Err(format!(
-        "expected {{\"executed\": key}} or {{\"refused\": reason}}, got {v}"
-    ))
 }
 
 #[cfg(test)]
@@ -225,7 +207,8 @@ mod tests {
         for (i, f) in frames.iter().enumerate() {
             let p = Principal::new(if i == 0 { "b" } else { "a" }).unwrap();
             for e in l.deliver(f, &p, LocalTime(0)) {
-                let back = event_from_json(&event_json(&e)).unwrap();
+                let text = serde_json::to_string(&event_line(&e)).unwrap();
+                let back = event_of_line(serde_json::from_str(&text).unwrap()).unwrap();
                 assert_eq!(
                     (back.kind, &back.id, &back.thread),
                     (e.kind, &e.id, &e.thread)

@@ -1,0 +1,147 @@
+//! The files certify writes beside its four reports, which report.json,
+//! summary.txt and the HTML name by their path in the report folder:
+//!
+//! - `traces/<implementation>-seed-<n>.jsonl`: the simulation's shrunk
+//!   counterexample, which `tern-sim replay` plays again exactly (so the
+//!   simulation's reproduce command is a replay of it, not a new search);
+//! - `stderr/<implementation>/<case>.txt` and
+//!   `stderr/<implementation>-seed-<n>.txt`: everything a subprocess wrote
+//!   on stderr while a failing case, or the shrunk run, played; a verdict
+//!   quotes only its last lines.
+
+use std::collections::BTreeSet;
+
+use tern_harness::simulator::trace;
+
+use super::{Certified, Report};
+
+/// A name for an implementation that is safe as a file name: its label
+/// with anything but letters, digits, `.`, `_` and `-` made `-`, at most
+/// 60 characters.
+pub fn slug(label: &str) -> String {
+    let mut out = String::new();
+    for c in label.chars() {
+        let c = if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+            c
+        } else {
+            '-'
+        };
+        if !(c == '-' && out.ends_with('-')) {
+            out.push(c);
+        }
+    }
+    let out: String = out.trim_matches(['-', '.']).chars().take(60).collect();
+    if out.is_empty() {
+        "implementation".to_owned()
+    } else {
+        out
+    }
+}
+
+/// Names every file of `results` in `report`, in report order, and keeps
+/// their contents in `report.attachments`.
+pub(super) fn attach(report: &mut Report, results: &[Certified]) {
+    let mut used = BTreeSet::new();
+    for (imp, r) in report.implementations.iter_mut().zip(results) {
+        let base = slug(&imp.label);
+        let mut name = base.clone();
+        let mut n = 1;
+        while !used.insert(name.clone()) {
+            n += 1;
+            name = format!("{base}-{n}");
+        }
+        for case in &mut imp.cases {
+            let (Some(failure), Some(log)) = (&mut case.failure, r.corpus.logs.get(&case.id))
+            else {
+                continue;
+            };
+            let path = format!("stderr/{name}/{}.txt", slug(&case.id));
+            failure.stderr = Some(path.clone());
+            report.attachments.insert(path, log.clone());
+        }
+        let (Some(violation), Some(ce)) =
+            (&mut imp.simulation.violation, &r.simulation.counterexample)
+        else {
+            continue;
+        };
+        let path = format!("traces/{name}-seed-{}.jsonl", violation.seed);
+        let mut text = Vec::new();
+        if trace::write(&mut text, ce, &r.implementation).is_ok() {
+            violation.trace = Some(path.clone());
+            report
+                .attachments
+                .insert(path, String::from_utf8_lossy(&text).into_owned());
+        }
+        if let Some(log) = &r.simulation.log {
+            let path = format!("stderr/{name}-seed-{}.txt", violation.seed);
+            violation.stderr = Some(path.clone());
+            report.attachments.insert(path, log.clone());
+        }
+    }
+}
+
+/// A path as one word of a shell command line: as it is when it needs no
+/// quoting, else in single quotes.
+pub fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:,+@%".contains(c))
+    {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+impl super::ImplReport {
+    /// Makes the simulation's reproduce command name its trace where the
+    /// reports are written, `folder`, as given on the command line: run
+    /// from where certify ran, like every other reproduce command (and
+    /// like `--impl`'s command).
+    pub fn locate_files(&mut self, folder: &std::path::Path) {
+        let flag = if self.flag.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", self.flag)
+        };
+        if let Some(v) = &mut self.simulation.violation {
+            if let Some(trace) = &v.trace {
+                let path = folder.join(trace);
+                v.reproduce = format!(
+                    "tern-sim replay {}{flag}",
+                    shell_word(&path.to_string_lossy())
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{shell_word, slug};
+
+    #[test]
+    fn shell_words_quote_only_when_needed() {
+        assert_eq!(
+            shell_word("r/traces/a-seed-1.jsonl"),
+            "r/traces/a-seed-1.jsonl"
+        );
+        assert_eq!(shell_word("my reports/x"), "'my reports/x'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn slugs_are_file_names() {
+        assert_eq!(slug("reference"), "reference");
+        assert_eq!(slug("memory-dedup"), "memory-dedup");
+        assert_eq!(
+            slug("target/release/tern-sim agent --mutant x"),
+            "target-release-tern-sim-agent-mutant-x"
+        );
+        assert_eq!(slug("../../etc/passwd"), "etc-passwd");
+        assert_eq!(slug("///"), "implementation");
+        assert_eq!(slug(&"a".repeat(100)).len(), 60);
+    }
+}

@@ -1,0 +1,302 @@
+//! Every line of `tern-sim/1` as a type: the requests tern-sim writes, the
+//! lines an implementation writes back, and the value of each answer.
+//!
+//! Both ends inside tern-sim (the adapter and `tern-sim agent`) write and
+//! read through these types, and `docs/protocol.schema.json` is generated
+//! from them ([`super::schema`]), so the schema an implementer validates
+//! against is the code that reads their lines. Reading is as lenient as
+//! docs/protocol.md allows (members nobody knows are ignored, a missing
+//! event `id` reads as null); `--strict-protocol` ([`super::strict`]) holds
+//! every line to the exact form the types write, which is the schema: the
+//! answers are closed (`additionalProperties: false`), the requests open.
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+use tern_model::ledger::{EventKind, Refusal, RejectClass};
+
+use crate::contract::plugin::Capability;
+
+/// A request: tern-sim → implementation. `seq` is 1 for the first request
+/// a process receives (always `init`) and grows by 1 with each request.
+/// Members not listed here may be added within `tern-sim/1`: ignore the
+/// ones you do not know.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    Init(Init),
+    Deliver(Deliver),
+    Execute(Execute),
+    View(ViewRequest),
+    Shutdown(Shutdown),
+}
+
+impl Request {
+    pub fn seq(&self) -> u64 {
+        match self {
+            Request::Init(r) => r.seq,
+            Request::Deliver(r) => r.seq,
+            Request::Execute(r) => r.seq,
+            Request::View(r) => r.seq,
+            Request::Shutdown(r) => r.seq,
+        }
+    }
+
+    /// The `op` member, for messages.
+    pub fn op(&self) -> Op {
+        match self {
+            Request::Init(_) => Op::Init,
+            Request::Deliver(_) => Op::Deliver,
+            Request::Execute(_) => Op::Execute,
+            Request::View(_) => Op::View,
+            Request::Shutdown(_) => Op::Shutdown,
+        }
+    }
+}
+
+/// What a request asks, which decides the form of its answer's `ok`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Init,
+    Deliver,
+    Execute,
+    View,
+    Shutdown,
+}
+
+impl Op {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Init => "init",
+            Op::Deliver => "deliver",
+            Op::Execute => "execute",
+            Op::View => "view",
+            Op::Shutdown => "shutdown",
+        }
+    }
+}
+
+impl std::fmt::Display for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The first request to every process, at the start of a run and at every
+/// restart (docs/protocol.md section 4.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Init {
+    pub seq: u64,
+    /// `tern-sim/1`. Answer with an `error` if you do not speak it.
+    pub protocol: String,
+    /// Whose receiver this process is.
+    pub participant: String,
+    /// The participant's principal in its main identity context
+    /// (informative; the bindings in `config` are the authority).
+    pub principal: String,
+    /// The ledger configuration, in the file format of docs/ledger.md
+    /// section 8.
+    pub config: Value,
+    /// The only place where state may survive a crash; create it if absent.
+    pub state_dir: String,
+    /// Every effect key this agent performed so far in this run, in order.
+    pub effects: Vec<String>,
+}
+
+/// A frame the network delivers (section 4.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Deliver {
+    pub seq: u64,
+    /// The frame's raw bytes in standard base64, with padding.
+    pub frame: String,
+    /// The principal the authenticated transport vouches for.
+    pub principal: String,
+    /// The receiver's local time, in milliseconds since the Unix epoch.
+    pub now: i64,
+}
+
+/// A request to execute a commitment (section 4.3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Execute {
+    pub seq: u64,
+    pub thread: String,
+    /// A message reference, meant to name a COMMIT.
+    pub commitment: String,
+    /// The local time in milliseconds; grant expiry is decided against it.
+    pub now: i64,
+}
+
+/// A request for a thread's view (section 4.4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ViewRequest {
+    pub seq: u64,
+    pub thread: String,
+}
+
+/// The end of a process that did not crash (section 4.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Shutdown {
+    pub seq: u64,
+}
+
+/// A line from the implementation: the `seq` of the request it belongs to
+/// and exactly one of `ok` (the answer), `error` (no answer), `perform`
+/// (an effect, during `execute` only) and `log` (a diagnostic).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged, deny_unknown_fields)]
+pub enum Line {
+    /// The answer. Its `ok` has the form of the request's answer:
+    /// InitAnswer, DeliverAnswer, ExecuteAnswer, ViewAnswer, or null for
+    /// `shutdown`.
+    Answer { seq: u64, ok: Value },
+    /// The request cannot be answered: a violation of
+    /// `implementation-sound`. `seq` is null only for a request that was
+    /// not JSON.
+    Error {
+        #[schemars(required)]
+        seq: Option<u64>,
+        error: String,
+    },
+    /// The effect with this key is performed now.
+    Perform { seq: u64, perform: String },
+    /// A diagnostic: allowed, ignored, counted toward the line limit.
+    Log { seq: u64, log: Value },
+}
+
+/// The answer to `init`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct InitAnswer {
+    /// The implementation's name, shown in every report.
+    pub name: String,
+    /// Its version, shown beside the name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The optional parts of the contract it supports.
+    #[serde(default)]
+    pub capabilities: Vec<Capability>,
+}
+
+/// The answer to `deliver`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct DeliverAnswer {
+    /// The frame's own outcome first (`delivered`), then any `released`
+    /// and `invalidated` events.
+    pub events: Vec<EventLine>,
+    /// Frames the receiver sends on its own initiative, each in base64.
+    /// A conforming receiver needs none; null is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outgoing: Option<Vec<String>>,
+}
+
+/// One event (docs/protocol.md section 5.1). `id` and `thread` are null
+/// only for a frame the wire layer rejected; `missing` comes with a
+/// pending outcome and `error` with a rejected one.
+///
+/// A flat record rather than an enum tagged by `outcome`: serde reads a
+/// tagged enum through a buffer that loses the place of an error, and a
+/// vendor needs the pointer to the member that is wrong.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(transform = outcome_needs)]
+#[schemars(deny_unknown_fields)]
+pub struct EventLine {
+    #[schemars(schema_with = "event_kinds")]
+    pub event: EventKind,
+    /// A message reference (`sender:suffix`), or null.
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub thread: Option<String>,
+    pub outcome: OutcomeName,
+    /// With `pending`: the references the message waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<Vec<String>>,
+    /// With `rejected`: why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<RejectionLine>,
+}
+
+/// An event's `outcome` (docs/ledger.md section 3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeName {
+    Accepted,
+    Duplicate,
+    Pending,
+    Rejected,
+}
+
+/// In the schema: `missing` is required with `pending`, `error` with
+/// `rejected`.
+fn outcome_needs(schema: &mut Schema) {
+    let needs = |outcome: &str, member: &str| {
+        serde_json::json!({
+            "if": { "properties": { "outcome": { "const": outcome } } },
+            "then": { "required": [member] }
+        })
+    };
+    schema.insert(
+        "allOf".to_owned(),
+        serde_json::json!([needs("pending", "missing"), needs("rejected", "error")]),
+    );
+}
+
+/// Why a frame was rejected. tern-sim reads only `class`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct RejectionLine {
+    #[schemars(schema_with = "reject_classes")]
+    pub class: RejectClass,
+    /// An RFC 6901 pointer to the offending member.
+    pub pointer: String,
+    /// A sentence for people.
+    pub message: String,
+}
+
+/// The answer to `execute`: exactly one of the two.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecuteAnswer {
+    /// The effect key, `<context>/<commitment id>`, after exactly one
+    /// `perform` line with the same key.
+    Executed(String),
+    #[schemars(schema_with = "refusals")]
+    Refused(Refusal),
+}
+
+/// The answer to `view`: the thread's view of docs/ledger.md section 9.
+/// tern-sim compares it whole with the oracle's, so the schema only holds
+/// its outline.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ViewAnswer {
+    pub thread: String,
+    pub messages: Vec<Value>,
+    pub pending: Vec<Value>,
+    pub commitments: Vec<Value>,
+    pub revisions: Vec<Value>,
+    pub effects: Vec<Value>,
+}
+
+/// An answer's `ok` as it came, for the adapter, which compares a view's
+/// text before reading it.
+pub type RawAnswer = Box<RawValue>;
+
+fn names(names: impl IntoIterator<Item = &'static str>) -> Schema {
+    let names: Vec<&str> = names.into_iter().collect();
+    json_schema!({ "type": "string", "enum": names })
+}
+
+fn event_kinds(_: &mut SchemaGenerator) -> Schema {
+    names(EventKind::ALL.iter().map(|k| k.as_str()))
+}
+
+fn reject_classes(_: &mut SchemaGenerator) -> Schema {
+    names(RejectClass::ALL.iter().map(|c| c.as_str()))
+}
+
+fn refusals(_: &mut SchemaGenerator) -> Schema {
+    names(Refusal::ALL.iter().map(|r| r.as_str()))
+}
