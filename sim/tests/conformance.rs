@@ -80,7 +80,7 @@ fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
 
 #[test]
 fn the_reference_conforms() {
-    let cases = 6;
+    let cases = 20;
     let before = STARTS.load(Ordering::SeqCst);
     conformance::check_with::<Reference>(quick(cases));
     let starts = STARTS.load(Ordering::SeqCst) - before;

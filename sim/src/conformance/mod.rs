@@ -44,7 +44,7 @@
 //! [`check`] runs [`config`]'s cases; [`check_with`] takes another
 //! configuration (fewer cases, no regression file). The same machine plugs
 //! into `proptest_state_machine::prop_state_machine!` for full control:
-//! `fn conforms(sequential 1..=100 => Conformance<Mine>);`.
+//! `fn conforms(sequential 1..=200 => Conformance<Mine>);`.
 //!
 //! [`ReferenceStateMachine`]: proptest_state_machine::ReferenceStateMachine
 //! [`StateMachineTest`]: proptest_state_machine::StateMachineTest
@@ -102,13 +102,14 @@ pub trait Subject: 'static {
     }
 }
 
-/// The proptest configuration [`check`] uses: fewer cases than proptest's
-/// 256, since each case is a whole run of several agents, and shrinking
-/// bounded in time, since each attempt replays one. Failures are saved in
-/// a `proptest-regressions` file beside the test, and replayed first.
+/// The proptest configuration [`check`] uses: 100 cases, the runs of a
+/// default `tern-sim run` (each case is a whole run of several agents, so
+/// fewer than proptest's 256), and shrinking bounded in time, since each
+/// attempt replays a run. Failures are saved in a `proptest-regressions`
+/// file beside the test, and replayed first.
 pub fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: 32,
+        cases: 100,
         max_shrink_time: 60_000,
         ..ProptestConfig::default()
     }

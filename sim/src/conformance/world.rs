@@ -37,7 +37,7 @@ impl Default for Settings {
     fn default() -> Settings {
         Settings {
             agents: 3,
-            steps: 100,
+            steps: 200,
             faults: FaultSet::all(),
             names: RejectNames::Compared,
             swarm: true,
