@@ -52,6 +52,9 @@
 //! [`Run`]: crate::simulator::runner::Run
 //! [`Implementation`]: crate::contract::plugin::Implementation
 
+// Vendors read this module's rustdoc before anything else of tern-sim's.
+#![warn(missing_docs)]
+
 mod machine;
 mod text;
 mod world;
@@ -104,14 +107,25 @@ pub trait Subject: 'static {
 
 /// The proptest configuration [`check`] uses: 100 cases, the runs of a
 /// default `tern-sim run` (each case is a whole run of several agents, so
-/// fewer than proptest's 256), and shrinking bounded in time, since each
-/// attempt replays a run. Failures are saved in a `proptest-regressions`
-/// file beside the test, and replayed first.
+/// fewer than proptest's 256), and a minute of shrinking, since each
+/// attempt replays a run. `PROPTEST_CASES` and `PROPTEST_MAX_SHRINK_TIME`
+/// still decide, when set, as for any proptest test. Failures are saved in
+/// a `proptest-regressions` file beside the test, and replayed first.
 pub fn config() -> ProptestConfig {
+    let from_env = ProptestConfig::default();
+    let set = |name: &str| std::env::var_os(name).is_some();
     ProptestConfig {
-        cases: 100,
-        max_shrink_time: 60_000,
-        ..ProptestConfig::default()
+        cases: if set("PROPTEST_CASES") {
+            from_env.cases
+        } else {
+            100
+        },
+        max_shrink_time: if set("PROPTEST_MAX_SHRINK_TIME") {
+            from_env.max_shrink_time
+        } else {
+            60_000
+        },
+        ..from_env
     }
 }
 

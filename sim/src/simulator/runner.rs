@@ -252,6 +252,10 @@ pub struct Run<'a> {
 type Checked = Result<(), Box<Violation>>;
 
 impl<'a> Run<'a> {
+    /// Starts a run: every agent's implementation, on fresh storage, each
+    /// paired with its oracle. An implementation that fails to start, or
+    /// acts while starting, is the run's violation. With `record`, the run
+    /// keeps its events, for the shorthand and traces.
     pub fn new(
         config: RunConfig,
         implementation: &'a dyn Implementation,
