@@ -104,6 +104,8 @@ fn a_mutant_is_caught_by_its_invariant() {
         )),
         "{message}"
     );
+    // The run that shrinking left, in shorthand, ending where it failed.
+    assert!(message.contains("the run in shorthand"), "{message}");
     assert!(message.contains("minimal failing input"), "{message}");
 }
 

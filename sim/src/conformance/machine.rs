@@ -70,7 +70,7 @@ impl<S: Subject> StateMachineTest for Conformance<S> {
             Err(v) => {
                 let violation = (*v).clone();
                 let played = run.failed(v);
-                panic!("{}", failure(config, &violation, &played.notes))
+                panic!("{}", failure(config, &violation, &played.happenings))
             }
         }
     }
@@ -78,7 +78,7 @@ impl<S: Subject> StateMachineTest for Conformance<S> {
     fn teardown(run: Run<'static>, config: RunConfig) {
         let played = run.finish();
         if let Some(v) = &played.violation {
-            panic!("{}", failure(&config, v, &played.notes));
+            panic!("{}", failure(&config, v, &played.happenings));
         }
     }
 }

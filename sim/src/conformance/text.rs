@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::simulator::happening::Happening;
 use crate::simulator::runner::{RunConfig, Violation};
 
 /// How much of expected and actual is shown: a view can be long.
@@ -16,7 +17,7 @@ const LAST_EVENTS: usize = 60;
 
 /// The violation as `tern-sim run` words it, the world it happened in, and
 /// the end of the run in shorthand.
-pub(super) fn failure(config: &RunConfig, v: &Violation, notes: &[String]) -> String {
+pub(super) fn failure(config: &RunConfig, v: &Violation, run: &[Happening]) -> String {
     let mut text = format!(
         "violation of {} (seed section {}) at step {}{}\n  rule: {}\n  expected: {}\n  actual:   {}\n",
         v.invariant.name,
@@ -44,6 +45,13 @@ pub(super) fn failure(config: &RunConfig, v: &Violation, notes: &[String]) -> St
         config.steps,
         config.faults.names()
     ));
+    // The record's own line for the violation repeats what is said above,
+    // unclipped.
+    let notes: Vec<String> = run
+        .iter()
+        .filter(|h| !matches!(h, Happening::Violation { .. }))
+        .map(Happening::note)
+        .collect();
     if !notes.is_empty() {
         let skipped = notes.len().saturating_sub(LAST_EVENTS);
         if skipped > 0 {
