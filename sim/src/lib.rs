@@ -10,9 +10,12 @@
 //! the [`corpus`] player; [`certify`], which runs both; and the
 //! [`streams`] checkers behind `tern-sim check`. A [`shard`] is one
 //! share of any of that work, for `tern-sim merge` to put back together. The [`shorthand`] draws
-//! frames in one line each, for every report.
+//! frames in one line each, for every report. [`conformance`] offers the
+//! simulator to a Rust implementation's own `cargo test`, as a proptest
+//! state machine.
 
 pub mod certify;
+pub mod conformance;
 pub mod contract;
 pub mod corpus;
 pub mod explore;

@@ -630,8 +630,8 @@ pub fn shrink(
 /// The frames a run's steps put on the network, without playing them: for
 /// measuring the cost of the checks against the cost of parsing.
 pub fn frames_sent(config: &RunConfig, steps: &[Step]) -> Vec<Vec<u8>> {
-    let scenario = config.scenario();
-    let mut resolver = super::resolve::Resolver::new(&scenario, config.mix);
+    let scenario = std::sync::Arc::new(config.scenario());
+    let mut resolver = super::resolve::Resolver::new(scenario, config.mix);
     steps
         .iter()
         .filter_map(|s| match s {

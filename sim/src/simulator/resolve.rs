@@ -1,6 +1,8 @@
 //! Turning a step's indices into concrete frames, against what has been said
 //! so far in the run.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 use tern_model::message::Principal;
 
@@ -116,9 +118,10 @@ fn strings(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Builds frames from steps.
-pub struct Resolver<'a> {
-    pub scenario: &'a Scenario,
+/// Builds frames from steps. It shares the run's scenario, so that a run
+/// can keep its resolver between steps.
+pub struct Resolver {
+    pub scenario: Arc<Scenario>,
     pub said: Said,
     /// See [`Mix::profile_rules`].
     profile_rules: bool,
@@ -126,8 +129,8 @@ pub struct Resolver<'a> {
     epoch: usize,
 }
 
-impl<'a> Resolver<'a> {
-    pub fn new(scenario: &'a Scenario, mix: Mix) -> Resolver<'a> {
+impl Resolver {
+    pub fn new(scenario: Arc<Scenario>, mix: Mix) -> Resolver {
         Resolver {
             scenario,
             said: Said::default(),

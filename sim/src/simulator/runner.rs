@@ -208,10 +208,18 @@ fn shared_part(view: &Value) -> Value {
     v
 }
 
+/// A run under way: the implementation's receivers, each paired with its
+/// oracle, the network, storage and clock. [`Run::play`] plays a whole step
+/// list; [`Run::step`] and [`Run::finish`] play it one step at a time, for
+/// drivers that choose each step themselves (the proptest state machine of
+/// [`crate::conformance`]), with the same checks and the same result.
 pub struct Run<'a> {
     config: RunConfig,
     implementation: &'a dyn Implementation,
-    scenario: Scenario,
+    scenario: Arc<Scenario>,
+    /// Resolves the steps' indices against what has been said. Taken out
+    /// while a step is played, which borrows it and the run both.
+    resolver: Option<Resolver>,
     world: World,
     agents: Vec<Agent>,
     now: u64,
@@ -236,23 +244,31 @@ pub struct Run<'a> {
     record: bool,
     happenings: Vec<Happening>,
     step: usize,
+    /// Steps begun so far: the index of the next one.
+    begun: usize,
     dirty: BTreeSet<(usize, String)>,
 }
 
 type Checked = Result<(), Box<Violation>>;
 
 impl<'a> Run<'a> {
+    /// Starts a run: every agent's implementation, on fresh storage, each
+    /// paired with its oracle. An implementation that fails to start, or
+    /// acts while starting, is the run's violation. With `record`, the run
+    /// keeps its events, for the shorthand and traces.
     pub fn new(
         config: RunConfig,
         implementation: &'a dyn Implementation,
         record: bool,
     ) -> Result<Run<'a>, Box<Violation>> {
-        let scenario = config.scenario();
+        let scenario = Arc::new(config.scenario());
+        let resolver = Some(Resolver::new(scenario.clone(), config.mix));
         let world = World::new();
         let mut run = Run {
             config,
             implementation,
             scenario,
+            resolver,
             world,
             agents: Vec::new(),
             now: 0,
@@ -269,6 +285,7 @@ impl<'a> Run<'a> {
             record,
             happenings: Vec::new(),
             step: 0,
+            begun: 0,
             dirty: BTreeSet::new(),
         };
         for name in run.scenario.agents.clone() {
@@ -1210,7 +1227,51 @@ impl<'a> Run<'a> {
     /// Plays every step, then lets the network drain, then checks that
     /// receivers that stored the same messages agree.
     pub fn play(mut self, steps: &[Step]) -> Played {
-        let result = self.play_inner(steps);
+        match steps.iter().try_for_each(|s| self.step(s)) {
+            Ok(()) => self.finish(),
+            Err(v) => self.failed(v),
+        }
+    }
+
+    /// Plays the next step: time moves on a tick, agents due restart, the
+    /// step happens, what is due is delivered, and every view it touched is
+    /// compared. After a violation the run is only good for
+    /// [`Run::failed`].
+    pub fn step(&mut self, step: &Step) -> Result<(), Box<Violation>> {
+        let mut resolver = self.resolver.take().expect("a step puts it back");
+        let result = self.step_with(step, &mut resolver);
+        self.resolver = Some(resolver);
+        result
+    }
+
+    fn step_with(&mut self, step: &Step, resolver: &mut Resolver) -> Checked {
+        let i = self.begun;
+        self.begun += 1;
+        self.step = i;
+        self.stats.steps += 1;
+        resolver.enter_epoch(epoch_of(i));
+        self.now += TICK_MS;
+        self.restart_due()?;
+        self.play_step(step, resolver)?;
+        self.deliver_due()?;
+        self.check_dirty()
+    }
+
+    /// Ends a run whose steps all passed: lets the network drain, compares
+    /// every view once more, then checks that receivers that stored the
+    /// same messages agree.
+    pub fn finish(mut self) -> Played {
+        let result = self.end();
+        self.concluded(result)
+    }
+
+    /// Ends a run at the violation [`Run::step`] returned: the record, if
+    /// kept, closes with it.
+    pub fn failed(self, violation: Box<Violation>) -> Played {
+        self.concluded(Err(violation))
+    }
+
+    fn concluded(mut self, result: Checked) -> Played {
         if let Err(v) = &result {
             let text = format!(
                 "✘ {} (section {}): expected {}; got {}",
@@ -1227,20 +1288,8 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn play_inner(&mut self, steps: &[Step]) -> Checked {
-        let scenario = self.scenario.clone();
-        let mut resolver = Resolver::new(&scenario, self.config.mix);
-        for (i, step) in steps.iter().enumerate() {
-            self.step = i;
-            self.stats.steps += 1;
-            resolver.enter_epoch(epoch_of(i));
-            self.now += TICK_MS;
-            self.restart_due()?;
-            self.play_step(step, &mut resolver)?;
-            self.deliver_due()?;
-            self.check_dirty()?;
-        }
-        self.step = steps.len();
+    fn end(&mut self) -> Checked {
+        self.step = self.begun;
         self.quiesce()?;
         // Every view of every agent, once more, now that nothing is in flight.
         for a in 0..self.agents.len() {
