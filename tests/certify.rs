@@ -123,10 +123,12 @@ fn a_mutant_is_not_certified_and_the_diff_names_the_regressions() {
 
 #[test]
 fn the_same_seed_gives_the_same_report_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    for d in ["a", "b"] {
+    // Two folders of one name in two places: the reproduce command names
+    // the report folder as it was given.
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    for d in &dirs {
         let out = run_in(
-            dir.path(),
+            d.path(),
             &[
                 "certify",
                 "--seeds",
@@ -134,14 +136,20 @@ fn the_same_seed_gives_the_same_report_bytes() {
                 "--mutant",
                 "memory-dedup",
                 "--report-dir",
-                d,
+                "r",
             ],
         );
         assert_eq!(out.status.code(), Some(1));
     }
-    for f in ["report.json", "junit.xml", "report.html", "summary.txt"] {
-        let a = std::fs::read(dir.path().join("a").join(f)).unwrap();
-        let b = std::fs::read(dir.path().join("b").join(f)).unwrap();
+    for f in [
+        "report.json",
+        "junit.xml",
+        "report.html",
+        "summary.txt",
+        "traces/memory-dedup-seed-1.jsonl",
+    ] {
+        let a = std::fs::read(dirs[0].path().join("r").join(f)).unwrap();
+        let b = std::fs::read(dirs[1].path().join("r").join(f)).unwrap();
         assert!(a == b, "{f} differs between two runs of the same seed");
     }
 }
