@@ -98,6 +98,7 @@ pub fn summary(explored: &[Explored]) -> String {
         "states",
         "transitions",
         "merged",
+        "slept",
         "depth",
         "time",
         "states/s",
@@ -114,6 +115,7 @@ pub fn summary(explored: &[Explored]) -> String {
             c.states.to_string(),
             c.transitions.to_string(),
             c.merged.to_string(),
+            c.slept.to_string(),
             c.depth.to_string(),
             format!("{secs:.2} s"),
             if secs > 0.0 {
@@ -138,6 +140,7 @@ pub fn summary(explored: &[Explored]) -> String {
             states.to_string(),
             sum(|c| c.transitions).to_string(),
             sum(|c| c.merged).to_string(),
+            sum(|c| c.slept).to_string(),
             explored
                 .iter()
                 .map(|x| x.counts.depth)
@@ -211,6 +214,7 @@ pub fn document(implementation: &str, merge: bool, explored: &[Explored]) -> Val
                 "states": c.states,
                 "transitions": c.transitions,
                 "merged": c.merged,
+                "slept": c.slept,
                 "depth": c.depth,
                 "moves_played": c.played,
                 "actions_unclaimed": c.unclaimed,

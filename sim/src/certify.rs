@@ -217,6 +217,8 @@ pub fn run_corpus_with(
             if !counted {
                 progress(&run);
             }
+            // Played by a worker past the point, but reported as not run.
+            logs.remove(&case.id);
             runs.push(run);
             continue;
         }
@@ -583,6 +585,7 @@ pub fn run_exploration(
     let scopes = scopes.iter().filter(|s| shard.takes_name(&s.id));
     let limits = Limits {
         merge: true,
+        sleep_sets: true,
         max_states: EXPLORE_MAX_STATES,
         jobs: jobs.0.get(),
     };

@@ -19,9 +19,12 @@ fn corpus() -> Corpus {
         .expect("the corpus loads")
 }
 
-fn limits(merge: bool, jobs: usize) -> Limits {
+/// Merging and sleep sets together, as `tern-sim explore` does by
+/// default, or neither.
+fn limits(reduce: bool, jobs: usize) -> Limits {
     Limits {
-        merge,
+        merge: reduce,
+        sleep_sets: reduce,
         max_states: 1_000_000,
         jobs,
     }

@@ -65,6 +65,13 @@ pub struct ExploreArgs {
     #[arg(long)]
     no_merge: bool,
 
+    /// Play every order of deliveries the oracle shows commute, instead of
+    /// leaving out, by sleep sets, the orders whose futures another order
+    /// covers (slower; makes no assumption that the implementation commutes
+    /// them as the oracle does).
+    #[arg(long)]
+    no_sleep_sets: bool,
+
     /// Stop a scope, not exhausted, once it has this many distinct states.
     #[arg(long, default_value_t = 2_000_000, value_name = "N")]
     max_states: u64,
@@ -121,6 +128,7 @@ impl ExploreArgs {
                 self.duplicates.map(|n| n.to_string()).unwrap_or_default(),
             )
             .set("--no-merge", self.no_merge)
+            .set("--no-sleep-sets", self.no_sleep_sets)
             .set("--max-states", self.max_states)
             .set(
                 "--mutant",
@@ -235,16 +243,19 @@ pub fn run(args: ExploreArgs) -> Status {
             "tern-sim explore: {} scope(s), implementation: {}, {}",
             scopes.len(),
             imp.name(),
-            if args.no_merge {
-                "every schedule (no merging)"
-            } else {
-                "schedules reaching one state merged"
+            match (args.no_merge, args.no_sleep_sets) {
+                (true, true) => "every schedule (no merging, no sleep sets)",
+                (true, false) => "no merging; orders of commuting deliveries left out by sleep sets",
+                (false, true) => "schedules reaching one state merged; no sleep sets",
+                (false, false) =>
+                    "schedules reaching one state merged, orders of commuting deliveries left out by sleep sets",
             }
         );
     }
     defer_interrupts();
     let search = Limits {
         merge: !args.no_merge,
+        sleep_sets: !args.no_sleep_sets,
         max_states: args.max_states,
         jobs,
     };

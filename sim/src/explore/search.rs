@@ -7,12 +7,20 @@
 //! Each layer's children are played by `jobs` threads in contiguous
 //! shares and judged in order afterwards, so the outcome is the same for
 //! any number of threads.
+//!
+//! Sleep sets cut the moves whose futures another order already covers:
+//! when the oracle shows two deliveries commute from a state (each gets
+//! the same events in either order, and they leave the same views), the
+//! order that puts the later one first is not played again from there
+//! (Godefroid's sleep sets). Every state stays reached; fewer transitions
+//! are replayed to reach them (docs/explore.md §3).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+use tern_model::ledger::{Event, Ledger};
 use tern_model::message::ThreadId;
 
 use super::scope::{Action, Budget, Scope};
@@ -55,6 +63,9 @@ pub enum Move {
 pub struct Limits {
     /// Merge states that agree on what later moves depend on.
     pub merge: bool,
+    /// Leave out the moves a sleep set covers (deliveries the oracle shows
+    /// commute).
+    pub sleep_sets: bool,
     /// Stop, not exhausted, once this many distinct states are known.
     pub max_states: u64,
     pub jobs: usize,
@@ -72,6 +83,10 @@ pub struct Counts {
     /// Children that reached a state already known, whose futures were
     /// therefore not explored again.
     pub merged: u64,
+    /// Moves left out because a sleep set covered them: another order of
+    /// the same commuting deliveries was explored.
+    #[serde(default)]
+    pub slept: u64,
     /// Actions left out because they need a capability not claimed.
     pub unclaimed: u64,
     /// The longest schedule, in moves.
@@ -159,6 +174,15 @@ impl Harness {
 struct Node {
     schedule: Vec<Move>,
     harness: Harness,
+    /// The moves not to play from here: each leads where an order already
+    /// explored leads.
+    sleep: Vec<Move>,
+    /// The oracle at this state, to tell which deliveries commute (kept
+    /// only with sleep sets on).
+    oracle: Option<Ledger>,
+    /// Only these moves are played from here (`None`: all): a state met
+    /// again with a smaller sleep set plays the moves it had left out.
+    only: Option<Vec<Move>>,
 }
 
 enum Child {
@@ -167,7 +191,52 @@ enum Child {
         key: u128,
         harness: Harness,
         situations: Coverage,
+        oracle: Option<Ledger>,
     },
+}
+
+/// What the search remembers of a state it expanded, for when it meets
+/// it again by another schedule.
+struct Expanded {
+    /// The moves it left out; meeting the state with a sleep set that
+    /// lacks some of them means those must be played after all.
+    sleep: Vec<Move>,
+    /// The layer it was put in and its place there: while that layer is
+    /// the next, it is not expanded yet.
+    pending: (usize, usize),
+    schedule: Vec<Move>,
+    harness: Harness,
+    oracle: Option<Ledger>,
+}
+
+impl Expanded {
+    /// The state met again, by a schedule whose sleep set is `sleep`. The
+    /// moves it left out that this schedule does not must be played from
+    /// it after all: at once if it is still waiting in the next layer
+    /// (`layer` is that layer's number), else by a node of its own that
+    /// plays only those.
+    fn meet(&mut self, sleep: &[Move], layer: usize, next: &mut Vec<Node>) {
+        let missing: Vec<Move> = self
+            .sleep
+            .iter()
+            .copied()
+            .filter(|m| !sleep.contains(m))
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        self.sleep.retain(|m| sleep.contains(m));
+        match self.pending {
+            (l, index) if l == layer => next[index].sleep.clone_from(&self.sleep),
+            _ => next.push(Node {
+                schedule: self.schedule.clone(),
+                harness: self.harness.clone(),
+                sleep: self.sleep.clone(),
+                oracle: self.oracle.clone(),
+                only: Some(missing),
+            }),
+        }
+    }
 }
 
 /// The scope made ready to explore: its distinct actions, and whether the
@@ -418,6 +487,7 @@ impl<'s> Prepared<'s> {
         names: RejectNames,
         schedule: &[Move],
         mv: Move,
+        keep_oracle: bool,
     ) -> Child {
         let mut h = self.root();
         let result = (|| {
@@ -446,6 +516,7 @@ impl<'s> Prepared<'s> {
                     key,
                     harness: h,
                     situations: std::mem::take(&mut subject.coverage),
+                    oracle: keep_oracle.then(|| subject.oracle().clone()),
                 }
             }
         }
@@ -478,6 +549,49 @@ impl<'s> Prepared<'s> {
                 .map_err(|e| (Some(i), e))?;
         }
         Ok(())
+    }
+
+    /// Whether `a` and `b` commute from the state `h`, whose oracle is
+    /// `oracle`: both plain deliveries of different frames, no crash left
+    /// to tell which was answered last (a crash between operations loses
+    /// the last acknowledgement), and the oracle gives each the same events
+    /// in either order and the same views after both. A conforming
+    /// receiver then ends in the same state either way; the assumption is
+    /// that the implementation under test does too (docs/explore.md §3).
+    fn commute(&self, oracle: &Ledger, h: &Harness, a: Move, b: Move) -> bool {
+        let (
+            Move::Deliver {
+                action: x,
+                crash: None,
+            },
+            Move::Deliver {
+                action: y,
+                crash: None,
+            },
+        ) = (a, b)
+        else {
+            return false;
+        };
+        if x == y || h.budget.crashes > 0 || !h.cut.is_empty() {
+            return false;
+        }
+        let deliver = |ledger: &mut Ledger, action: u16| -> Vec<Said> {
+            let (frame, principal, at) = self.delivery(action);
+            ledger
+                .deliver(frame, principal, at)
+                .iter()
+                .map(said)
+                .collect()
+        };
+        let (mut xy, mut yx) = (oracle.clone(), oracle.clone());
+        let (x1, y1) = (deliver(&mut xy, x), deliver(&mut xy, y));
+        let (y2, x2) = (deliver(&mut yx, y), deliver(&mut yx, x));
+        x1 == x2
+            && y1 == y2
+            && self
+                .threads
+                .iter()
+                .all(|t| xy.view_text(t) == yx.view_text(t))
     }
 
     /// A schedule in words, a move per line.
@@ -539,6 +653,19 @@ impl<'s> Prepared<'s> {
     }
 }
 
+/// What an event says, without the delivery number it came from (which
+/// the order of deliveries changes).
+type Said = (
+    tern_model::ledger::EventKind,
+    Option<tern_model::message::MessageRef>,
+    Option<ThreadId>,
+    tern_model::ledger::Outcome,
+);
+
+fn said(e: &Event) -> Said {
+    (e.kind, e.id.clone(), e.thread.clone(), e.outcome.clone())
+}
+
 impl fmt::Display for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{self:?}")
@@ -569,7 +696,6 @@ pub fn explore(
         ..Counts::default()
     };
     let mut situations = Coverage::default();
-    let mut seen: HashSet<u128> = HashSet::new();
     // The start itself, judged like any move.
     let root = prepared.root();
     let start = (|| {
@@ -588,18 +714,59 @@ pub fn explore(
         };
     }
     counts.states = 1;
+    let reduce = limits.sleep_sets;
+    let root_oracle = if reduce {
+        match Subject::start(implementation, &prepared.init, &prepared.threads, names) {
+            Ok(s) => Some(s.oracle().clone()),
+            Err(_) => None,
+        }
+    } else {
+        None
+    };
     let mut layer = vec![Node {
         schedule: Vec::new(),
         harness: root,
+        sleep: Vec::new(),
+        oracle: root_oracle,
+        only: None,
     }];
+    // Every state met, by key: with sleep sets, what it left out.
+    let mut known: HashMap<u128, Expanded> = HashMap::new();
+    let mut layer_no = 0usize;
     let mut exhausted = true;
     let mut violation = None;
     while !layer.is_empty() {
-        let work: Vec<(usize, Move)> = layer
-            .iter()
-            .enumerate()
-            .flat_map(|(i, n)| prepared.moves(&n.harness).into_iter().map(move |m| (i, m)))
-            .collect();
+        layer_no += 1;
+        let mut work: Vec<(usize, Move, Vec<Move>)> = Vec::new();
+        for (i, n) in layer.iter().enumerate() {
+            let mut before: Vec<Move> = Vec::new();
+            for mv in prepared.moves(&n.harness) {
+                if n.sleep.contains(&mv) {
+                    if n.only.is_none() {
+                        counts.slept += 1;
+                    }
+                    continue;
+                }
+                // Met again with a smaller sleep set: the moves it played
+                // the first time are not played again.
+                if n.only.as_ref().is_some_and(|only| !only.contains(&mv)) {
+                    before.push(mv);
+                    continue;
+                }
+                let sleep = match (&n.oracle, reduce) {
+                    (Some(oracle), true) => n
+                        .sleep
+                        .iter()
+                        .chain(&before)
+                        .copied()
+                        .filter(|&m| prepared.commute(oracle, &n.harness, m, mv))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                work.push((i, mv, sleep));
+                before.push(mv);
+            }
+        }
         if work.is_empty() {
             break;
         }
@@ -621,13 +788,18 @@ pub fn explore(
                         chunk
                             .iter()
                             .enumerate()
-                            .map(|(k, &(i, mv))| {
+                            .map(|(k, (i, mv, _))| {
                                 let index = c * share + k;
                                 if index > first_bad.load(Ordering::Relaxed) || stop() {
                                     return None;
                                 }
-                                let child =
-                                    prepared.child(implementation, names, &layer[i].schedule, mv);
+                                let child = prepared.child(
+                                    implementation,
+                                    names,
+                                    &layer[*i].schedule,
+                                    *mv,
+                                    reduce,
+                                );
                                 if matches!(child, Child::Violation(_)) {
                                     first_bad.fetch_min(index, Ordering::Relaxed);
                                 }
@@ -643,8 +815,8 @@ pub fn explore(
                 .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
                 .collect()
         });
-        let mut next = Vec::new();
-        for ((i, mv), child) in work.iter().zip(results) {
+        let mut next: Vec<Node> = Vec::new();
+        for ((i, mv, sleep), child) in work.into_iter().zip(results) {
             // Only an interrupt leaves a child unplayed before the first
             // that breaks a rule.
             let Some(child) = child else {
@@ -652,11 +824,11 @@ pub fn explore(
                 break;
             };
             counts.transitions += 1;
-            counts.played += layer[*i].schedule.len() as u64 + 1;
+            counts.played += layer[i].schedule.len() as u64 + 1;
+            let mut schedule = layer[i].schedule.clone();
+            schedule.push(mv);
             match child {
                 Child::Violation(m) => {
-                    let mut schedule = layer[*i].schedule.clone();
-                    schedule.push(*mv);
                     violation = Some(Counterexample {
                         schedule,
                         mismatch: m,
@@ -667,19 +839,37 @@ pub fn explore(
                     key,
                     harness,
                     situations: reached,
+                    oracle,
                 } => {
                     situations.add(&reached);
                     if harness.complete() {
                         counts.schedules += 1;
                     }
-                    if limits.merge && !seen.insert(key) {
-                        counts.merged += 1;
-                        continue;
+                    if limits.merge {
+                        if let Some(met) = known.get_mut(&key) {
+                            counts.merged += 1;
+                            met.meet(&sleep, layer_no, &mut next);
+                            continue;
+                        }
+                        known.insert(
+                            key,
+                            Expanded {
+                                sleep: sleep.clone(),
+                                pending: (layer_no, next.len()),
+                                schedule: schedule.clone(),
+                                harness: harness.clone(),
+                                oracle: oracle.clone(),
+                            },
+                        );
                     }
                     counts.states += 1;
-                    let mut schedule = layer[*i].schedule.clone();
-                    schedule.push(*mv);
-                    next.push(Node { schedule, harness });
+                    next.push(Node {
+                        schedule,
+                        harness,
+                        sleep,
+                        oracle,
+                        only: None,
+                    });
                 }
             }
         }

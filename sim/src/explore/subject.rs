@@ -117,6 +117,12 @@ impl<'i> Subject<'i> {
         Ok(s)
     }
 
+    /// The oracle's ledger as this subject's moves left it: what the
+    /// search asks whether two deliveries commute.
+    pub fn oracle(&self) -> &Ledger {
+        &self.oracle
+    }
+
     pub fn is_up(&self) -> bool {
         self.receiver.is_some()
     }
