@@ -191,7 +191,7 @@ enum Child {
         key: u128,
         harness: Harness,
         situations: Coverage,
-        oracle: Option<Ledger>,
+        oracle: Option<Box<Ledger>>,
     },
 }
 
@@ -516,7 +516,7 @@ impl<'s> Prepared<'s> {
                     key,
                     harness: h,
                     situations: std::mem::take(&mut subject.coverage),
-                    oracle: keep_oracle.then(|| subject.oracle().clone()),
+                    oracle: keep_oracle.then(|| Box::new(subject.oracle().clone())),
                 }
             }
         }
@@ -841,6 +841,7 @@ pub fn explore(
                     situations: reached,
                     oracle,
                 } => {
+                    let oracle = oracle.map(|o| *o);
                     situations.add(&reached);
                     if harness.complete() {
                         counts.schedules += 1;
