@@ -100,11 +100,7 @@ impl super::ImplReport {
     /// from where certify ran, like every other reproduce command (and
     /// like `--impl`'s command).
     pub fn locate_files(&mut self, folder: &std::path::Path) {
-        let flag = if self.flag.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", self.flag)
-        };
+        let flag = self.flag_suffix();
         if let Some(v) = &mut self.simulation.violation {
             if let Some(trace) = &v.trace {
                 let path = folder.join(trace);

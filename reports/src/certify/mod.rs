@@ -841,11 +841,7 @@ impl ImplReport {
     /// ignores names, which only certify can do, so its run is replayed
     /// through certify.
     pub fn set_reproduce(&mut self, level: Level, agents: usize, steps: usize) {
-        let flag = if self.flag.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", self.flag)
-        };
+        let flag = self.flag_suffix();
         let at_level = match level {
             Level::Core => " --level core",
             Level::Profile => "",
@@ -875,6 +871,16 @@ impl ImplReport {
                     v.seed
                 ),
             };
+        }
+    }
+
+    /// ` --mutant x`, ` --impl '…'`, or nothing for the reference: what a
+    /// reproduce command adds to name this implementation.
+    pub fn flag_suffix(&self) -> String {
+        if self.flag.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", self.flag)
         }
     }
 

@@ -696,33 +696,29 @@ pub fn explore(
         ..Counts::default()
     };
     let mut situations = Coverage::default();
-    // The start itself, judged like any move.
     let root = prepared.root();
+    let reduce = limits.sleep_sets;
+    // The start itself, judged like any move; its oracle is the root's.
     let start = (|| {
         let mut s = Subject::start(implementation, &prepared.init, &prepared.threads, names)?;
-        s.check_views(true)
+        s.check_views(true)?;
+        Ok(reduce.then(|| s.oracle().clone()))
     })();
-    if let Err(m) = start {
-        return Exploration {
-            counts,
-            situations,
-            exhausted: false,
-            violation: Some(Counterexample {
-                schedule: Vec::new(),
-                mismatch: m,
-            }),
-        };
-    }
-    counts.states = 1;
-    let reduce = limits.sleep_sets;
-    let root_oracle = if reduce {
-        match Subject::start(implementation, &prepared.init, &prepared.threads, names) {
-            Ok(s) => Some(s.oracle().clone()),
-            Err(_) => None,
+    let root_oracle = match start {
+        Ok(oracle) => oracle,
+        Err(m) => {
+            return Exploration {
+                counts,
+                situations,
+                exhausted: false,
+                violation: Some(Counterexample {
+                    schedule: Vec::new(),
+                    mismatch: m,
+                }),
+            };
         }
-    } else {
-        None
     };
+    counts.states = 1;
     let mut layer = vec![Node {
         schedule: Vec::new(),
         harness: root,
@@ -730,8 +726,8 @@ pub fn explore(
         oracle: root_oracle,
         only: None,
     }];
-    // Every state met, by key: with sleep sets, what it left out.
-    let mut known: HashMap<u128, Expanded> = HashMap::new();
+    // Every state met, by key; with sleep sets, what it left out.
+    let mut known: HashMap<u128, Option<Expanded>> = HashMap::new();
     let mut layer_no = 0usize;
     let mut exhausted = true;
     let mut violation = None;
@@ -849,19 +845,19 @@ pub fn explore(
                     if limits.merge {
                         if let Some(met) = known.get_mut(&key) {
                             counts.merged += 1;
-                            met.meet(&sleep, layer_no, &mut next);
+                            if let Some(met) = met {
+                                met.meet(&sleep, layer_no, &mut next);
+                            }
                             continue;
                         }
-                        known.insert(
-                            key,
-                            Expanded {
-                                sleep: sleep.clone(),
-                                pending: (layer_no, next.len()),
-                                schedule: schedule.clone(),
-                                harness: harness.clone(),
-                                oracle: oracle.clone(),
-                            },
-                        );
+                        let expanded = reduce.then(|| Expanded {
+                            sleep: sleep.clone(),
+                            pending: (layer_no, next.len()),
+                            schedule: schedule.clone(),
+                            harness: harness.clone(),
+                            oracle: oracle.clone(),
+                        });
+                        known.insert(key, expanded);
                     }
                     counts.states += 1;
                     next.push(Node {

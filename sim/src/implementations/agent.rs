@@ -250,8 +250,6 @@ pub fn serve(
         performed: Rc::new(RefCell::new(BTreeSet::new())),
     };
     let mut receiver: Option<Box<dyn Receiver>> = None;
-    let reply =
-        |line: &dyn ErasedLine| -> io::Result<()> { line.write_to(&mut **out.borrow_mut()) };
     for line in input.lines() {
         let line = line?;
         if line.trim().is_empty() {
@@ -268,7 +266,7 @@ pub fn serve(
                     ),
                     Err(_) => (None, format!("not JSON: {e}")),
                 };
-                reply(&Line::Error { seq, error: why })?;
+                write_line(&mut **out.borrow_mut(), &Line::Error { seq, error: why })?;
                 continue;
             }
         };
@@ -287,37 +285,33 @@ pub fn serve(
                 })
             }),
             (Request::Shutdown(_), _) => {
-                reply(&OkLine { seq, ok: &() })?;
+                write_line(&mut **out.borrow_mut(), &OkLine { seq, ok: &() })?;
                 return Ok(());
             }
             (_, None) => Err("the first request must be `init`".to_owned()),
             (_, Some(r)) => handle(&req, r),
         };
         match answer {
-            Ok(Answer::Init(ok)) => reply(&OkLine { seq, ok: &ok })?,
-            Ok(Answer::Deliver(ok)) => reply(&OkLine { seq, ok: &ok })?,
-            Ok(Answer::Execute(ok)) => reply(&OkLine { seq, ok: &ok })?,
+            Ok(Answer::Init(ok)) => write_line(&mut **out.borrow_mut(), &OkLine { seq, ok: &ok })?,
+            Ok(Answer::Deliver(ok)) => {
+                write_line(&mut **out.borrow_mut(), &OkLine { seq, ok: &ok })?
+            }
+            Ok(Answer::Execute(ok)) => {
+                write_line(&mut **out.borrow_mut(), &OkLine { seq, ok: &ok })?
+            }
             Ok(Answer::View(view)) => {
                 let mut o = out.borrow_mut();
                 writeln!(o, "{{\"seq\":{seq},\"ok\":{view}}}")?;
                 o.flush()?;
             }
-            Err(error) => reply(&Line::Error {
-                seq: Some(seq),
-                error,
-            })?,
+            Err(error) => write_line(
+                &mut **out.borrow_mut(),
+                &Line::Error {
+                    seq: Some(seq),
+                    error,
+                },
+            )?,
         }
     }
     Ok(())
-}
-
-/// Lines of different types through one writer (the `reply` of [`serve`]).
-trait ErasedLine {
-    fn write_to(&self, out: &mut dyn Write) -> io::Result<()>;
-}
-
-impl<T: Serialize> ErasedLine for T {
-    fn write_to(&self, out: &mut dyn Write) -> io::Result<()> {
-        write_line(out, self)
-    }
 }

@@ -12,7 +12,6 @@
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::Value;
 use tern_model::ledger::{EventKind, Refusal, RejectClass};
 
@@ -279,10 +278,6 @@ pub struct ViewAnswer {
     pub revisions: Vec<Value>,
     pub effects: Vec<Value>,
 }
-
-/// An answer's `ok` as it came, for the adapter, which compares a view's
-/// text before reading it.
-pub type RawAnswer = Box<RawValue>;
 
 fn names(names: impl IntoIterator<Item = &'static str>) -> Schema {
     let names: Vec<&str> = names.into_iter().collect();
