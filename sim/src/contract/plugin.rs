@@ -49,14 +49,21 @@ pub struct Delivered {
 pub enum Capability {
     /// Executes its own commitments through the world (`execute`).
     Execute,
+    /// Over the protocol: a process that answered a session without
+    /// crashing can be given another `init` and start over as if newly
+    /// spawned, so a fresh start costs a round trip instead of a process
+    /// (docs/protocol.md section 4.1). Restarts after a crash always get
+    /// a new process.
+    Reinit,
 }
 
 impl Capability {
-    pub const ALL: &'static [Capability] = &[Capability::Execute];
+    pub const ALL: &'static [Capability] = &[Capability::Execute, Capability::Reinit];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Capability::Execute => "execute",
+            Capability::Reinit => "reinit",
         }
     }
 
@@ -81,7 +88,8 @@ impl Identity {
         Identity {
             name: name.into(),
             version: Some(env!("CARGO_PKG_VERSION").to_owned()),
-            capabilities: Capability::ALL.iter().copied().collect(),
+            // In process there is no process to reuse.
+            capabilities: [Capability::Execute].into_iter().collect(),
         }
     }
 
@@ -132,6 +140,14 @@ pub trait Receiver {
     /// in-process receiver is simply dropped afterwards; a subprocess is
     /// killed.
     fn kill(&mut self) {}
+
+    /// The harness is done with this receiver, which did not crash, and
+    /// drops it next. By default that is the end of it, as abrupt as
+    /// [`Receiver::kill`]. A subprocess that claims `reinit` is set aside
+    /// instead, for the next fresh start to reuse.
+    fn dismiss(&mut self) {
+        self.kill()
+    }
 }
 
 /// A way to start receivers: called at the start and after every crash, with

@@ -708,7 +708,7 @@ pub fn identify_as(
         .start(init, storage, agent)
         .map_err(|e| e.to_string())?;
     let identity = r.identity();
-    r.kill();
+    r.dismiss();
     Ok(identity)
 }
 
@@ -750,7 +750,7 @@ pub fn play(case: &Case, implementation: &dyn Implementation, identity: &Identit
         }
     }
     if let Some(r) = player.receiver.as_mut() {
-        r.kill();
+        r.dismiss();
     }
     let (status, failure) = match result {
         Ok(()) => (Status::Pass, None),

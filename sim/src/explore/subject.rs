@@ -77,7 +77,7 @@ pub struct Subject<'i> {
 impl Drop for Subject<'_> {
     fn drop(&mut self) {
         if let Some(r) = self.receiver.as_mut() {
-            r.kill();
+            r.dismiss();
         }
     }
 }

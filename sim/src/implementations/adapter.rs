@@ -26,7 +26,7 @@ use tern_model::message::{MessageRef, Principal, ThreadId};
 use tern_model::wire::Pointer;
 
 use crate::contract::plugin::{
-    Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View,
+    Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View,
 };
 use crate::contract::protocol::lines::{
     self, DeliverAnswer, ExecuteAnswer, InitAnswer, Op, Request, ViewRequest,
@@ -87,6 +87,48 @@ pub struct SubprocessImpl {
     cap: Mutex<Option<Duration>>,
     /// The stderr of every process, by the thread that started it.
     logs: ThreadLogs,
+    /// Processes that claimed `reinit`, waiting for a fresh start.
+    idle: Arc<Idle>,
+}
+
+/// Processes that claimed `reinit` and ended a session without a crash,
+/// kept for the next fresh start: that start is then an `init` on pipes
+/// already open, not a new process, which over the protocol is most of
+/// what a start costs. Shared by every thread: a process's stderr goes to
+/// the log of the thread that takes it ([`ChildProcess::log_to`]).
+///
+/// (Spawning processes ahead for the starts that need a new one, after a
+/// crash, was tried and measured slower: the start-up work moves, it does
+/// not go.)
+#[derive(Default)]
+struct Idle(Mutex<Vec<ChildProcess>>);
+
+/// Enough for every agent of a run on every worker; a process beyond
+/// these is shut down.
+const IDLE_MOST: usize = 32;
+
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Idle {
+    fn take(&self) -> Option<ChildProcess> {
+        locked(&self.0).pop()
+    }
+
+    fn keep(&self, child: ChildProcess) {
+        let mut idle = locked(&self.0);
+        if idle.len() < IDLE_MOST {
+            idle.push(child);
+        }
+        // (Else `child` is dropped here: shut down, then killed.)
+    }
+
+    /// Shuts every idle process down: before the state root goes, since
+    /// they may hold files in it open.
+    fn clear(&self) {
+        drop(std::mem::take(&mut *locked(&self.0)));
+    }
 }
 
 /// Where state roots are made: `$TERN_SIM_STATE_DIR` or `$TMPDIR` when set
@@ -121,6 +163,7 @@ impl SubprocessImpl {
             dirs: Mutex::new(BTreeMap::new()),
             cap: Mutex::new(None),
             logs: ThreadLogs::default(),
+            idle: Arc::default(),
         })
     }
 
@@ -144,19 +187,29 @@ impl SubprocessImpl {
             .map_or(Path::new("/nonexistent"), |r| r.path())
     }
 
-    /// One state directory per agent per run, kept across its restarts.
-    fn state_dir(&self, storage: &Storage) -> PathBuf {
+    /// One state directory per agent per run, kept across its restarts,
+    /// and whether this start is the first on it (a fresh start, not a
+    /// restart).
+    fn state_dir(&self, storage: &Storage) -> (PathBuf, bool) {
         let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
-        dirs.entry(storage.id())
-            .or_insert_with(|| self.root().join(format!("agent-{}", storage.id())))
-            .clone()
+        let mut fresh = false;
+        let dir = dirs
+            .entry(storage.id())
+            .or_insert_with(|| {
+                fresh = true;
+                self.root().join(format!("agent-{}", storage.id()))
+            })
+            .clone();
+        (dir, fresh)
     }
 }
 
 impl Drop for SubprocessImpl {
     fn drop(&mut self) {
-        // Every child was killed with its receiver; remove the tree now, and
-        // leave it to the exit hook if that fails.
+        // Every child in use was killed with its receiver; the idle ones
+        // go now. Remove the tree then, and leave it to the exit hook if
+        // that fails.
+        self.idle.clear();
         if let Some(root) = self.root.take() {
             let path = root.path().to_owned();
             if root.close().is_ok() {
@@ -185,7 +238,7 @@ impl Implementation for SubprocessImpl {
         storage: Storage,
         world: AgentWorld,
     ) -> Result<Box<dyn Receiver>, ImplError> {
-        let dir = self.state_dir(&storage);
+        let (dir, fresh) = self.state_dir(&storage);
         let limits = self.limits_now();
         // A crash scheduled for this recovery: before it, the process is
         // killed as it starts, so its recovery makes nothing durable; after
@@ -196,17 +249,30 @@ impl Implementation for SubprocessImpl {
             return Err(ImplError::Crashed);
         }
         let log = self.logs.for_this_thread();
+        // A restart after a crash always gets a new process: reusing one
+        // would let a receiver keep in memory what the crash must lose.
+        let reused = if fresh { self.idle.take() } else { None };
         if let Ok(mut log) = log.lock() {
+            let how = if reused.is_some() {
+                "started over (reinit)"
+            } else {
+                "started"
+            };
             log.push(
                 format!(
-                    "[tern-sim] `{}` started for {}\n",
+                    "[tern-sim] `{}` {how} for {}\n",
                     self.command,
                     init.participant.as_str()
                 )
                 .as_bytes(),
             );
         }
-        let mut child = ChildProcess::spawn(&self.command, limits, log)?;
+        let mut child = match reused {
+            Some(child) => child,
+            None => ChildProcess::spawn(&self.command, limits, log.clone())?,
+        };
+        child.limits = limits;
+        child.log_to(log);
         let request = |seq| {
             Request::Init(lines::Init {
                 seq,
@@ -229,11 +295,15 @@ impl Implementation for SubprocessImpl {
             child.kill();
             return Err(ImplError::Crashed);
         }
+        let idle = identity
+            .claims(Capability::Reinit)
+            .then(|| self.idle.clone());
         Ok(Box::new(SubprocessReceiver {
-            child,
+            child: Some(child),
             storage,
             world,
             identity,
+            idle,
         }))
     }
 }
@@ -299,6 +369,8 @@ struct ChildProcess {
     /// is known to be unsolicited.
     sent: u64,
     stderr: Arc<Mutex<VecDeque<u8>>>,
+    /// The log its stderr goes to: that of the thread using it now.
+    log: Arc<Mutex<Arc<Mutex<StderrLog>>>>,
     /// Ends when the reader of stderr met its end, after the kill: the
     /// log is then whole before the case's is taken.
     stderr_done: std::sync::mpsc::Receiver<()>,
@@ -372,6 +444,8 @@ impl ChildProcess {
         };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let sink = tail.clone();
+        let log = Arc::new(Mutex::new(log));
+        let logs = log.clone();
         let (done, stderr_done) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut stderr = stderr;
@@ -386,9 +460,8 @@ impl ChildProcess {
                         t.pop_front();
                     }
                 }
-                if let Ok(mut log) = log.lock() {
-                    log.push(&buf[..n]);
-                }
+                let log = locked(&logs).clone();
+                locked(&log).push(&buf[..n]);
             }
             let _ = done.send(());
         });
@@ -399,12 +472,19 @@ impl ChildProcess {
             lines,
             sent: 0,
             stderr: tail,
+            log,
             stderr_done,
             seq: 0,
             limits,
             dead: false,
             reaped: false,
         })
+    }
+
+    /// Sends its stderr from now on to `log`: a process kept waiting may be
+    /// taken by another thread than the one that started it.
+    fn log_to(&mut self, log: Arc<Mutex<StderrLog>>) {
+        *locked(&self.log) = log;
     }
 
     fn stderr_tail(&self) -> String {
@@ -679,16 +759,27 @@ impl Drop for ChildProcess {
 }
 
 struct SubprocessReceiver {
-    child: ChildProcess,
+    /// `None` only once dismissed into `idle`.
+    child: Option<ChildProcess>,
     storage: Storage,
     world: AgentWorld,
     identity: Identity,
+    /// Where a dismissed process waits for reuse, if it claimed `reinit`.
+    idle: Option<Arc<Idle>>,
+}
+
+/// A receiver asked anything after [`Receiver::dismiss`]: the harness's
+/// mistake, never the implementation's, but an error rather than a panic.
+fn dismissed() -> ImplError {
+    ImplError::Misbehaved("tern-sim asked a receiver it had dismissed".into())
 }
 
 impl SubprocessReceiver {
     fn crash_now(&mut self) -> ImplError {
         self.storage.fire();
-        self.child.kill();
+        if let Some(child) = self.child.as_mut() {
+            child.kill();
+        }
         ImplError::Crashed
     }
 }
@@ -717,21 +808,21 @@ impl Receiver for SubprocessReceiver {
                 now: now.0,
             })
         };
-        let timeout = self.child.limits.request;
-        let answer: DeliverAnswer = self.child.request(request, timeout, &self.world)?;
+        let world = &self.world;
+        let child = self.child.as_mut().ok_or_else(dismissed)?;
+        let timeout = child.limits.request;
+        let answer: DeliverAnswer = child.request(request, timeout, world)?;
         if armed == Some(CrashPoint::AfterSync) {
             // It answered; the harness never took the answer.
             return Err(self.crash_now());
         }
+        let child = self.child.as_mut().ok_or_else(dismissed)?;
         let events = answer
             .events
             .into_iter()
             .map(event_of_line)
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| {
-                self.child
-                    .fail(format!("answered deliver with a bad event: {e}"))
-            })?;
+            .map_err(|e| child.fail(format!("answered deliver with a bad event: {e}")))?;
         let outgoing = answer
             .outgoing
             .unwrap_or_default()
@@ -739,8 +830,7 @@ impl Receiver for SubprocessReceiver {
             .map(|f| decode_bytes(f))
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| {
-                self.child
-                    .fail("answered deliver with outgoing frames that are not base64".into())
+                child.fail("answered deliver with outgoing frames that are not base64".into())
             })?;
         Ok(Delivered { events, outgoing })
     }
@@ -759,34 +849,48 @@ impl Receiver for SubprocessReceiver {
                 now: now.0,
             })
         };
-        let timeout = self.child.limits.request;
-        let answer: ExecuteAnswer = self.child.request(request, timeout, &self.world)?;
+        let world = &self.world;
+        let child = self.child.as_mut().ok_or_else(dismissed)?;
+        let timeout = child.limits.request;
+        let answer: ExecuteAnswer = child.request(request, timeout, world)?;
         Ok(execution_of(answer))
     }
 
     fn kill(&mut self) {
-        self.child.kill();
+        if let Some(child) = self.child.as_mut() {
+            child.kill();
+        }
+    }
+
+    fn dismiss(&mut self) {
+        match (self.child.take(), &self.idle) {
+            (Some(child), Some(idle)) if !child.dead => idle.keep(child),
+            (Some(mut child), _) => child.kill(),
+            (None, _) => {}
+        }
     }
 
     fn view(&mut self, thread: &ThreadId) -> Result<View, ImplError> {
-        let timeout = self.child.limits.request;
-        self.child
-            .request::<Value>(view_request(thread), timeout, &self.world)
+        let world = &self.world;
+        let child = self.child.as_mut().ok_or_else(dismissed)?;
+        let timeout = child.limits.request;
+        child
+            .request::<Value>(view_request(thread), timeout, world)
             .map(|answer| View::from_value(&answer))
     }
 
     fn view_against(&mut self, thread: &ThreadId, expected: &View) -> Result<View, ImplError> {
-        let timeout = self.child.limits.request;
-        let answer = self
-            .child
-            .request_raw(view_request(thread), timeout, &self.world)?;
+        let world = &self.world;
+        let child = self.child.as_mut().ok_or_else(dismissed)?;
+        let timeout = child.limits.request;
+        let answer = child.request_raw(view_request(thread), timeout, world)?;
         // The expected view is canonical text: an answer with the same
         // bytes is that view. Any other is read as JSON and made
         // canonical, as `view` does.
         if answer.get() == expected.as_str() {
             return Ok(expected.clone());
         }
-        self.child
+        child
             .read_ok::<Value>(Op::View, &answer)
             .map(|view| View::from_value(&view))
     }

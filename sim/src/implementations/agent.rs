@@ -244,11 +244,12 @@ pub fn serve(
     mutant: Option<Mutant>,
 ) -> io::Result<()> {
     let out = Rc::new(RefCell::new(output));
-    let world = ProtocolWorld {
+    let new_world = || ProtocolWorld {
         out: out.clone(),
         seq: Rc::new(RefCell::new(0)),
         performed: Rc::new(RefCell::new(BTreeSet::new())),
     };
+    let mut world = new_world();
     let mut receiver: Option<Box<dyn Receiver>> = None;
     for line in input.lines() {
         let line = line?;
@@ -271,6 +272,12 @@ pub fn serve(
             }
         };
         let seq = req.seq();
+        if let Request::Init(_) = req {
+            // Another `init` starts over (the `reinit` capability): nothing
+            // of the last session stays, in memory or in the world.
+            receiver = None;
+            world = new_world();
+        }
         *world.seq.borrow_mut() = seq;
         let answer = match (&req, receiver.as_mut()) {
             (Request::Init(init), _) => start(init, &world, mutant).map(|r| {

@@ -1272,6 +1272,11 @@ impl<'a> Run<'a> {
     }
 
     fn concluded(mut self, result: Checked) -> Played {
+        for agent in &mut self.agents {
+            if let Some(r) = agent.receiver.as_mut() {
+                r.dismiss();
+            }
+        }
         if let Err(v) = &result {
             let text = format!(
                 "✘ {} (section {}): expected {}; got {}",
