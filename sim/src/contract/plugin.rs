@@ -55,16 +55,33 @@ pub enum Capability {
     /// (docs/protocol.md section 4.1). Restarts after a crash always get
     /// a new process.
     Reinit,
+    /// Over the protocol: the process reads its input as a stream of
+    /// lines, so it may be sent several requests in one write, and answers
+    /// them in order. The views a step compares then cost one round trip,
+    /// not one each (docs/protocol.md section 2).
+    Pipeline,
 }
 
 impl Capability {
-    pub const ALL: &'static [Capability] = &[Capability::Execute, Capability::Reinit];
+    pub const ALL: &'static [Capability] = &[
+        Capability::Execute,
+        Capability::Reinit,
+        Capability::Pipeline,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Capability::Execute => "execute",
             Capability::Reinit => "reinit",
+            Capability::Pipeline => "pipeline",
         }
+    }
+
+    /// A part of the contract that a corpus case can need, rather than a
+    /// way of the protocol to cost less (`reinit`, `pipeline`), on which
+    /// no verdict depends.
+    pub fn is_contract(self) -> bool {
+        self == Capability::Execute
     }
 
     pub fn from_name(name: &str) -> Option<Capability> {
@@ -123,6 +140,18 @@ pub trait Receiver {
     /// JSON text: views are compared after nearly every step, and equal
     /// views are equal bytes.
     fn view(&mut self, thread: &ThreadId) -> Result<View, ImplError>;
+
+    /// The views of several threads, each asked against the view expected
+    /// of it, answered in order. The default asks
+    /// [`Receiver::view_against`] for each in turn; a subprocess that
+    /// claims `pipeline` is sent all the requests in one write, so the
+    /// views a step compares cost one round trip, not one each.
+    fn views_against(&mut self, wanted: &[(ThreadId, View)]) -> Result<Vec<View>, ImplError> {
+        wanted
+            .iter()
+            .map(|(thread, expected)| self.view_against(thread, expected))
+            .collect()
+    }
 
     /// The view of a thread, asked by a harness that expects `expected`
     /// (the oracle's canonical view). The answer must be what [`view`]

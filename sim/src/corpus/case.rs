@@ -585,10 +585,10 @@ impl Case {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                // `reinit` is the protocol's, a matter of cost: no case
-                // depends on it.
+                // `reinit` and `pipeline` are the protocol's, matters of
+                // cost: no case depends on them.
                 Capability::from_name(c)
-                    .filter(|c| *c != Capability::Reinit)
+                    .filter(|c| c.is_contract())
                     .ok_or_else(|| {
                         at.err(
                             format!("/requires/{i}"),

@@ -377,28 +377,33 @@ impl<'i> Subject<'i> {
     /// The receiver's view of every thread against the oracle's (nothing
     /// while it is down, or unless `compare`: only the oracle's are kept).
     pub fn check_views(&mut self, compare: bool) -> Result<(), Mismatch> {
-        self.views.clear();
-        for i in 0..self.threads.len() {
-            let t = self.threads[i].clone();
-            let expected = self.oracle.view_text(&t);
-            if let Some(receiver) = self.receiver.as_mut().filter(|_| compare) {
-                let before = self.world.len();
-                let actual = receiver.view_against(&t, &expected);
-                if self.world.len() != before {
-                    return Err(Mismatch::new(
-                        inv::AUTHORITY,
-                        "no effect while answering a view",
-                        format!(
-                            "{} effect(s) performed while answering a view of {t}",
-                            self.world.len() - before
-                        ),
-                    ));
-                }
-                let actual = actual.map_err(|e| Self::unsound("a view", e))?;
-                if actual == expected {
-                    if let Some(new) = self.unconfirmed.remove(&t) {
+        let expected: Vec<(ThreadId, tern_model::ledger::View)> = self
+            .threads
+            .iter()
+            .map(|t| (t.clone(), self.oracle.view_text(t)))
+            .collect();
+        if let Some(receiver) = self.receiver.as_mut().filter(|_| compare) {
+            let before = self.world.len();
+            // Asked together: over the protocol, one round trip for all.
+            let actual = receiver.views_against(&expected);
+            if self.world.len() != before {
+                let threads: Vec<&str> = self.threads.iter().map(|t| t.as_str()).collect();
+                return Err(Mismatch::new(
+                    inv::AUTHORITY,
+                    "no effect while answering a view",
+                    format!(
+                        "{} effect(s) performed while answering the views of {}",
+                        self.world.len() - before,
+                        threads.join(", ")
+                    ),
+                ));
+            }
+            let actual = actual.map_err(|e| Self::unsound("a view", e))?;
+            for ((t, expected), actual) in expected.iter().zip(actual) {
+                if actual == *expected {
+                    if let Some(new) = self.unconfirmed.remove(t) {
                         let seen = self.seen.entry(t.clone()).or_default();
-                        for id in new.iter().filter(|id| self.oracle.shows(&t, id)) {
+                        for id in new.iter().filter(|id| self.oracle.shows(t, id)) {
                             seen.insert(id.as_str().to_owned());
                         }
                     }
@@ -414,8 +419,8 @@ impl<'i> Subject<'i> {
                     )?;
                 }
             }
-            self.views.push(expected);
         }
+        self.views = expected.into_iter().map(|(_, view)| view).collect();
         Ok(())
     }
 

@@ -603,14 +603,47 @@ impl ChildProcess {
         timeout: Duration,
         world: &AgentWorld,
     ) -> Result<Box<RawValue>, ImplError> {
-        self.seq += 1;
-        let seq = self.seq;
-        let request = make(seq);
-        let op = request.op();
         let deadline = Instant::now() + timeout;
-        let mut line = serde_json::to_vec(&request).unwrap_or_default();
-        line.push(b'\n');
-        self.send(seq, &line, op.as_str(), deadline, timeout)?;
+        let sent = self.send_all([make], deadline, timeout)?;
+        let (seq, op) = sent[0];
+        self.answer_to(seq, op, deadline, timeout, world)
+    }
+
+    /// Writes the requests `makes` builds, numbered in turn, in one write
+    /// by `deadline`: one request, or several to a process that claims
+    /// `pipeline`. Gives their seqs and ops, in order.
+    fn send_all<F: FnOnce(u64) -> Request>(
+        &mut self,
+        makes: impl IntoIterator<Item = F>,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<Vec<(u64, Op)>, ImplError> {
+        let mut line = Vec::new();
+        let mut sent = Vec::new();
+        for make in makes {
+            self.seq += 1;
+            let request = make(self.seq);
+            sent.push((self.seq, request.op()));
+            // Writing into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut line, &request);
+            line.push(b'\n');
+        }
+        if let Some(&(seq, op)) = sent.last() {
+            self.send(seq, &line, op.as_str(), deadline, timeout)?;
+        }
+        Ok(sent)
+    }
+
+    /// Reads lines until the answer to request `seq` (`op`), by
+    /// `deadline`, counting effects on the way.
+    fn answer_to(
+        &mut self,
+        seq: u64,
+        op: Op,
+        deadline: Instant,
+        timeout: Duration,
+        world: &AgentWorld,
+    ) -> Result<Box<RawValue>, ImplError> {
         let mut lines = 0usize;
         let mut performed: Option<String> = None;
         let when = |tag: u64| {
@@ -879,21 +912,55 @@ impl Receiver for SubprocessReceiver {
             .map(|answer| View::from_value(&answer))
     }
 
+    fn views_against(&mut self, wanted: &[(ThreadId, View)]) -> Result<Vec<View>, ImplError> {
+        if wanted.len() < 2 || !self.identity.claims(Capability::Pipeline) {
+            return wanted
+                .iter()
+                .map(|(thread, expected)| self.view_against(thread, expected))
+                .collect();
+        }
+        let world = &self.world;
+        let child = self.child.as_mut().ok_or_else(dismissed)?;
+        let timeout = child.limits.request;
+        let mut deadline = Instant::now() + timeout;
+        let sent = child.send_all(
+            wanted.iter().map(|(thread, _)| view_request(thread)),
+            deadline,
+            timeout,
+        )?;
+        let mut views = Vec::with_capacity(wanted.len());
+        for (&(seq, op), (_, expected)) in sent.iter().zip(wanted) {
+            let answer = child.answer_to(seq, op, deadline, timeout, world)?;
+            views.push(view_of_answer(child, &answer, expected)?);
+            // Each answer has the whole timeout from the one before.
+            deadline = Instant::now() + timeout;
+        }
+        Ok(views)
+    }
+
     fn view_against(&mut self, thread: &ThreadId, expected: &View) -> Result<View, ImplError> {
         let world = &self.world;
         let child = self.child.as_mut().ok_or_else(dismissed)?;
         let timeout = child.limits.request;
         let answer = child.request_raw(view_request(thread), timeout, world)?;
-        // The expected view is canonical text: an answer with the same
-        // bytes is that view. Any other is read as JSON and made
-        // canonical, as `view` does.
-        if answer.get() == expected.as_str() {
-            return Ok(expected.clone());
-        }
-        child
-            .read_ok::<Value>(Op::View, &answer)
-            .map(|view| View::from_value(&view))
+        view_of_answer(child, &answer, expected)
     }
+}
+
+/// The view a `view` answer gives. The expected view is canonical text: an
+/// answer with the same bytes is that view. Any other is read as JSON and
+/// made canonical, as `view` does.
+fn view_of_answer(
+    child: &mut ChildProcess,
+    answer: &RawValue,
+    expected: &View,
+) -> Result<View, ImplError> {
+    if answer.get() == expected.as_str() {
+        return Ok(expected.clone());
+    }
+    child
+        .read_ok::<Value>(Op::View, answer)
+        .map(|view| View::from_value(&view))
 }
 
 fn view_request(thread: &ThreadId) -> impl FnOnce(u64) -> Request + '_ {

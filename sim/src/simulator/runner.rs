@@ -505,12 +505,9 @@ impl<'a> Run<'a> {
     /// Compares agent `a`'s view of every thread of the conversation under
     /// way, if it is up.
     fn check_views(&mut self, a: usize) -> Checked {
-        if self.agents[a].receiver.is_some() {
-            for t in self.scenario.threads_of(epoch_of(self.step)) {
-                self.check_view(a, &t)?;
-            }
-        }
-        Ok(())
+        let threads = self.scenario.threads_of(epoch_of(self.step));
+        let threads: Vec<&str> = threads.iter().map(String::as_str).collect();
+        self.check_views_in(a, &threads)
     }
 
     /// Puts a frame on the network, with the faults its seed draws.
@@ -801,48 +798,88 @@ impl<'a> Run<'a> {
     /// view is a read: an effect performed while answering one bypasses
     /// every authority check, so it is a violation like an effect during a
     /// delivery or at start-up (only `execute` may act on the world).
-    fn view_of(
-        &mut self,
-        a: usize,
-        t: &ThreadId,
-        expected: Option<&View>,
-    ) -> Result<Option<View>, Box<Violation>> {
+    fn view_of(&mut self, a: usize, t: &ThreadId) -> Result<Option<View>, Box<Violation>> {
         let before = self.world.len();
         let Some(receiver) = self.agents[a].receiver.as_mut() else {
             return Ok(None);
         };
-        let answer = match expected {
-            Some(expected) => receiver.view_against(t, expected),
-            None => receiver.view(t),
-        };
+        let answer = receiver.view(t);
         self.stats.checks += 1;
-        if self.world.len() != before {
-            return Err(self.violation(
-                inv::AUTHORITY,
-                Some(a),
-                "no effect while answering a view".into(),
-                format!(
-                    "{} effect(s) performed while answering a view of {t}",
-                    self.world.len() - before
-                ),
-            ));
-        }
+        self.no_effect_in_views(a, before, t.as_str())?;
         match answer {
             Ok(v) => Ok(Some(v)),
             Err(e) => Err(self.unsound(a, "a view", e)),
         }
     }
 
+    /// Agent `a`'s views of the threads `wanted` names, each asked against
+    /// the oracle's view it is paired with (`None` while it is down): asked
+    /// together, so that over the protocol they cost one round trip.
+    fn views_of(
+        &mut self,
+        a: usize,
+        wanted: &[(ThreadId, View)],
+    ) -> Result<Option<Vec<View>>, Box<Violation>> {
+        let before = self.world.len();
+        let Some(receiver) = self.agents[a].receiver.as_mut() else {
+            return Ok(None);
+        };
+        let answer = receiver.views_against(wanted);
+        self.stats.checks += wanted.len() as u64;
+        let threads: Vec<&str> = wanted.iter().map(|(t, _)| t.as_str()).collect();
+        self.no_effect_in_views(a, before, &threads.join(", "))?;
+        match answer {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => Err(self.unsound(a, "a view", e)),
+        }
+    }
+
+    /// A violation if the world counts more effects than `before`, after
+    /// agent `a` answered views of `threads`.
+    fn no_effect_in_views(&self, a: usize, before: usize, threads: &str) -> Checked {
+        if self.world.len() == before {
+            return Ok(());
+        }
+        Err(self.violation(
+            inv::AUTHORITY,
+            Some(a),
+            "no effect while answering a view".into(),
+            format!(
+                "{} effect(s) performed while answering a view of {threads}",
+                self.world.len() - before
+            ),
+        ))
+    }
+
     /// The implementation's view of a thread against the oracle's, plus the
     /// invariants that hold of any view on its own.
     fn check_view(&mut self, a: usize, thread: &str) -> Checked {
-        let Ok(t) = ThreadId::new(thread) else {
+        self.check_views_in(a, &[thread])
+    }
+
+    /// [`Run::check_view`] for several threads of agent `a`, whose views
+    /// are asked together and judged in order.
+    fn check_views_in(&mut self, a: usize, threads: &[&str]) -> Checked {
+        let wanted: Vec<(ThreadId, View)> = threads
+            .iter()
+            .filter_map(|t| ThreadId::new(t).ok())
+            .map(|t| {
+                let expected = self.agents[a].oracle.view_text(&t);
+                (t, expected)
+            })
+            .collect();
+        let Some(actual) = self.views_of(a, &wanted)? else {
             return Ok(());
         };
-        let expected = self.agents[a].oracle.view_text(&t);
-        let Some(actual) = self.view_of(a, &t, Some(&expected))? else {
-            return Ok(());
-        };
+        for ((t, expected), actual) in wanted.into_iter().zip(actual) {
+            self.judge_view(a, &t, expected, actual)?;
+        }
+        Ok(())
+    }
+
+    /// One view against the oracle's.
+    fn judge_view(&mut self, a: usize, t: &ThreadId, expected: View, actual: View) -> Checked {
+        let thread = t.as_str();
         if actual == expected {
             // The oracle's own view: it keeps every ID it ever showed and
             // lists commitments from COMMITs only, so the history and
@@ -852,7 +889,7 @@ impl<'a> Run<'a> {
             if let Some(new) = agent.unconfirmed.remove(thread) {
                 let oracle = &agent.oracle;
                 let seen = agent.seen_ids.entry(thread.to_owned()).or_default();
-                for id in new.iter().filter(|id| oracle.shows(&t, id)) {
+                for id in new.iter().filter(|id| oracle.shows(t, id)) {
                     if !seen.contains(id.as_str()) {
                         seen.insert(id.as_str().to_owned());
                     }
@@ -1297,10 +1334,10 @@ impl<'a> Run<'a> {
         self.step = self.begun;
         self.quiesce()?;
         // Every view of every agent, once more, now that nothing is in flight.
+        let threads = self.scenario.threads();
+        let threads: Vec<&str> = threads.iter().map(String::as_str).collect();
         for a in 0..self.agents.len() {
-            for t in self.scenario.threads() {
-                self.check_view(a, &t)?;
-            }
+            self.check_views_in(a, &threads)?;
         }
         self.check_agreement()
     }
@@ -1335,10 +1372,14 @@ impl<'a> Run<'a> {
 
     /// Compares the views touched since the last comparison.
     fn check_dirty(&mut self) -> Checked {
-        for (a, thread) in std::mem::take(&mut self.dirty) {
-            if self.agents[a].receiver.is_some() {
-                self.check_view(a, &thread)?;
-            }
+        let dirty = std::mem::take(&mut self.dirty);
+        // In (agent, thread) order, each agent's threads asked together.
+        let mut rest: Vec<&(usize, String)> = dirty.iter().collect();
+        while let Some(&&(a, _)) = rest.first() {
+            let mine = rest.iter().take_while(|(b, _)| *b == a).count();
+            let threads: Vec<&str> = rest[..mine].iter().map(|(_, t)| t.as_str()).collect();
+            self.check_views_in(a, &threads)?;
+            rest.drain(..mine);
         }
         Ok(())
     }
@@ -1363,7 +1404,7 @@ impl<'a> Run<'a> {
                 let t = ThreadId::new(thread).expect("valid");
                 let mut first: Option<(usize, View)> = None;
                 for &a in members {
-                    let Some(view) = self.view_of(a, &t, None)? else {
+                    let Some(view) = self.view_of(a, &t)? else {
                         continue;
                     };
                     let Some((b, first_view)) = &first else {

@@ -1,12 +1,17 @@
-//! `reinit`: a process that claims it is given another `init` for a fresh
-//! start instead of being replaced, and a restart after a crash always gets
-//! a new process. What each start was is in the thread's stderr log, where
-//! the adapter writes one line per start.
+//! The protocol's capabilities of cost. `reinit`: a process that claims it
+//! is given another `init` for a fresh start instead of being replaced, and
+//! a restart after a crash always gets a new process (what each start was
+//! is in the thread's stderr log, where the adapter writes one line per
+//! start). `pipeline`: the views of a step go in one write to a process
+//! that claims it, and one at a time to any other.
 
+use std::time::Duration;
 use tern_harness::contract::plugin::{Capability, Implementation, InitParams, Receiver};
 use tern_harness::contract::storage::Storage;
 use tern_harness::contract::world::World;
 use tern_harness::implementations::adapter::{Limits, SubprocessImpl};
+
+use tern_harness::contract::plugin::View;
 use tern_model::ledger::{LedgerConfig, LocalTime};
 use tern_model::message::{Participant, Principal, ThreadId};
 
@@ -110,4 +115,63 @@ fn a_process_that_does_not_claim_reinit_is_never_reused() {
     let mut r = start(&imp, &Storage::new(), &world);
     assert_eq!(starts(&imp), (2, 0));
     r.dismiss();
+}
+
+/// Answers `view` requests only in pairs: it reads two before it answers
+/// either. Harness and process wait on each other for ever unless both
+/// requests come in one write. `CLAIMS` is its list of capabilities.
+const PAIRS: &str = r#"python3 -c '
+import json, sys
+def empty(thread):
+    return {"commitments": [], "effects": [], "messages": [], "pending": [], "revisions": [], "thread": thread}
+def answer(seq, ok):
+    print(json.dumps({"seq": seq, "ok": ok}, separators=(",", ":"), sort_keys=True), flush=True)
+held = None
+for line in sys.stdin:
+    req = json.loads(line)
+    if req["op"] == "init":
+        answer(req["seq"], {"name": "pairs", "capabilities": CLAIMS})
+    elif req["op"] == "view" and held is None:
+        held = req
+    elif req["op"] == "view":
+        answer(held["seq"], empty(held["thread"]))
+        answer(req["seq"], empty(req["thread"]))
+        held = None
+    else:
+        answer(req["seq"], None)
+'"#;
+
+fn two_views(claims: &str) -> Result<Vec<View>, String> {
+    let limits = Limits {
+        request: Duration::from_millis(500),
+        ..Limits::default()
+    };
+    let imp = SubprocessImpl::new(PAIRS.replace("CLAIMS", claims), limits).unwrap();
+    let storage = Storage::new();
+    let mut r = start(&imp, &storage, &World::new());
+    // The views it gives, expected: the views of empty threads.
+    let wanted: Vec<(ThreadId, View)> = ["design", "ops"]
+        .iter()
+        .map(|t| {
+            let empty = serde_json::json!({"commitments": [], "effects": [], "messages": [],
+                "pending": [], "revisions": [], "thread": t});
+            (ThreadId::new(t).unwrap(), View::from_value(&empty))
+        })
+        .collect();
+    r.views_against(&wanted).map_err(|e| e.to_string())
+}
+
+#[test]
+fn the_views_of_a_step_go_in_one_write_to_a_process_that_claims_pipeline() {
+    let views = two_views(r#"["pipeline"]"#).expect("both views, in one round trip");
+    assert_eq!(views.len(), 2);
+    // The answers were the bytes expected, so they are those views.
+    assert!(views[0].as_str().contains(r#""thread":"design""#));
+    assert!(views[1].as_str().contains(r#""thread":"ops""#));
+}
+
+#[test]
+fn a_process_that_does_not_claim_pipeline_gets_one_request_at_a_time() {
+    let error = two_views("[]").expect_err("the harness waits for each answer");
+    assert!(error.contains("did not answer `view`"), "{error}");
 }
