@@ -81,7 +81,8 @@ pub struct SubprocessImpl {
     limits: Limits,
     /// `None` only while dropping.
     root: Option<tempfile::TempDir>,
-    dirs: Mutex<BTreeMap<u64, PathBuf>>,
+    /// Each storage's state directory, until its receiver is dismissed.
+    dirs: Arc<Mutex<BTreeMap<u64, PathBuf>>>,
     /// A cap on the wait for one answer, set while shrinking a timeout
     /// (see [`Implementation::cap_request_wait`]).
     cap: Mutex<Option<Duration>>,
@@ -160,7 +161,7 @@ impl SubprocessImpl {
             command: command.into(),
             limits,
             root: Some(root),
-            dirs: Mutex::new(BTreeMap::new()),
+            dirs: Arc::default(),
             cap: Mutex::new(None),
             logs: ThreadLogs::default(),
             idle: Arc::default(),
@@ -304,6 +305,7 @@ impl Implementation for SubprocessImpl {
             world,
             identity,
             idle,
+            dirs: self.dirs.clone(),
         }))
     }
 }
@@ -799,6 +801,9 @@ struct SubprocessReceiver {
     identity: Identity,
     /// Where a dismissed process waits for reuse, if it claimed `reinit`.
     idle: Option<Arc<Idle>>,
+    /// The state directories, of which this receiver's goes when it is
+    /// dismissed.
+    dirs: Arc<Mutex<BTreeMap<u64, PathBuf>>>,
 }
 
 /// A receiver asked anything after [`Receiver::dismiss`]: the harness's
@@ -900,6 +905,14 @@ impl Receiver for SubprocessReceiver {
             (Some(child), Some(idle)) if !child.dead => idle.keep(child),
             (Some(mut child), _) => child.kill(),
             (None, _) => {}
+        }
+        // The session is over: nothing restarts on its state directory, so
+        // it goes now rather than with the root (an exploration makes one
+        // per schedule, hundreds of thousands). A process kept for reuse
+        // may still hold a file of it open, which costs nothing.
+        let dir = locked(&self.dirs).remove(&self.storage.id());
+        if let Some(dir) = dir {
+            let _ = std::fs::remove_dir_all(dir);
         }
     }
 
