@@ -149,7 +149,10 @@ fn a_subprocess_stderr_is_kept_whole_for_each_failure() {
         // A case starts on a new process, or on one kept from an earlier
         // case (the agent claims `reinit`); each new process brings the
         // stderr of its start.
-        assert!(text.starts_with("[tern-sim] `./noisy.sh` started"), "{text}");
+        assert!(
+            text.starts_with("[tern-sim] `./noisy.sh` started"),
+            "{text}"
+        );
         assert_eq!(
             text.matches("` started for ").count(),
             text.matches("noisy start ").count(),

@@ -246,6 +246,9 @@ impl From<Status> for ExitCode {
 }
 
 pub fn main() -> ExitCode {
+    if let Some(args) = agent::plain_args(std::env::args_os().skip(1)) {
+        return agent::run(args).into();
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
