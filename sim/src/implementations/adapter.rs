@@ -580,8 +580,13 @@ impl ChildProcess {
             },
             timeout,
             world,
+            None,
         )?;
-        self.read_ok(op, &answer)
+        match answer {
+            Answered::Raw(answer) => self.read_ok(op, &answer),
+            // (Only a caller that expects bytes is answered with them.)
+            Answered::AsExpected => Err(self.fail(format!("answered `{op}` unread"))),
+        }
     }
 
     /// An answer's `ok`, as it came, read as the answer to `op`; what does
@@ -604,11 +609,12 @@ impl ChildProcess {
         make: impl FnOnce(u64) -> Request,
         timeout: Duration,
         world: &AgentWorld,
-    ) -> Result<Box<RawValue>, ImplError> {
+        expected: Option<&str>,
+    ) -> Result<Answered, ImplError> {
         let deadline = Instant::now() + timeout;
         let sent = self.send_all([make], deadline, timeout)?;
         let (seq, op) = sent[0];
-        self.answer_to(seq, op, deadline, timeout, world)
+        self.answer_to(seq, op, deadline, timeout, world, expected)
     }
 
     /// Writes the requests `makes` builds, numbered in turn, in one write
@@ -637,7 +643,11 @@ impl ChildProcess {
     }
 
     /// Reads lines until the answer to request `seq` (`op`), by
-    /// `deadline`, counting effects on the way.
+    /// `deadline`, counting effects on the way. A caller that expects the
+    /// `ok` to be certain bytes (a view: the oracle's canonical text) is
+    /// told when the answer is exactly `{"seq":SEQ,"ok":EXPECTED}`, which
+    /// is then not parsed at all: those bytes are valid JSON already, and
+    /// reading a view of several kilobytes cost more than comparing it.
     fn answer_to(
         &mut self,
         seq: u64,
@@ -645,7 +655,8 @@ impl ChildProcess {
         deadline: Instant,
         timeout: Duration,
         world: &AgentWorld,
-    ) -> Result<Box<RawValue>, ImplError> {
+        expected: Option<&str>,
+    ) -> Result<Answered, ImplError> {
         let mut lines = 0usize;
         let mut performed: Option<String> = None;
         let when = |tag: u64| {
@@ -695,6 +706,11 @@ impl ChildProcess {
                     shown()
                 )));
             }
+            if let Some(expected) = expected.filter(|_| !self.limits.strict) {
+                if is_exactly_ok(&bytes, seq, expected) {
+                    return Ok(Answered::AsExpected);
+                }
+            }
             // Each member as the text it came as: only what is needed is
             // read further (a view, above all, is compared as it came).
             let mut v: BTreeMap<String, Box<RawValue>> = match serde_json::from_slice(&bytes) {
@@ -729,7 +745,7 @@ impl ChildProcess {
             }
             // An answer first: `ok`, or a non-null `error`.
             if let Some(ok) = v.remove("ok") {
-                return Ok(ok);
+                return Ok(Answered::Raw(ok));
             }
             let error = member(&v, "error");
             if !error.is_null() {
@@ -943,7 +959,8 @@ impl Receiver for SubprocessReceiver {
         )?;
         let mut views = Vec::with_capacity(wanted.len());
         for (&(seq, op), (_, expected)) in sent.iter().zip(wanted) {
-            let answer = child.answer_to(seq, op, deadline, timeout, world)?;
+            let answer =
+                child.answer_to(seq, op, deadline, timeout, world, Some(expected.as_str()))?;
             views.push(view_of_answer(child, &answer, expected)?);
             // Each answer has the whole timeout from the one before.
             deadline = Instant::now() + timeout;
@@ -955,7 +972,12 @@ impl Receiver for SubprocessReceiver {
         let world = &self.world;
         let child = self.child.as_mut().ok_or_else(dismissed)?;
         let timeout = child.limits.request;
-        let answer = child.request_raw(view_request(thread), timeout, world)?;
+        let answer = child.request_raw(
+            view_request(thread),
+            timeout,
+            world,
+            Some(expected.as_str()),
+        )?;
         view_of_answer(child, &answer, expected)
     }
 }
@@ -965,15 +987,34 @@ impl Receiver for SubprocessReceiver {
 /// made canonical, as `view` does.
 fn view_of_answer(
     child: &mut ChildProcess,
-    answer: &RawValue,
+    answer: &Answered,
     expected: &View,
 ) -> Result<View, ImplError> {
-    if answer.get() == expected.as_str() {
-        return Ok(expected.clone());
-    }
+    let answer = match answer {
+        Answered::AsExpected => return Ok(expected.clone()),
+        Answered::Raw(answer) if answer.get() == expected.as_str() => return Ok(expected.clone()),
+        Answered::Raw(answer) => answer,
+    };
     child
         .read_ok::<Value>(Op::View, answer)
         .map(|view| View::from_value(&view))
+}
+
+/// An answer's `ok`.
+enum Answered {
+    /// The text it came as.
+    Raw(Box<RawValue>),
+    /// Exactly the bytes the caller expected, not read further.
+    AsExpected,
+}
+
+/// Whether `line` is `{"seq":SEQ,"ok":EXPECTED}` to the byte.
+fn is_exactly_ok(line: &[u8], seq: u64, expected: &str) -> bool {
+    let head = format!("{{\"seq\":{seq},\"ok\":");
+    line.len() == head.len() + expected.len() + 1
+        && line.starts_with(head.as_bytes())
+        && line.ends_with(b"}")
+        && &line[head.len()..line.len() - 1] == expected.as_bytes()
 }
 
 fn view_request(thread: &ThreadId) -> impl FnOnce(u64) -> Request + '_ {
@@ -987,7 +1028,29 @@ fn view_request(thread: &ThreadId) -> impl FnOnce(u64) -> Request + '_ {
 
 #[cfg(test)]
 mod tests {
-    use super::direct_argv;
+    use super::{direct_argv, is_exactly_ok};
+
+    #[test]
+    fn only_the_exact_answer_line_skips_reading() {
+        let view = r#"{"thread":"t"}"#;
+        assert!(is_exactly_ok(
+            br#"{"seq":12,"ok":{"thread":"t"}}"#,
+            12,
+            view
+        ));
+        for other in [
+            r#"{"seq":12,"ok":{"thread":"u"}}"#,
+            r#"{"seq":13,"ok":{"thread":"t"}}"#,
+            r#"{"seq":1,"ok":{"thread":"t"}}"#,
+            r#"{"ok":{"thread":"t"},"seq":12}"#,
+            r#"{"seq":12, "ok":{"thread":"t"}}"#,
+            r#"{"seq":12,"ok":{"thread":"t"}} "#,
+            r#"{"seq":12,"ok":{"thread":"t"},"log":1}"#,
+            r#"{"seq":12,"ok":{"thread":"t"}"#,
+        ] {
+            assert!(!is_exactly_ok(other.as_bytes(), 12, view), "{other}");
+        }
+    }
 
     #[test]
     fn only_plain_commands_whose_program_exists_skip_the_shell() {
