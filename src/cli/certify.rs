@@ -90,7 +90,7 @@ pub struct CertifyArgs {
 
     /// Explore every schedule of the built-in scopes after the simulation
     /// (docs/explore.md). On by default in process; over the protocol
-    /// only when asked, since every state explored starts a fresh process.
+    /// only when asked, since every state explored is replayed from a fresh start.
     #[arg(long, conflicts_with = "no_explore")]
     explore: bool,
 
@@ -406,7 +406,7 @@ pub fn run(args: CertifyArgs) -> Status {
             ExplorationRun::skipped(if args.no_explore {
                 "left out (--no-explore)"
             } else {
-                "not asked for over the protocol (--explore): every state explored starts a fresh process"
+                "not asked for over the protocol (--explore): every state explored is replayed from a fresh start"
             })
         } else if stop() {
             ExplorationRun {
