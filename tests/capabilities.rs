@@ -175,3 +175,44 @@ fn a_process_that_does_not_claim_pipeline_gets_one_request_at_a_time() {
     let error = two_views("[]").expect_err("the harness waits for each answer");
     assert!(error.contains("did not answer `view`"), "{error}");
 }
+
+/// Claims `reinit`, then exits when given a second `init`.
+const ONE_SESSION: &str = r#"python3 -c '
+import json, sys
+sessions = 0
+for line in sys.stdin:
+    req = json.loads(line)
+    if req["op"] == "init":
+        sessions += 1
+        if sessions > 1:
+            sys.exit(3)
+        print(json.dumps({"seq": req["seq"], "ok": {"name": "one session", "capabilities": ["reinit"]}}), flush=True)
+    else:
+        print(json.dumps({"seq": req["seq"], "ok": None}), flush=True)
+'"#;
+
+#[test]
+fn a_false_reinit_claim_is_named_in_the_verdict() {
+    let imp = SubprocessImpl::new(ONE_SESSION, Limits::default()).unwrap();
+    let world = World::new();
+    let mut r = start(&imp, &Storage::new(), &world);
+    r.dismiss();
+    drop(r);
+    let second = Storage::new();
+    let error = match imp.start(
+        &init(),
+        second.clone(),
+        world.for_agent("reviewer", &second),
+    ) {
+        Ok(_) => panic!("a process that exits cannot start a session"),
+        Err(e) => e.to_string(),
+    };
+    assert!(error.contains("exited"), "{error}");
+    assert!(
+        error.contains(
+            "at an `init` that starts a new session in a process kept from an earlier one, \
+             as its claim `reinit` allows: `python3"
+        ),
+        "{error}"
+    );
+}

@@ -268,6 +268,7 @@ impl Implementation for SubprocessImpl {
                 .as_bytes(),
             );
         }
+        let started_over = reused.is_some();
         let mut child = match reused {
             Some(child) => child,
             None => ChildProcess::spawn(&self.command, limits, log.clone())?,
@@ -285,7 +286,22 @@ impl Implementation for SubprocessImpl {
                 effects: world.performed_by_me(),
             })
         };
-        let answer: InitAnswer = child.request(request, limits.startup, &world)?;
+        let answer: InitAnswer = child
+            .request(request, limits.startup, &world)
+            .map_err(|e| {
+                // A vendor reading the verdict must know this `init` was
+                // not the process's first.
+                let again = "at an `init` that starts a new session in a process kept from an earlier one, as its claim `reinit` allows:";
+                match e {
+                    ImplError::Misbehaved(why) if started_over => {
+                        ImplError::Misbehaved(format!("{again} {why}"))
+                    }
+                    ImplError::TimedOut(why) if started_over => {
+                        ImplError::TimedOut(format!("{again} {why}"))
+                    }
+                    e => e,
+                }
+            })?;
         let identity = Identity {
             name: answer.name,
             version: answer.version,

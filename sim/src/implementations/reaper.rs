@@ -276,19 +276,10 @@ fn scan(me: i32, skipped: impl Fn(i32) -> bool) -> BTreeMap<i32, Proc> {
         if out.contains_key(&pid) {
             continue;
         }
-        let Some((ppid, state, start)) = stat(pid) else {
+        let Some(p) = read_proc(pid, me) else {
             continue;
         };
-        out.insert(
-            pid,
-            Proc {
-                pid,
-                ppid,
-                zombie: matches!(state, 'Z' | 'X'),
-                start,
-                token: if ppid == me { token_of(pid) } else { None },
-            },
-        );
+        out.insert(pid, p);
         todo.extend(children_of(pid));
     }
     out
@@ -304,21 +295,23 @@ fn scan_all(me: i32) -> BTreeMap<i32, Proc> {
         let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse().ok()) else {
             continue;
         };
-        let Some((ppid, state, start)) = stat(pid) else {
-            continue;
-        };
-        out.insert(
-            pid,
-            Proc {
-                pid,
-                ppid,
-                zombie: matches!(state, 'Z' | 'X'),
-                start,
-                token: if ppid == me { token_of(pid) } else { None },
-            },
-        );
+        if let Some(p) = read_proc(pid, me) {
+            out.insert(pid, p);
+        }
     }
     out
+}
+
+/// Process `pid` as `/proc` shows it, with its token if its parent is `me`.
+fn read_proc(pid: i32, me: i32) -> Option<Proc> {
+    let (ppid, state, start) = stat(pid)?;
+    Some(Proc {
+        pid,
+        ppid,
+        zombie: matches!(state, 'Z' | 'X'),
+        start,
+        token: if ppid == me { token_of(pid) } else { None },
+    })
 }
 
 /// SIGKILLs `p` and only `p`: through a pidfd, checked to be the process the
