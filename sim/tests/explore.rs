@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use tern_harness::contract::plugin::Implementation;
-use tern_harness::corpus::Corpus;
+use tern_harness::corpus::{Case, Corpus};
 use tern_harness::explore::builtin;
 use tern_harness::explore::scope::{Budget, Scope};
 use tern_harness::explore::search::{explore, Exploration, Limits, Prepared, Watch};
@@ -150,18 +150,24 @@ fn mutants_are_caught_with_a_shortest_counterexample_that_replays() {
     }
 }
 
+/// Corpus case `id` and its scope, whose hand counts below take its three
+/// actions.
+fn three_actions_of(id: &str) -> (Case, Scope) {
+    let case = corpus()
+        .cases
+        .into_iter()
+        .find(|c| c.id == id)
+        .expect("the case");
+    let scope = Scope::from_case(&case, Budget::default());
+    assert_eq!(scope.actions.len(), 3, "{id}");
+    (case, scope)
+}
+
 #[test]
 fn schedule_counts_match_the_hand_count() {
     // Three distinct deliveries, no fault: 3! = 6 orders. Without merging
     // the tree has 3 + 3·2 + 3·2·1 = 15 transitions and 1 + 15 states.
-    let corpus = corpus();
-    let case = corpus
-        .cases
-        .iter()
-        .find(|c| c.id == "pending.chained-release")
-        .expect("the case");
-    let scope = Scope::from_case(case, Budget::default());
-    assert_eq!(scope.actions.len(), 3);
+    let (case, scope) = three_actions_of("pending.chained-release");
     let (full, _) = run(&scope, &ReferenceImpl, limits(false, 1));
     assert!(full.exhausted && full.violation.is_none());
     assert_eq!(full.counts.schedules, 6);
@@ -175,7 +181,7 @@ fn schedule_counts_match_the_hand_count() {
     // One crash adds, per delivery, two crash points, each followed by a
     // restart (three ways), and a crash between operations: more of both.
     let crashing = Scope::from_case(
-        case,
+        &case,
         Budget {
             crashes: 1,
             duplicates: 0,
@@ -297,14 +303,7 @@ fn every_mutant_of_the_zoo_dies_in_the_default_scopes() {
 /// gets the same verdict either way.
 #[test]
 fn sleep_sets_give_the_hand_count_and_the_same_verdicts() {
-    let corpus = corpus();
-    let case = corpus
-        .cases
-        .iter()
-        .find(|c| c.id == "id.case-sensitive-ids")
-        .expect("the case");
-    let scope = Scope::from_case(case, Budget::default());
-    assert_eq!(scope.actions.len(), 3);
+    let (_, scope) = three_actions_of("id.case-sensitive-ids");
     let only = |sleep_sets: bool| Limits {
         merge: false,
         sleep_sets,

@@ -386,18 +386,8 @@ impl<'i> Subject<'i> {
             let before = self.world.len();
             // Asked together: over the protocol, one round trip for all.
             let actual = receiver.views_against(&expected);
-            if self.world.len() != before {
-                let threads: Vec<&str> = self.threads.iter().map(|t| t.as_str()).collect();
-                return Err(Mismatch::new(
-                    inv::AUTHORITY,
-                    "no effect while answering a view",
-                    format!(
-                        "{} effect(s) performed while answering the views of {}",
-                        self.world.len() - before,
-                        threads.join(", ")
-                    ),
-                ));
-            }
+            let threads: Vec<&str> = self.threads.iter().map(|t| t.as_str()).collect();
+            oracle::no_effect_in_views(before, self.world.len(), &threads)?;
             let actual = actual.map_err(|e| Self::unsound("a view", e))?;
             for ((t, expected), actual) in expected.iter().zip(actual) {
                 if actual == *expected {

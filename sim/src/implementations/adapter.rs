@@ -171,7 +171,7 @@ impl SubprocessImpl {
     /// The limits a child started now gets: the configured ones, each wait
     /// no longer than the cap while one is set.
     fn limits_now(&self) -> Limits {
-        let cap = *self.cap.lock().unwrap_or_else(|e| e.into_inner());
+        let cap = *locked(&self.cap);
         match cap {
             None => self.limits,
             Some(cap) => Limits {
@@ -192,7 +192,7 @@ impl SubprocessImpl {
     /// and whether this start is the first on it (a fresh start, not a
     /// restart).
     fn state_dir(&self, storage: &Storage) -> (PathBuf, bool) {
-        let mut dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut dirs = locked(&self.dirs);
         let mut fresh = false;
         let dir = dirs
             .entry(storage.id())
@@ -226,7 +226,7 @@ impl Implementation for SubprocessImpl {
     }
 
     fn cap_request_wait(&self, cap: Option<Duration>) {
-        *self.cap.lock().unwrap_or_else(|e| e.into_inner()) = cap;
+        *locked(&self.cap) = cap;
     }
 
     fn take_log(&self) -> Option<Vec<u8>> {
@@ -253,8 +253,9 @@ impl Implementation for SubprocessImpl {
         // A restart after a crash always gets a new process: reusing one
         // would let a receiver keep in memory what the crash must lose.
         let reused = if fresh { self.idle.take() } else { None };
+        let started_over = reused.is_some();
         if let Ok(mut log) = log.lock() {
-            let how = if reused.is_some() {
+            let how = if started_over {
                 "started over (reinit)"
             } else {
                 "started"
@@ -268,7 +269,6 @@ impl Implementation for SubprocessImpl {
                 .as_bytes(),
             );
         }
-        let started_over = reused.is_some();
         let mut child = match reused {
             Some(child) => child,
             None => ChildProcess::spawn(&self.command, limits, log.clone())?,
