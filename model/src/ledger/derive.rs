@@ -105,7 +105,7 @@ impl Ledger {
         ids.into_iter()
             .flatten()
             .copied()
-            .filter(|&e| self.entries[e].status == Status::Accepted)
+            .filter(|&e| *self.entries[e].status() == Status::Accepted)
             .collect()
     }
 
@@ -121,7 +121,7 @@ impl Ledger {
     pub(crate) fn has_indexed(&self, ids: Option<&Vec<EntryId>>) -> bool {
         ids.into_iter()
             .flatten()
-            .any(|&e| self.entries[e].status == Status::Accepted)
+            .any(|&e| *self.entries[e].status() == Status::Accepted)
     }
 
     /// The chain of revisions of an accepted original.
@@ -235,7 +235,7 @@ impl Ledger {
             let Some(&next) = self.contexts[ctx].ids.get(&r) else {
                 break;
             };
-            if !seen.insert(next) || self.entries[next].variants.len() > 1 {
+            if !seen.insert(next) || self.entries[next].variants().len() > 1 {
                 break;
             }
             current = self.entries[next].message().reply.clone();

@@ -59,7 +59,7 @@ impl Ledger {
         let Some(&eid) = self.contexts[ctx].ids.get(commitment) else {
             return false;
         };
-        if !self.in_thread(thread, eid) || self.entries[eid].status != Status::Accepted {
+        if !self.in_thread(thread, eid) || *self.entries[eid].status() != Status::Accepted {
             return false;
         }
         let state = self.commitment(ctx, eid);
@@ -103,7 +103,7 @@ impl Ledger {
         if !self.in_thread(thread, eid) {
             return Err(Refusal::UnknownCommitment);
         }
-        match &entry.status {
+        match entry.status() {
             Status::Equivocated => return Err(Refusal::IdConflict),
             Status::Pending(_) | Status::Unsettled => return Err(Refusal::PendingCommitment),
             Status::Rejected(_) => return Err(Refusal::RejectedCommitment),

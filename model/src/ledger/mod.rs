@@ -25,8 +25,6 @@ mod shared_vec;
 mod store;
 mod view;
 
-use std::collections::BTreeMap;
-
 use imbl::OrdMap;
 
 pub use config::{
@@ -117,7 +115,7 @@ impl Ledger {
     pub fn pending_messages(&self) -> usize {
         self.entries
             .iter()
-            .filter(|e| matches!(e.status, Status::Pending(_)))
+            .filter(|e| matches!(e.status(), Status::Pending(_)))
             .count()
     }
 
@@ -313,15 +311,11 @@ impl Ledger {
         self.contexts[ctx].version += 1;
         self.note_thread(ctx, &message.thread, &message.id, eid);
         self.note_dependencies(ctx, eid, message);
-        self.entries.push(Entry {
+        self.entries.push(Entry::new(
             ctx,
-            id: message.id.clone(),
-            variants: vec![Variant::new(shared.clone(), origin)],
-            status: Status::Unsettled,
-            registered: 0,
-            digests: BTreeMap::new(),
-            links: None,
-        });
+            message.id.clone(),
+            Variant::new(shared.clone(), origin),
+        ));
         self.stored += 1;
         let changed = self.settle(ctx, vec![eid]);
         let primary = Event {
@@ -434,7 +428,7 @@ impl Ledger {
     }
 
     fn outcome_of(&self, eid: EntryId) -> Outcome {
-        match &self.entries[eid].status {
+        match self.entries[eid].status() {
             Status::Accepted => Outcome::Accepted,
             Status::Pending(missing) => Outcome::Pending {
                 missing: missing.clone(),
@@ -465,7 +459,7 @@ impl Ledger {
             .filter_map(|(eid, before)| {
                 let eid = *eid;
                 let entry = &self.entries[eid];
-                if !entry.status.is_final() {
+                if !entry.status().is_final() {
                     return None;
                 }
                 let kind = if matches!(before, Status::Accepted) {
@@ -478,7 +472,7 @@ impl Ledger {
                 };
                 Some(Event {
                     kind,
-                    origin: entry.variants[0].origin,
+                    origin: entry.variants()[0].origin,
                     id: Some(entry.id.clone()),
                     thread: Some(entry.message().thread.clone()),
                     outcome: self.outcome_of(eid),

@@ -126,14 +126,14 @@ impl Ledger {
         let mut queue: VecDeque<EntryId> = work.into();
         let mut changed = Vec::new();
         while let Some(eid) = queue.pop_front() {
-            if self.entries[eid].status.is_final() {
+            if self.entries[eid].status().is_final() {
                 continue;
             }
             let Some(before) = self.reevaluate(ctx, eid) else {
                 continue;
             };
             changed.push((eid, before));
-            if self.entries[eid].status.is_final() {
+            if self.entries[eid].status().is_final() {
                 let id = self.entries[eid].id.clone();
                 queue.extend(self.take_waiters(ctx, &id));
             }
@@ -151,11 +151,11 @@ impl Ledger {
             Decision::Accept => Status::Accepted,
             Decision::Reject(r) => Status::Rejected(r),
         };
-        if self.entries[eid].status == status {
+        if *self.entries[eid].status() == status {
             return None;
         }
-        let before = std::mem::replace(&mut self.entries[eid].status, status);
-        match &self.entries[eid].status {
+        let before = self.entries[eid].set_status(status);
+        match self.entries[eid].status() {
             Status::Accepted if before != Status::Accepted => self.index_accepted(ctx, eid),
             Status::Pending(missing) => {
                 let missing = missing.clone();
@@ -220,15 +220,15 @@ impl Ledger {
     /// settling from scratch reaches.
     pub(crate) fn equivocate(&mut self, ctx: CtxId, eid: EntryId) -> Vec<(EntryId, Status)> {
         let mut before: BTreeMap<EntryId, Status> = BTreeMap::new();
-        if self.entries[eid].status != Status::Equivocated {
-            let old = std::mem::replace(&mut self.entries[eid].status, Status::Equivocated);
+        if *self.entries[eid].status() != Status::Equivocated {
+            let old = self.entries[eid].set_status(Status::Equivocated);
             before.insert(eid, old);
             let id = self.entries[eid].id.clone();
             // Its waiters are among its dependents, re-evaluated below.
             self.take_waiters(ctx, &id);
             let mut queue: VecDeque<EntryId> = self.dependents_of(ctx, &id).into();
             while let Some(x) = queue.pop_front() {
-                if self.entries[x].status == Status::Equivocated {
+                if *self.entries[x].status() == Status::Equivocated {
                     continue;
                 }
                 let Some(old) = self.reevaluate(ctx, x) else {
@@ -236,7 +236,7 @@ impl Ledger {
                 };
                 before.entry(x).or_insert(old);
                 let xid = self.entries[x].id.clone();
-                if self.entries[x].status.is_final() {
+                if self.entries[x].status().is_final() {
                     // Its waiters are among its dependents.
                     self.take_waiters(ctx, &xid);
                 }
@@ -247,7 +247,7 @@ impl Ledger {
         self.contexts[ctx].resettles += 1;
         let mut changed: Vec<(EntryId, Status)> = before
             .into_iter()
-            .filter(|(e, old)| self.entries[*e].status != *old)
+            .filter(|(e, old)| *self.entries[*e].status() != *old)
             .collect();
         changed.sort_by(|a, b| self.entries[a.0].id.cmp(&self.entries[b.0].id));
         changed
@@ -270,7 +270,7 @@ impl Ledger {
         let all: Vec<EntryId> = self.contexts[ctx].ids.values().copied().collect();
         let before: Vec<Status> = all
             .iter()
-            .map(|&e| self.entries[e].status.clone())
+            .map(|&e| self.entries[e].status().clone())
             .collect();
         self.contexts[ctx].waiting.clear();
         // The index keeps entries that lose their acceptance; its readers
@@ -278,16 +278,17 @@ impl Ledger {
         for &eid in &all {
             let entry = &mut self.entries[eid];
             entry.registered = 0;
-            entry.status = if entry.variants.len() > 1 {
+            let status = if entry.variants().len() > 1 {
                 Status::Equivocated
             } else {
                 Status::Unsettled
             };
+            entry.set_status(status);
         }
         self.settle(ctx, all.clone());
         all.into_iter()
             .zip(before)
-            .filter(|(eid, old)| self.entries[*eid].status != *old)
+            .filter(|(eid, old)| *self.entries[*eid].status() != *old)
             .collect()
     }
 
@@ -339,7 +340,7 @@ impl Ledger {
             return Err(Decision::Wait);
         };
         let entry = &self.entries[eid];
-        match &entry.status {
+        match entry.status() {
             Status::Unsettled | Status::Pending(_) => Err(Decision::Wait),
             Status::Rejected(_) => Err(reject(
                 RejectClass::Reference,
@@ -388,7 +389,7 @@ impl Ledger {
             let unsettled = self.contexts[ctx]
                 .ids
                 .get(r)
-                .is_none_or(|&e| !self.entries[e].status.is_final());
+                .is_none_or(|&e| !self.entries[e].status().is_final());
             if unsettled && !missing.contains(r) {
                 missing.push(r.clone());
             }

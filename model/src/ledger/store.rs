@@ -164,9 +164,10 @@ pub(crate) struct Entry {
     pub ctx: CtxId,
     pub id: MessageRef,
     /// In order of arrival; the first is the original, which is never
-    /// overwritten (history is append-only).
-    pub variants: Vec<Variant>,
-    pub status: Status,
+    /// overwritten (history is append-only). Private with `status`: every
+    /// change to either goes through a method that drops `shown`.
+    variants: Vec<Variant>,
+    status: Status,
     /// Bit `i` is set while this entry is in the waiting list of its `i`-th
     /// dependency (see [`super::settle::dependencies`]), so that joining a
     /// list never scans it.
@@ -176,9 +177,77 @@ pub(crate) struct Entry {
     /// unallocated) while the ID holds one content.
     pub digests: BTreeMap<u64, Vec<usize>>,
     pub links: Links,
+    /// How a view lists this entry, made when a view first shows it and
+    /// dropped when its standing or its contents change: most deliveries
+    /// change one entry of a thread, and its view is asked again at once.
+    shown: OnceLock<Shown>,
+}
+
+/// An entry's item in a view's list of messages, without the content
+/// (which its shared message keeps once for every ledger holding it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Shown {
+    text: Arc<str>,
+    /// Where the content goes in `text`; `None` when the item shows no
+    /// single content (an equivocated ID lists them all in `text`).
+    content_at: Option<usize>,
+}
+
+impl Shown {
+    pub fn new(text: String, content_at: Option<usize>) -> Shown {
+        Shown {
+            text: text.into(),
+            content_at,
+        }
+    }
+
+    /// Writes the item, with `content` in its place.
+    pub fn write(&self, out: &mut String, content: &str) {
+        match self.content_at {
+            Some(at) => {
+                out.push_str(&self.text[..at]);
+                out.push_str(content);
+                out.push_str(&self.text[at..]);
+            }
+            None => out.push_str(&self.text),
+        }
+    }
 }
 
 impl Entry {
+    pub fn new(ctx: CtxId, id: MessageRef, first: Variant) -> Entry {
+        Entry {
+            ctx,
+            id,
+            variants: vec![first],
+            status: Status::Unsettled,
+            registered: 0,
+            digests: BTreeMap::new(),
+            links: None,
+            shown: OnceLock::new(),
+        }
+    }
+
+    pub fn status(&self) -> &Status {
+        &self.status
+    }
+
+    /// Every content stored under this ID, in order of arrival.
+    pub fn variants(&self) -> &[Variant] {
+        &self.variants
+    }
+
+    /// Sets the standing, and returns the one before.
+    pub fn set_status(&mut self, status: Status) -> Status {
+        self.shown = OnceLock::new();
+        std::mem::replace(&mut self.status, status)
+    }
+
+    /// How a view lists this entry, made by `make` unless already made.
+    pub fn shown(&self, make: impl FnOnce(&Entry) -> Shown) -> &Shown {
+        self.shown.get_or_init(|| make(self))
+    }
+
     /// The content interpreted for this ID. Only meaningful while the entry
     /// is not equivocated.
     pub fn message(&self) -> &Message {
@@ -212,6 +281,7 @@ impl Entry {
             .or_default()
             .push(self.variants.len());
         self.variants.push(variant);
+        self.shown = OnceLock::new();
     }
 }
 

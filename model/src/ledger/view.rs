@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::message::{Body, ThreadId};
 
 use super::derive::ChainHead;
-use super::store::{CtxId, EntryId, Link, Status};
+use super::store::{CtxId, Entry, EntryId, Link, Shown, Status};
 use super::Ledger;
 
 /// A thread's view as canonical JSON text: the form receivers are compared
@@ -29,7 +29,7 @@ use super::Ledger;
 /// Shared text: a view asked again unchanged is handed out again, not
 /// copied.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct View(Arc<str>);
+pub struct View(Arc<String>);
 
 impl View {
     /// The canonical form of any JSON view (an implementation's answer):
@@ -39,7 +39,7 @@ impl View {
         // Printed into a byte buffer: `Value`'s `Display` writes the same
         // bytes through the formatting machinery, several times slower.
         let text = serde_json::to_string(value).unwrap_or_default();
-        View(text.into())
+        View(Arc::new(text))
     }
 
     pub fn as_str(&self) -> &str {
@@ -100,46 +100,113 @@ impl Clone for ViewCache {
 }
 
 /// A JSON string, escaped as `serde_json` prints it.
-fn string(out: &mut Vec<u8>, s: &str) {
+fn string(out: &mut String, s: &str) {
     // Names and references rarely hold a character JSON escapes: those
     // are written as they are.
     if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
         out.reserve(s.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(s.as_bytes());
-        out.push(b'"');
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
         return;
     }
-    // Writing into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *out, s);
+    // Printing a string cannot fail.
+    out.push_str(&serde_json::to_string(s).unwrap_or_default());
 }
 
 /// A JSON list of strings.
-fn strings<'s>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'s str>) {
+fn strings<'s>(out: &mut String, items: impl IntoIterator<Item = &'s str>) {
     list(out, items, string);
 }
 
 /// `"key":` (keys are written in sorted order by the callers).
-fn key(out: &mut Vec<u8>, k: &str) {
-    out.push(b'"');
-    out.extend_from_slice(k.as_bytes());
-    out.extend_from_slice(b"\":");
+fn key(out: &mut String, k: &str) {
+    out.push('"');
+    out.push_str(k);
+    out.push_str("\":");
 }
 
 /// A list of items written by `each`, comma-separated.
 fn list<T>(
-    out: &mut Vec<u8>,
+    out: &mut String,
     items: impl IntoIterator<Item = T>,
-    mut each: impl FnMut(&mut Vec<u8>, T),
+    mut each: impl FnMut(&mut String, T),
 ) {
-    out.push(b'[');
+    out.push('[');
     for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
-            out.push(b',');
+            out.push(',');
         }
         each(out, item);
     }
-    out.push(b']');
+    out.push(']');
+}
+
+/// A comma before every item of a list but the first.
+fn sep(out: &mut String) {
+    if !out.is_empty() {
+        out.push(',');
+    }
+}
+
+/// How the messages list of a view shows `entry`: everything but its
+/// content, which stays with its shared message.
+fn shown(entry: &Entry) -> Shown {
+    let mut m = String::with_capacity(128);
+    m.push('{');
+    match entry.status() {
+        Status::Equivocated => {
+            key(&mut m, "from");
+            string(&mut m, entry.id.sender());
+            m.push(',');
+            key(&mut m, "id");
+            string(&mut m, entry.id.as_str());
+            m.push_str(",\"status\":\"equivocated\",");
+            // Every content sent under the ID, in canonical order, so
+            // that no arrival order makes one of them "the" message.
+            let mut variants: Vec<&str> =
+                entry.variants().iter().map(|v| v.content_text()).collect();
+            variants.sort_unstable();
+            variants.dedup();
+            key(&mut m, "variants");
+            list(&mut m, variants, |out, v| out.push_str(v));
+            m.push('}');
+            Shown::new(m, None)
+        }
+        status => {
+            key(&mut m, "act");
+            string(&mut m, entry.message().act().as_str());
+            m.push(',');
+            if let Status::Rejected(r) = status {
+                key(&mut m, "class");
+                string(&mut m, r.class.as_str());
+                m.push(',');
+            }
+            // The content itself, so that receivers holding different
+            // contents under one ID never compare equal.
+            key(&mut m, "content");
+            let content_at = m.len();
+            m.push(',');
+            key(&mut m, "from");
+            string(&mut m, entry.id.sender());
+            m.push(',');
+            key(&mut m, "id");
+            string(&mut m, entry.id.as_str());
+            let status = match status {
+                Status::Accepted => Some("accepted"),
+                Status::Pending(_) => Some("pending"),
+                Status::Rejected(_) => Some("rejected"),
+                Status::Unsettled | Status::Equivocated => None,
+            };
+            if let Some(status) = status {
+                m.push(',');
+                key(&mut m, "status");
+                string(&mut m, status);
+            }
+            m.push('}');
+            Shown::new(m, Some(content_at))
+        }
+    }
 }
 
 impl Ledger {
@@ -171,160 +238,105 @@ impl Ledger {
 
     /// The view of `thread`, whose context (`None`: none yet) the caller
     /// has looked up.
+    ///
+    /// The lists before `messages` in key order (commitments, effects) are
+    /// written first into buffers of their own, small beside the messages,
+    /// which are then written once, straight into the view.
     fn build_view(&self, thread: &ThreadId, ctx: Option<CtxId>) -> View {
         let ids: Vec<EntryId> = ctx
             .and_then(|ctx| self.contexts[ctx].threads.get(thread))
             .map(|ids| ids.values().copied().collect())
             .unwrap_or_default();
 
-        let mut messages: Vec<u8> = Vec::with_capacity(256 * ids.len() + 16);
-        let mut pending: Vec<u8> = Vec::new();
-        let mut commitments: Vec<u8> = Vec::new();
-        let mut revisions: Vec<u8> = Vec::new();
-        let sep = |buf: &mut Vec<u8>| {
-            if !buf.is_empty() {
-                buf.push(b',');
-            }
-        };
+        let mut pending = String::new();
+        let mut commitments = String::with_capacity(256);
+        let mut revisions = String::new();
+        let mut size = 0;
         for &eid in &ids {
             let entry = &self.entries[eid];
-            let ctx = entry.ctx;
-            sep(&mut messages);
-            messages.push(b'{');
-            match &entry.status {
-                Status::Equivocated => {
-                    key(&mut messages, "from");
-                    string(&mut messages, entry.id.sender());
-                    messages.push(b',');
-                    key(&mut messages, "id");
-                    string(&mut messages, entry.id.as_str());
-                    messages.extend_from_slice(b",\"status\":\"equivocated\",");
-                    // Every content sent under the ID, in canonical order, so
-                    // that no arrival order makes one of them "the" message.
-                    let mut variants: Vec<&str> =
-                        entry.variants.iter().map(|v| v.content_text()).collect();
-                    variants.sort_unstable();
-                    variants.dedup();
-                    key(&mut messages, "variants");
-                    list(&mut messages, variants, |out, v| {
-                        out.extend_from_slice(v.as_bytes())
-                    });
+            size += 160 + entry.variants()[0].content_text().len();
+            match entry.status() {
+                Status::Pending(missing) => {
+                    let p = &mut pending;
+                    sep(p);
+                    p.push('{');
+                    key(p, "id");
+                    string(p, entry.id.as_str());
+                    p.push(',');
+                    key(p, "waiting_for");
+                    strings(p, missing.iter().map(|r| r.as_str()));
+                    p.push('}');
+                    continue;
                 }
-                status => {
-                    key(&mut messages, "act");
-                    string(&mut messages, entry.message().act().as_str());
-                    messages.push(b',');
-                    if let Status::Rejected(r) = status {
-                        key(&mut messages, "class");
-                        string(&mut messages, r.class.as_str());
-                        messages.push(b',');
-                    }
-                    // The content itself, so that receivers holding different
-                    // contents under one ID never compare equal.
-                    key(&mut messages, "content");
-                    messages.extend_from_slice(entry.variants[0].content_text().as_bytes());
-                    messages.push(b',');
-                    key(&mut messages, "from");
-                    string(&mut messages, entry.id.sender());
-                    messages.push(b',');
-                    key(&mut messages, "id");
-                    string(&mut messages, entry.id.as_str());
-                    let status = match status {
-                        Status::Accepted => Some("accepted"),
-                        Status::Pending(missing) => {
-                            sep(&mut pending);
-                            pending.push(b'{');
-                            key(&mut pending, "id");
-                            string(&mut pending, entry.id.as_str());
-                            pending.push(b',');
-                            key(&mut pending, "waiting_for");
-                            strings(&mut pending, missing.iter().map(|r| r.as_str()));
-                            pending.push(b'}');
-                            Some("pending")
-                        }
-                        Status::Rejected(_) => Some("rejected"),
-                        Status::Unsettled | Status::Equivocated => None,
-                    };
-                    if let Some(status) = status {
-                        messages.push(b',');
-                        key(&mut messages, "status");
-                        string(&mut messages, status);
-                    }
-                }
-            }
-            messages.push(b'}');
-
-            if entry.status != Status::Accepted {
-                continue;
+                Status::Accepted => {}
+                _ => continue,
             }
             let message = entry.message();
             if let Body::Commit(commit) = &message.body {
-                let state = self.commitment(ctx, eid);
+                let state = self.commitment(entry.ctx, eid);
                 let c = &mut commitments;
                 sep(c);
-                c.push(b'{');
+                c.push('{');
                 key(c, "annotations");
                 strings(c, state.annotations.iter().copied());
-                c.push(b',');
+                c.push(',');
                 key(c, "committer");
                 string(c, message.from.as_str());
-                c.push(b',');
+                c.push(',');
                 key(c, "disputes");
                 strings(c, state.disputes.iter().copied());
-                c.push(b',');
+                c.push(',');
                 key(c, "due");
                 match &commit.due {
                     Some(d) => string(c, d.as_str()),
-                    None => c.extend_from_slice(b"null"),
+                    None => c.push_str("null"),
                 }
-                c.push(b',');
+                c.push(',');
                 key(c, "id");
                 string(c, entry.id.as_str());
-                c.push(b',');
+                c.push(',');
                 key(c, "progress");
                 string(c, state.progress.as_str());
-                c.push(b',');
+                c.push(',');
                 key(c, "reports");
                 strings(c, state.reports.iter().map(|r| r.as_str()));
-                c.push(b',');
+                c.push(',');
                 key(c, "request");
                 string(c, commit.request.as_str());
-                c.push(b',');
+                c.push(',');
                 key(c, "superseded_by");
                 strings(c, state.superseded_by.iter().map(|r| r.as_str()));
-                c.push(b'}');
+                c.push('}');
             }
             if message.act().is_revisable() && self.has_indexed(self.linked(eid, Link::Revisions)) {
                 let (head, _) = self.chain(eid);
                 let all = self.sorted(self.linked(eid, Link::Revisions));
                 let r = &mut revisions;
                 sep(r);
-                r.push(b'{');
+                r.push('{');
                 key(r, "conflict");
                 match &head {
                     ChainHead::Conflict { at, successors } => {
-                        r.push(b'{');
+                        r.push('{');
                         key(r, "at");
                         string(r, at.as_str());
-                        r.push(b',');
+                        r.push(',');
                         key(r, "successors");
                         strings(r, successors.iter().map(|s| s.as_str()));
-                        r.push(b'}');
+                        r.push('}');
                     }
-                    _ => r.extend_from_slice(b"null"),
+                    _ => r.push_str("null"),
                 }
-                r.push(b',');
+                r.push(',');
                 key(r, "head");
                 match &head {
                     ChainHead::Replaced(h) | ChainHead::Withdrawn(h) => string(r, h.as_str()),
-                    ChainHead::Original | ChainHead::Conflict { .. } => {
-                        r.extend_from_slice(b"null")
-                    }
+                    ChainHead::Original | ChainHead::Conflict { .. } => r.push_str("null"),
                 }
-                r.push(b',');
+                r.push(',');
                 key(r, "revisions");
                 strings(r, all.iter().map(|&e| self.entries[e].id.as_str()));
-                r.push(b',');
+                r.push(',');
                 key(r, "state");
                 string(
                     r,
@@ -335,52 +347,67 @@ impl Ledger {
                         ChainHead::Conflict { .. } => "conflict",
                     },
                 );
-                r.push(b',');
+                r.push(',');
                 key(r, "target");
                 string(r, entry.id.as_str());
-                r.push(b'}');
+                r.push('}');
             }
         }
-        let effects: Vec<String> = ctx
-            .into_iter()
-            .flat_map(|ctx| {
-                self.contexts[ctx]
-                    .executed
-                    .iter()
-                    .filter(move |id| {
-                        self.contexts[ctx]
-                            .ids
-                            .get(*id)
-                            .is_some_and(|&e| self.in_thread(thread, e))
-                    })
-                    .map(move |id| self.effect_key(ctx, id).0)
-            })
-            .collect();
 
-        let mut out: Vec<u8> = Vec::with_capacity(
-            messages.len() + pending.len() + commitments.len() + revisions.len() + 128,
-        );
+        let mut out =
+            String::with_capacity(size + pending.len() + commitments.len() + revisions.len() + 128);
         // `"name":[items],` for a list whose items are already written.
-        let section = |out: &mut Vec<u8>, name: &str, items: &[u8]| {
+        let section = |out: &mut String, name: &str, items: &str| {
             key(out, name);
-            out.push(b'[');
-            out.extend_from_slice(items);
-            out.extend_from_slice(b"],");
+            out.push('[');
+            out.push_str(items);
+            out.push_str("],");
         };
-        out.push(b'{');
+        out.push('{');
         section(&mut out, "commitments", &commitments);
         key(&mut out, "effects");
-        strings(&mut out, effects.iter().map(String::as_str));
-        out.push(b',');
-        section(&mut out, "messages", &messages);
+        out.push('[');
+        if let Some(ctx) = ctx {
+            let store = &self.contexts[ctx];
+            let mut first = true;
+            for id in &store.executed {
+                if store
+                    .ids
+                    .get(id)
+                    .is_some_and(|&e| self.in_thread(thread, e))
+                {
+                    if !first {
+                        out.push(',');
+                    }
+                    first = false;
+                    string(&mut out, &self.effect_key(ctx, id).0);
+                }
+            }
+        }
+        out.push_str("],");
+        key(&mut out, "messages");
+        out.push('[');
+        for (i, &eid) in ids.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let entry = &self.entries[eid];
+            let item = entry.shown(shown);
+            // Debug builds (the tests) check every item served again
+            // against a fresh one, so a change to an entry that forgot to
+            // drop its item cannot hide.
+            debug_assert_eq!(*item, shown(entry), "stale view item of {}", entry.id);
+            item.write(&mut out, entry.variants()[0].content_text());
+        }
+        out.push_str("],");
         section(&mut out, "pending", &pending);
         section(&mut out, "revisions", &revisions);
         key(&mut out, "thread");
         string(&mut out, thread.as_str());
-        out.push(b'}');
-        // Every piece written above is UTF-8: JSON punctuation, escaped
-        // strings and contents that serde_json printed.
-        View(String::from_utf8(out).unwrap_or_default().into())
+        out.push('}');
+        // An `Arc<String>`, not an `Arc<str>`: the text is kept where it
+        // was written, not copied once more.
+        View(Arc::new(out))
     }
 
     /// Every thread this ledger has stored a message for, sorted.
