@@ -102,6 +102,51 @@ fn a_fresh_start_reuses_a_dismissed_process_and_a_restart_never_does() {
 }
 
 #[test]
+fn a_kept_process_goes_only_to_a_worker_on_its_core() {
+    use tern_harness::implementations::affinity;
+    let imp = SubprocessImpl::new(format!("{BIN} agent"), Limits::default()).unwrap();
+    let imp = &imp;
+    // Started and dismissed on one thread: kept, on that thread's core.
+    let kept_on = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut r = start(imp, &Storage::new(), &World::new());
+            r.dismiss();
+            assert_eq!(starts(imp), (1, 0));
+            affinity::home()
+        })
+        .join()
+        .unwrap()
+    });
+    if kept_on.is_none() {
+        // One core, or binding refused: every worker shares the pool.
+        let mut r = start(imp, &Storage::new(), &World::new());
+        assert_eq!(starts(imp), (0, 1));
+        r.dismiss();
+        return;
+    }
+    // Threads take the cores in turn: one of the next few is elsewhere,
+    // and it starts a process of its own.
+    let elsewhere = (0..16).find_map(|_| {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let home = affinity::home();
+                (home != kept_on).then(|| {
+                    let mut r = start(imp, &Storage::new(), &World::new());
+                    let seen = starts(imp);
+                    r.dismiss();
+                    (home, seen)
+                })
+            })
+            .join()
+            .unwrap()
+        })
+    });
+    let (home, seen) = elsewhere.expect("a thread on another core");
+    assert!(home.is_some());
+    assert_eq!(seen, (1, 0), "a process kept on another core is not taken");
+}
+
+#[test]
 fn a_process_that_does_not_claim_reinit_is_never_reused() {
     // The agent with `reinit` taken out of its claims.
     let command = format!(r#"{BIN} agent | sed -u 's/,"reinit"//'"#);

@@ -36,6 +36,7 @@ use crate::contract::protocol::{
 };
 use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::AgentWorld;
+use crate::implementations::affinity;
 use crate::implementations::child_io::{self, LineReader, Seen, WriteFailure};
 pub use crate::implementations::exit_guard::{defer_interrupts, interrupted};
 use crate::implementations::exit_guard::{forget_root, register_root};
@@ -113,8 +114,11 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Idle {
-    fn take(&self) -> Option<ChildProcess> {
-        locked(&self.0).pop()
+    /// A process started on `home` (see [`affinity`]), the one kept last.
+    fn take(&self, home: Option<usize>) -> Option<ChildProcess> {
+        let mut idle = locked(&self.0);
+        let at = idle.iter().rposition(|c| c.home == home)?;
+        Some(idle.remove(at))
     }
 
     fn keep(&self, child: ChildProcess) {
@@ -252,7 +256,11 @@ impl Implementation for SubprocessImpl {
         let log = self.logs.for_this_thread();
         // A restart after a crash always gets a new process: reusing one
         // would let a receiver keep in memory what the crash must lose.
-        let reused = if fresh { self.idle.take() } else { None };
+        let reused = if fresh {
+            self.idle.take(affinity::home())
+        } else {
+            None
+        };
         let started_over = reused.is_some();
         if let Ok(mut log) = log.lock() {
             let how = if started_over {
@@ -398,6 +406,9 @@ struct ChildProcess {
     dead: bool,
     /// Killed and waited for: its pid may belong to someone else now.
     reaped: bool,
+    /// The core it was started on, which a thread reusing it must share
+    /// (see [`affinity`]).
+    home: Option<usize>,
 }
 
 const STDERR_TAIL: usize = 2048;
@@ -409,6 +420,8 @@ impl ChildProcess {
         log: Arc<Mutex<StderrLog>>,
     ) -> Result<ChildProcess, ImplError> {
         crate::implementations::exit_guard::install();
+        // Before the spawn: the process inherits the thread's core.
+        let home = affinity::home();
         // A process group of its own, so that a crash kills the command and
         // everything it started at once; the reaper finds whatever left it.
         let prepared = |argv: Option<&[String]>| {
@@ -496,6 +509,7 @@ impl ChildProcess {
             limits,
             dead: false,
             reaped: false,
+            home,
         })
     }
 

@@ -4,6 +4,7 @@
 //! over the protocol.
 
 pub mod adapter;
+pub mod affinity;
 pub mod agent;
 pub mod child_io;
 pub mod exit_guard;
