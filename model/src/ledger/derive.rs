@@ -187,10 +187,16 @@ impl Ledger {
         commit_eid: EntryId,
         req_eid: EntryId,
     ) -> RequestSeen<'_> {
-        let seen_by_commit = self.reply_ancestors(ctx, commit_eid);
         let revisions = self.sorted(self.linked(req_eid, Link::Revisions));
-        let mut node_id = self.entries[req_eid].id.clone();
         let mut latest: Option<EntryId> = None;
+        // A request never revised is seen as sent: its COMMIT's reply chain
+        // (a walk through the ID index) need not be followed.
+        let seen_by_commit = if revisions.is_empty() {
+            BTreeSet::new()
+        } else {
+            self.reply_ancestors(ctx, commit_eid)
+        };
+        let mut node_id = self.entries[req_eid].id.clone();
         // Along the unique chain; at a conflict the walk stops, and the
         // conflict blocks execution anyway (L-REV-6).
         for _ in 0..=revisions.len() {

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::message::{Body, ThreadId};
+use crate::message::{Body, MessageRef, ThreadId};
 
 use super::derive::ChainHead;
 use super::store::{CtxId, Entry, EntryId, Link, Shown, Status};
@@ -368,20 +368,51 @@ impl Ledger {
         key(&mut out, "effects");
         out.push('[');
         if let Some(ctx) = ctx {
+            // The thread's effects: the commitments of the context that were
+            // performed and are stored in this thread, walked from the
+            // smaller of the two sides (both are in ID order, as effect
+            // keys of one context are).
             let store = &self.contexts[ctx];
-            let mut first = true;
-            for id in &store.executed {
-                if store
-                    .ids
-                    .get(id)
-                    .is_some_and(|&e| self.in_thread(thread, e))
-                {
-                    if !first {
-                        out.push(',');
-                    }
-                    first = false;
-                    string(&mut out, &self.effect_key(ctx, id).0);
+            let none = Default::default();
+            let mine = store.threads.get(thread).unwrap_or(&none);
+            let here =
+                |id: &MessageRef, eid: Option<&EntryId>| eid.is_some() && store.ids.get(id) == eid;
+            let effects: Vec<&MessageRef> = if mine.len() < store.executed.len() {
+                mine.iter()
+                    .filter(|(id, eid)| store.executed.contains(*id) && here(id, Some(eid)))
+                    .map(|(id, _)| id)
+                    .collect()
+            } else {
+                store
+                    .executed
+                    .iter()
+                    .filter(|id| here(id, mine.get(*id)))
+                    .collect()
+            };
+            // Debug builds (the tests) check the walk against its
+            // definition: every performed commitment stored in the thread.
+            debug_assert_eq!(
+                effects,
+                store
+                    .executed
+                    .iter()
+                    .filter(|id| store
+                        .ids
+                        .get(*id)
+                        .is_some_and(|&e| self.in_thread(thread, e)))
+                    .collect::<Vec<_>>(),
+                "effects of {thread}"
+            );
+            let mut effect = String::new();
+            for (i, id) in effects.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
                 }
+                effect.clear();
+                effect.push_str(store.name.as_str());
+                effect.push('/');
+                effect.push_str(id.as_str());
+                string(&mut out, &effect);
             }
         }
         out.push_str("],");

@@ -65,15 +65,20 @@ fn in_turn(cores: &[usize], turn: usize) -> Option<usize> {
     (cores.len() > 1).then(|| cores[turn % cores.len()])
 }
 
-/// The calling thread's home core, bound on the first call. `None` when
-/// there is a single core to use (nothing to choose) or binding failed.
+/// The calling thread's home core, bound on the first call. `None` on the
+/// main thread, when there is a single core to use (nothing to choose), or
+/// when binding failed or was declined.
 pub fn home() -> Option<usize> {
     HOME.with(|home| {
         if let Some(chosen) = home.get() {
             return chosen;
         }
         static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let chosen = if unbound_by_request() {
+        // The main thread is never bound: every thread it starts later
+        // would inherit the binding, and the in-process work of those
+        // (an exploration after the corpus, say) would share one core.
+        let main = std::thread::current().name() == Some("main");
+        let chosen = if main || unbound_by_request() {
             None
         } else {
             in_turn(allowed(), NEXT.fetch_add(1, Ordering::Relaxed)).filter(|&cpu| bind(cpu))
@@ -107,6 +112,19 @@ mod tests {
         assert_eq!(in_turn(&[], 5), None);
         let turns: Vec<_> = (0..5).map(|t| in_turn(&[0, 2, 5], t)).collect();
         assert_eq!(turns, [Some(0), Some(2), Some(5), Some(0), Some(2)]);
+    }
+
+    #[test]
+    fn the_main_thread_is_never_bound() {
+        let before = bound_to();
+        let (home, after) = std::thread::Builder::new()
+            .name("main".into())
+            .spawn(|| (home(), bound_to()))
+            .expect("thread")
+            .join()
+            .expect("thread");
+        assert_eq!(home, None);
+        assert_eq!(after, before, "it keeps the binding it was started with");
     }
 
     #[test]
