@@ -187,7 +187,7 @@ impl<R: Read + AsRawFd> LineReader<R> {
         };
         let mut chunk = &self.buf[..n];
         while !chunk.is_empty() {
-            let (part, complete) = match chunk.iter().position(|&b| b == b'\n') {
+            let (part, complete) = match memchr::memchr(b'\n', chunk) {
                 Some(i) => (&chunk[..i], true),
                 None => (chunk, false),
             };
