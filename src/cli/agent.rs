@@ -41,7 +41,11 @@ pub fn plain_args(mut args: impl Iterator<Item = std::ffi::OsString>) -> Option<
 
 pub fn run(args: AgentArgs) -> Status {
     let input = BufReader::new(io::stdin().lock());
-    match tern_harness::implementations::agent::serve(input, Box::new(io::stdout()), args.mutant) {
+    // Answers are written in many small pieces and flushed once per line:
+    // a buffer in front of stdout spares each piece stdout's lock and its
+    // search for a line end.
+    let output = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    match tern_harness::implementations::agent::serve(input, Box::new(output), args.mutant) {
         Ok(()) => Status::Ok,
         // The harness went away: nobody is left to serve or to tell.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Status::Ok,
