@@ -2,13 +2,15 @@
 //! same runs in process, in one group: the reference served by `tern-sim
 //! agent`, and the reference called directly. The ratio is what a vendor
 //! pays for the protocol (one process per agent and per restart, a pipe
-//! round trip per delivery, view and execution).
+//! round trip per delivery, view and execution). Runs are played as the
+//! CLI plays them, by the batch driver on one worker thread (`--jobs 1`).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use tern_harness::certify::{DEFAULT_AGENTS, DEFAULT_FIRST_SEED, DEFAULT_STEPS};
+use tern_harness::contract::plugin::Implementation;
 use tern_harness::implementations::adapter::{Limits, SubprocessImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
-use tern_harness::simulator::driver::{play, steps_of, Batch};
+use tern_harness::simulator::driver::{first_violation, play, steps_of, Batch, Jobs};
 use tern_harness::simulator::faults::FaultSet;
 use tern_harness::simulator::runner::RunConfig;
 use tern_harness::simulator::workload::Step;
@@ -44,22 +46,27 @@ fn protocol(c: &mut Criterion) {
             .is_none());
     }
 
+    // The whole budget through the driver, as `certify --jobs 1` plays it.
+    let batch = |implementation: &dyn Implementation| {
+        let outcome = first_violation(
+            &budget,
+            implementation,
+            Jobs::ONE,
+            false,
+            |_, _, _| {},
+            || false,
+        );
+        assert!(outcome.failure.is_none() && outcome.complete);
+        outcome.runs
+    };
     let mut group = c.benchmark_group("protocol");
     group.throughput(Throughput::Elements(runs.len() as u64));
     group.sample_size(10);
     group.bench_function("runs_in_process", |b| {
-        b.iter(|| {
-            for (config, steps) in &runs {
-                black_box(play(config, steps, &ReferenceImpl, false));
-            }
-        })
+        b.iter(|| black_box(batch(&ReferenceImpl)))
     });
     group.bench_function("runs_over_the_protocol", |b| {
-        b.iter(|| {
-            for (config, steps) in &runs {
-                black_box(play(config, steps, &agent, false));
-            }
-        })
+        b.iter(|| black_box(batch(&agent)))
     });
     group.finish();
 }
