@@ -28,7 +28,7 @@ fn init() -> InitParams {
     InitParams {
         participant: Participant::new("reviewer").unwrap(),
         principal: Principal::new("pk-reviewer").unwrap(),
-        config,
+        config: config.into(),
     }
 }
 

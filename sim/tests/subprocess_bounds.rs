@@ -35,7 +35,7 @@ fn a_request_the_child_does_not_read_fails_within_the_timeout() {
         let init = InitParams {
             participant: Participant::new("alice").unwrap(),
             principal: Principal::new("pk:alice").unwrap(),
-            config: LedgerConfig::open_auditor(),
+            config: LedgerConfig::open_auditor().into(),
         };
         let mut receiver = match imp.start(&init, storage, world) {
             Ok(r) => r,

@@ -47,7 +47,9 @@ use std::sync::Arc;
 /// One receiver's ledger.
 #[derive(Debug, Clone)]
 pub struct Ledger {
-    config: LedgerConfig,
+    /// Shared: a run's configuration lists every thread and grant it will
+    /// ever use, and a restart copies the ledger.
+    config: Arc<LedgerConfig>,
     deliveries: u64,
     /// Shared with copies of this ledger until written, in small chunks:
     /// a write copies the stores of its chunk whole.
@@ -70,9 +72,10 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    pub fn new(config: LedgerConfig) -> Ledger {
+    /// A ledger over `config`, which a `LedgerConfig` or a shared one gives.
+    pub fn new(config: impl Into<Arc<LedgerConfig>>) -> Ledger {
         Ledger {
-            config,
+            config: config.into(),
             deliveries: 0,
             contexts: SharedVec::default(),
             context_ids: OrdMap::new(),
@@ -89,7 +92,7 @@ impl Ledger {
     /// incremental settling of [`Ledger::new`] is compared with in tests.
     /// Both give the same events, views and executions for every input.
     #[doc(hidden)]
-    pub fn settling_from_scratch(config: LedgerConfig) -> Ledger {
+    pub fn settling_from_scratch(config: impl Into<Arc<LedgerConfig>>) -> Ledger {
         Ledger {
             from_scratch: true,
             ..Ledger::new(config)

@@ -3,6 +3,8 @@
 //! the network, every sender, the authenticated transport, the clock, durable
 //! storage and the outside world. docs/contract.md states it in full.
 
+use std::sync::Arc;
+
 pub use tern_model::ledger::View;
 use tern_model::ledger::{Event, Execution, LedgerConfig, LocalTime};
 use tern_model::message::{MessageRef, Participant, Principal, ThreadId};
@@ -16,8 +18,10 @@ use crate::contract::world::AgentWorld;
 pub struct InitParams {
     pub participant: Participant,
     pub principal: Principal,
-    /// Identity contexts, grants and local policy; `viewer` names the participant.
-    pub config: LedgerConfig,
+    /// Identity contexts, grants and local policy; `viewer` names the
+    /// participant. Shared: it lists every thread and grant of a run, and
+    /// every restart is given it again.
+    pub config: Arc<LedgerConfig>,
 }
 
 /// The answer to a delivery: outcome events, and any frames the receiver

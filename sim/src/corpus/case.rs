@@ -161,7 +161,7 @@ impl Setup {
         InitParams {
             participant: self.participant.clone(),
             principal: self.principal.clone(),
-            config: self.config.clone(),
+            config: self.config.clone().into(),
         }
     }
 }

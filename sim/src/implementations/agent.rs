@@ -183,7 +183,7 @@ fn start(
     let init = InitParams {
         participant,
         principal,
-        config,
+        config: config.into(),
     };
     let log = FileLog::new(dir.join("tern-agent.log"));
     match mutant {

@@ -23,7 +23,7 @@ use super::resolve::{Outgoing, Resolver};
 use super::scenario::{epoch_of, Scenario};
 use super::situations::{Coverage, Moment, Situation};
 use super::workload::{Mix, Step};
-use crate::contract::plugin::{ImplError, Implementation, Receiver, View};
+use crate::contract::plugin::{ImplError, Implementation, InitParams, Receiver, View};
 use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::World;
 use crate::judge::delivery::{self, Breach, Call, Delivery};
@@ -141,6 +141,10 @@ struct InFlight {
 
 struct Agent {
     name: String,
+    /// What every start of this agent is given, made once: its
+    /// configuration lists every thread and grant of the run, so making it
+    /// at each restart cost a run the square of its length.
+    init: InitParams,
     receiver: Option<Box<dyn Receiver>>,
     storage: Storage,
     /// A crash scheduled for this agent's next operation of the kind it
@@ -290,9 +294,11 @@ impl<'a> Run<'a> {
         };
         for name in run.scenario.agents.clone() {
             let storage = Storage::new();
-            let oracle = Ledger::new(run.scenario.config_for(Some(&name)));
+            let init = run.scenario.init_for(&name);
+            let oracle = Ledger::new(init.config.clone());
             run.agents.push(Agent {
                 name,
+                init,
                 receiver: None,
                 storage,
                 pending_crash: None,
@@ -377,7 +383,7 @@ impl<'a> Run<'a> {
 
     /// Starts (or restarts) an agent's implementation on its storage.
     fn start(&mut self, a: usize) -> Checked {
-        let init = self.scenario.init_for(&self.agents[a].name);
+        let init = self.agents[a].init.clone();
         let before = self.world.len();
         let world = self
             .world

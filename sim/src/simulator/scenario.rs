@@ -241,7 +241,7 @@ impl Scenario {
         InitParams {
             participant: Participant::new(agent).expect("valid"),
             principal: principal(agent, "plan"),
-            config: self.config_for(Some(agent)),
+            config: self.config_for(Some(agent)).into(),
         }
     }
 }
