@@ -10,10 +10,8 @@ use tern_harness::certify::{DEFAULT_AGENTS, DEFAULT_FIRST_SEED, DEFAULT_STEPS};
 use tern_harness::contract::plugin::Implementation;
 use tern_harness::implementations::adapter::{Limits, SubprocessImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
-use tern_harness::simulator::driver::{first_violation, play, steps_of, Batch, Jobs};
+use tern_harness::simulator::driver::{first_violation, Batch, Jobs};
 use tern_harness::simulator::faults::FaultSet;
-use tern_harness::simulator::runner::RunConfig;
-use tern_harness::simulator::workload::Step;
 
 fn protocol(c: &mut Criterion) {
     // The first runs of certify's default budget.
@@ -28,25 +26,14 @@ fn protocol(c: &mut Criterion) {
         shard: tern_harness::shard::Shard::WHOLE,
         deadline: None,
     };
-    let runs: Vec<(RunConfig, Vec<Step>)> = (budget.first_seed..budget.first_seed + budget.seeds)
-        .map(|seed| {
-            let config = budget.config(seed);
-            let steps = steps_of(&config);
-            (config, steps)
-        })
-        .collect();
     let agent = SubprocessImpl::new(
         format!("{} agent", env!("CARGO_BIN_EXE_tern-sim")),
         Limits::default(),
     )
     .expect("state directory");
-    for (config, steps) in &runs {
-        assert!(play(config, steps, &ReferenceImpl, false)
-            .violation
-            .is_none());
-    }
 
-    // The whole budget through the driver, as `certify --jobs 1` plays it.
+    // The whole budget through the driver, as `certify --jobs 1` plays it;
+    // every run must pass.
     let batch = |implementation: &dyn Implementation| {
         let outcome = first_violation(
             &budget,
@@ -60,7 +47,7 @@ fn protocol(c: &mut Criterion) {
         outcome.runs
     };
     let mut group = c.benchmark_group("protocol");
-    group.throughput(Throughput::Elements(runs.len() as u64));
+    group.throughput(Throughput::Elements(budget.seeds));
     group.sample_size(10);
     group.bench_function("runs_in_process", |b| {
         b.iter(|| black_box(batch(&ReferenceImpl)))

@@ -254,6 +254,8 @@ impl Ledger {
         let mut size = 0;
         for &eid in &ids {
             let entry = &self.entries[eid];
+            // Room for the item: its content and, beside it, about 160
+            // bytes of act, IDs and standing.
             size += 160 + entry.variants()[0].content_text().len();
             match entry.status() {
                 Status::Pending(missing) => {
@@ -366,56 +368,9 @@ impl Ledger {
         out.push('{');
         section(&mut out, "commitments", &commitments);
         key(&mut out, "effects");
-        out.push('[');
-        if let Some(ctx) = ctx {
-            // The thread's effects: the commitments of the context that were
-            // performed and are stored in this thread, walked from the
-            // smaller of the two sides (both are in ID order, as effect
-            // keys of one context are).
-            let store = &self.contexts[ctx];
-            let none = Default::default();
-            let mine = store.threads.get(thread).unwrap_or(&none);
-            let here =
-                |id: &MessageRef, eid: Option<&EntryId>| eid.is_some() && store.ids.get(id) == eid;
-            let effects: Vec<&MessageRef> = if mine.len() < store.executed.len() {
-                mine.iter()
-                    .filter(|(id, eid)| store.executed.contains(*id) && here(id, Some(eid)))
-                    .map(|(id, _)| id)
-                    .collect()
-            } else {
-                store
-                    .executed
-                    .iter()
-                    .filter(|id| here(id, mine.get(*id)))
-                    .collect()
-            };
-            // Debug builds (the tests) check the walk against its
-            // definition: every performed commitment stored in the thread.
-            debug_assert_eq!(
-                effects,
-                store
-                    .executed
-                    .iter()
-                    .filter(|id| store
-                        .ids
-                        .get(*id)
-                        .is_some_and(|&e| self.in_thread(thread, e)))
-                    .collect::<Vec<_>>(),
-                "effects of {thread}"
-            );
-            let mut effect = String::new();
-            for (i, id) in effects.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                effect.clear();
-                effect.push_str(store.name.as_str());
-                effect.push('/');
-                effect.push_str(id.as_str());
-                string(&mut out, &effect);
-            }
-        }
-        out.push_str("],");
+        let effects: Vec<String> = ctx.map_or_else(Vec::new, |ctx| self.effects_in(thread, ctx));
+        strings(&mut out, effects.iter().map(String::as_str));
+        out.push(',');
         key(&mut out, "messages");
         out.push('[');
         for (i, &eid) in ids.iter().enumerate() {
@@ -439,6 +394,39 @@ impl Ledger {
         // An `Arc<String>`, not an `Arc<str>`: the text is kept where it
         // was written, not copied once more.
         View(Arc::new(out))
+    }
+
+    /// The effect keys of `thread` in its context `ctx`: the performed
+    /// commitments among the thread's own IDs, in ID order (the order of
+    /// effect keys within one context). Walking the thread, not the
+    /// context's effects, keeps the cost to the view's own size.
+    fn effects_in(&self, thread: &ThreadId, ctx: CtxId) -> Vec<String> {
+        let store = &self.contexts[ctx];
+        let mine: Vec<&MessageRef> = store
+            .threads
+            .get(thread)
+            .into_iter()
+            .flatten()
+            .filter(|(id, eid)| store.executed.contains(*id) && store.ids.get(*id) == Some(eid))
+            .map(|(id, _)| id)
+            .collect();
+        // Debug builds (the tests) check the walk against its definition:
+        // every performed commitment stored in the thread.
+        debug_assert_eq!(
+            mine,
+            store
+                .executed
+                .iter()
+                .filter(|id| store
+                    .ids
+                    .get(*id)
+                    .is_some_and(|&e| self.in_thread(thread, e)))
+                .collect::<Vec<_>>(),
+            "effects of {thread}"
+        );
+        mine.into_iter()
+            .map(|id| self.effect_key(ctx, id).0)
+            .collect()
     }
 
     /// Every thread this ledger has stored a message for, sorted.

@@ -18,24 +18,28 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
+/// The cores the calling thread may run on; empty when the system does
+/// not say.
+fn bound_to() -> Vec<usize> {
+    // SAFETY: `set` is a plain bit set that `sched_getaffinity` fills; the
+    // size given is its own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+            .collect()
+    }
+}
+
 /// The cores this process could use before any thread was bound, read
 /// once: a thread started by a bound thread inherits its binding, so a
 /// later reading would see one core.
 fn allowed() -> &'static [usize] {
     static ALLOWED: OnceLock<Vec<usize>> = OnceLock::new();
-    ALLOWED.get_or_init(|| {
-        // SAFETY: `set` is a plain bit set that `sched_getaffinity` fills;
-        // the size given is its own.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-                return Vec::new();
-            }
-            (0..libc::CPU_SETSIZE as usize)
-                .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
-                .collect()
-        }
-    })
+    ALLOWED.get_or_init(bound_to)
 }
 
 /// Whether `TERN_SIM_NO_AFFINITY` asks for no binding (any value but
@@ -46,7 +50,8 @@ fn unbound_by_request() -> bool {
 
 /// Binds the calling thread to `cpu`. False when the system refuses.
 fn bind(cpu: usize) -> bool {
-    // SAFETY: as above; `CPU_SET` writes within the set.
+    // SAFETY: a plain bit set, written within by `CPU_SET`; the size given
+    // is its own.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
@@ -91,20 +96,6 @@ pub fn home() -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The thread's own binding as the system reports it.
-    fn bound_to() -> Vec<usize> {
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            assert_eq!(
-                libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
-                0
-            );
-            (0..libc::CPU_SETSIZE as usize)
-                .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
-                .collect()
-        }
-    }
 
     #[test]
     fn threads_take_the_cores_in_turn() {
