@@ -32,7 +32,7 @@ use crate::contract::protocol::lines::{
     self, DeliverAnswer, ExecuteAnswer, InitAnswer, Op, Request, ViewRequest,
 };
 use crate::contract::protocol::{
-    config_json, decode_bytes, encode_bytes, event_of_line, execution_of, strict, PROTOCOL,
+    config_text, decode_bytes, encode_bytes, event_of_line, execution_of, strict, PROTOCOL,
 };
 use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::AgentWorld;
@@ -289,7 +289,7 @@ impl Implementation for SubprocessImpl {
                 protocol: PROTOCOL.to_owned(),
                 participant: init.participant.as_str().to_owned(),
                 principal: init.principal.as_str().to_owned(),
-                config: config_json(&init.config),
+                config: config_text(&init.config),
                 state_dir: dir.display().to_string(),
                 effects: world.performed_by_me(),
             })
@@ -622,6 +622,11 @@ impl ChildProcess {
     /// An answer's `ok`, as it came, read as the answer to `op`; what does
     /// not have its form is named by its pointer.
     fn read_ok<T: DeserializeOwned>(&mut self, op: Op, answer: &RawValue) -> Result<T, ImplError> {
+        // Read plainly first; only a line that fails is read again, with
+        // the path tracking that names where it broke.
+        if let Ok(ok) = serde_json::from_str(answer.get()) {
+            return Ok(ok);
+        }
         let mut reader = serde_json::Deserializer::from_str(answer.get());
         serde_path_to_error::deserialize(&mut reader).map_err(|e| {
             let deviation = strict::located(Pointer::root().key("ok"), e);

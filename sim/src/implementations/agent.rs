@@ -173,7 +173,7 @@ fn start(
     }
     let participant = Participant::new(&req.participant)?;
     let principal = Principal::new(&req.principal)?;
-    let config = LedgerConfig::from_json(&req.config.to_string()).map_err(|e| e.to_string())?;
+    let config = LedgerConfig::from_json(req.config.get()).map_err(|e| e.to_string())?;
     let dir = PathBuf::from(&req.state_dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     world
@@ -251,16 +251,23 @@ pub fn serve(
     };
     let mut world = new_world();
     let mut receiver: Option<Box<dyn Receiver>> = None;
-    for line in input.lines() {
-        let line = line?;
-        if line.trim().is_empty() {
+    // One buffer for every line, read as bytes: a line that is not UTF-8
+    // gets an error answer like any other line that is not JSON.
+    let mut input = input;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        if line.trim_ascii().is_empty() {
             continue;
         }
-        let req: Request = match serde_json::from_str(&line) {
+        let req = match Request::from_line(&line) {
             Ok(req) => req,
             Err(e) => {
                 // A request that is not one: echo its seq if it has one.
-                let (seq, why) = match serde_json::from_str::<Value>(&line) {
+                let (seq, why) = match serde_json::from_slice::<Value>(&line) {
                     Ok(v) => (
                         v["seq"].as_u64(),
                         format!("not a request of {PROTOCOL}: {e}"),

@@ -12,6 +12,7 @@
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use tern_model::ledger::{EventKind, Refusal, RejectClass};
 
@@ -21,7 +22,7 @@ use crate::contract::plugin::Capability;
 /// a process receives (always `init`) and grows by 1 with each request.
 /// Members not listed here may be added within `tern-sim/1`: ignore the
 /// ones you do not know.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Request {
     Init(Init),
@@ -32,6 +33,28 @@ pub enum Request {
 }
 
 impl Request {
+    /// Reads one request line: first its `op` alone, then the whole line as
+    /// that request's own type. Two quick passes rather than serde's reading
+    /// of a tagged enum, which first copies every member into a tree (a
+    /// `deliver`'s frame, an `init`'s configuration) and so could not keep
+    /// `config` as the text it came as.
+    pub fn from_line(line: &[u8]) -> serde_json::Result<Request> {
+        /// Only `op`; every other member is skipped unread.
+        #[derive(Deserialize)]
+        #[serde(expecting = "a request object")]
+        struct Head {
+            op: Op,
+        }
+        let head: Head = serde_json::from_slice(line)?;
+        Ok(match head.op {
+            Op::Init => Request::Init(serde_json::from_slice(line)?),
+            Op::Deliver => Request::Deliver(serde_json::from_slice(line)?),
+            Op::Execute => Request::Execute(serde_json::from_slice(line)?),
+            Op::View => Request::View(serde_json::from_slice(line)?),
+            Op::Shutdown => Request::Shutdown(serde_json::from_slice(line)?),
+        })
+    }
+
     pub fn seq(&self) -> u64 {
         match self {
             Request::Init(r) => r.seq,
@@ -55,7 +78,8 @@ impl Request {
 }
 
 /// What a request asks, which decides the form of its answer's `ok`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Op {
     Init,
     Deliver,
@@ -96,11 +120,34 @@ pub struct Init {
     pub principal: String,
     /// The ledger configuration, in the file format of docs/ledger.md
     /// section 8.
-    pub config: Value,
+    #[schemars(with = "Value")]
+    pub config: ConfigText,
     /// The only place where state may survive a crash; create it if absent.
     pub state_dir: String,
     /// Every effect key this agent performed so far in this run, in order.
     pub effects: Vec<String>,
+}
+
+/// A configuration as JSON text, written and read without a tree: the
+/// harness prints a run's configuration once for all its restarts, and the
+/// agent hands the text straight to [`LedgerConfig::from_json`], which holds
+/// it to strict JSON.
+///
+/// [`LedgerConfig::from_json`]: tern_model::ledger::LedgerConfig::from_json
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ConfigText(pub Box<RawValue>);
+
+impl ConfigText {
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl PartialEq for ConfigText {
+    fn eq(&self, other: &ConfigText) -> bool {
+        self.get() == other.get()
+    }
 }
 
 /// A frame the network delivers (section 4.2).
@@ -294,4 +341,81 @@ fn reject_classes(_: &mut SchemaGenerator) -> Schema {
 
 fn refusals(_: &mut SchemaGenerator) -> Schema {
     names(Refusal::ALL.iter().map(|r| r.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn every_request() -> Vec<Request> {
+        let config = r#"{"participant":"a","contexts":{"c":{"a":"pk-a"}},"threads":{"t":"c"}}"#;
+        vec![
+            Request::Init(Init {
+                seq: 1,
+                protocol: "tern-sim/1".into(),
+                participant: "a".into(),
+                principal: "pk-a".into(),
+                config: ConfigText(RawValue::from_string(config.into()).unwrap()),
+                state_dir: "/tmp/a".into(),
+                effects: vec!["c/a:1".into()],
+            }),
+            Request::Deliver(Deliver {
+                seq: 2,
+                frame: "eyJ9".into(),
+                principal: "pk-b".into(),
+                now: 7,
+            }),
+            Request::Execute(Execute {
+                seq: 3,
+                thread: "t".into(),
+                commitment: "a:1".into(),
+                now: 8,
+            }),
+            Request::View(ViewRequest {
+                seq: 4,
+                thread: "t".into(),
+            }),
+            Request::Shutdown(Shutdown { seq: 5 }),
+        ]
+    }
+
+    #[test]
+    fn every_request_reads_back_as_written() {
+        for request in every_request() {
+            let line = serde_json::to_vec(&request).unwrap();
+            assert_eq!(Request::from_line(&line).unwrap(), request);
+        }
+    }
+
+    #[test]
+    fn a_configuration_keeps_its_text() {
+        let line = br#"{"op":"init","seq":1,"protocol":"tern-sim/1","participant":"a","principal":"p","config":{"b": 1, "a": [2]},"state_dir":"d","effects":[]}"#;
+        let Request::Init(init) = Request::from_line(line).unwrap() else {
+            panic!("not an init");
+        };
+        assert_eq!(init.config.get(), r#"{"b": 1, "a": [2]}"#);
+    }
+
+    #[test]
+    fn op_may_come_anywhere_and_unknown_members_are_ignored() {
+        let line = br#"{"seq":9,"thread":"t","later":{"x":[1]},"op":"view"}"#;
+        assert_eq!(
+            Request::from_line(line).unwrap(),
+            Request::View(ViewRequest {
+                seq: 9,
+                thread: "t".into()
+            })
+        );
+    }
+
+    #[test]
+    fn a_line_that_is_no_request_says_why() {
+        let why = |line: &[u8]| Request::from_line(line).unwrap_err().to_string();
+        assert!(why(br#"{"seq":1}"#).contains("missing field `op`"));
+        assert!(why(br#"{"op":"dance","seq":1}"#).contains("unknown variant `dance`"));
+        assert!(why(br#""view""#).contains("a request object"));
+        assert!(Request::from_line(br#"["view"]"#).is_err());
+        assert!(why(br#"{"op":"view","seq":1}"#).contains("missing field `thread`"));
+        assert!(why(b"{\"op\":\"view\",\"seq\":1,\"thread\":\"\xff\"}").contains("invalid unicode"));
+    }
 }

@@ -9,13 +9,18 @@ pub mod lines;
 pub mod schema;
 pub mod strict;
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
 use base64::Engine;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use tern_model::ledger::{Contexts, Event, Execution, LedgerConfig, Outcome, Rejection, Viewer};
 use tern_model::message::{MessageRef, ThreadId};
 use tern_model::wire::Pointer;
 
-use lines::{EventLine, ExecuteAnswer, OutcomeName, RejectionLine};
+use lines::{ConfigText, EventLine, ExecuteAnswer, OutcomeName, RejectionLine};
 
 /// The protocol's name and version, sent in `init`.
 pub const PROTOCOL: &str = "tern-sim/1";
@@ -37,6 +42,33 @@ fn rfc3339(ms: i64) -> String {
                 .ok()
         })
         .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned())
+}
+
+/// [`config_json`] as the text an `init` carries, printed once for each
+/// configuration a thread meets: a run hands the same shared configuration
+/// to every start of an agent, and that configuration lists every thread and
+/// grant of the run. Keyed by the `Arc`, which the cache holds, so a key
+/// cannot be reused by another configuration while it is cached.
+pub fn config_text(config: &Arc<LedgerConfig>) -> ConfigText {
+    /// A run has one configuration per agent; a few runs' worth is plenty.
+    const KEPT: usize = 16;
+    thread_local! {
+        static PRINTED: RefCell<VecDeque<(Arc<LedgerConfig>, Box<RawValue>)>> =
+            const { RefCell::new(VecDeque::new()) };
+    }
+    PRINTED.with(|printed| {
+        let mut printed = printed.borrow_mut();
+        if let Some((_, text)) = printed.iter().find(|(c, _)| Arc::ptr_eq(c, config)) {
+            return ConfigText(text.clone());
+        }
+        let text = serde_json::value::to_raw_value(&config_json(config))
+            .expect("a JSON tree always prints");
+        if printed.len() == KEPT {
+            printed.pop_front();
+        }
+        printed.push_back((config.clone(), text.clone()));
+        ConfigText(text)
+    })
 }
 
 /// A ledger configuration in the file format of docs/ledger.md.
@@ -226,6 +258,20 @@ mod tests {
         let raw = [0xff, 0x00, b'{', 0xc3];
         assert_eq!(decode_bytes(&encode_bytes(&raw)).unwrap(), raw);
         assert!(decode_bytes("not base64!").is_none());
+    }
+
+    #[test]
+    fn a_configuration_is_printed_as_itself_whether_cached_or_not() {
+        let one = Arc::new(LedgerConfig::from_json(r#"{"participant": "a"}"#).unwrap());
+        let two = Arc::new(LedgerConfig::from_json(r#"{"participant": "b"}"#).unwrap());
+        for _ in 0..2 {
+            assert_eq!(config_text(&one).get(), config_json(&one).to_string());
+            assert_eq!(config_text(&two).get(), config_json(&two).to_string());
+        }
+        // An equal configuration in another allocation is printed afresh,
+        // and alike.
+        let again = Arc::new((*one).clone());
+        assert_eq!(config_text(&again), config_text(&one));
     }
 
     #[test]
