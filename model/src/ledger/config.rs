@@ -2,7 +2,10 @@
 //! context governs each thread, which grants exist, and its local policy.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::marker::PhantomData;
 
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 use crate::message::{
@@ -100,12 +103,11 @@ impl LedgerConfig {
     }
 
     /// Reads the configuration file format documented in docs/ledger.md.
+    /// A key repeated in an object is refused, never resolved silently with
+    /// the last one winning: every map is read as a [`UniqueMap`], and the
+    /// objects of fixed form refuse a repeated field themselves. One pass,
+    /// since a subprocess reads its configuration at every start.
     pub fn from_json(text: &str) -> Result<LedgerConfig, ConfigError> {
-        // Strict JSON first: a repeated key in a binding map must not be
-        // resolved silently, last one winning.
-        serde_json::from_str::<crate::json::Json>(text).map_err(|e| ConfigError {
-            message: e.to_string(),
-        })?;
         let file: ConfigFile = serde_json::from_str(text).map_err(|e| ConfigError {
             message: e.to_string(),
         })?;
@@ -126,13 +128,48 @@ struct ConfigFile {
     #[serde(default)]
     participant: Option<Participant>,
     #[serde(default)]
-    contexts: Option<BTreeMap<ContextName, BTreeMap<Participant, Principal>>>,
+    contexts: Option<UniqueMap<ContextName, UniqueMap<Participant, Principal>>>,
     #[serde(default)]
-    threads: Option<BTreeMap<ThreadId, ContextName>>,
+    threads: Option<UniqueMap<ThreadId, ContextName>>,
     #[serde(default)]
     grants: Vec<GrantFile>,
     #[serde(default)]
     policy: PolicyFile,
+}
+
+/// A JSON object read as a map that refuses a repeated key.
+struct UniqueMap<K, V>(BTreeMap<K, V>);
+
+impl<'de, K, V> Deserialize<'de> for UniqueMap<K, V>
+where
+    K: Deserialize<'de> + Ord + fmt::Display,
+    V: Deserialize<'de>,
+{
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Unique<K, V>(PhantomData<(K, V)>);
+        impl<'de, K, V> Visitor<'de> for Unique<K, V>
+        where
+            K: Deserialize<'de> + Ord + fmt::Display,
+            V: Deserialize<'de>,
+        {
+            type Value = UniqueMap<K, V>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some(key) = map.next_key::<K>()? {
+                    if out.contains_key(&key) {
+                        return Err(serde::de::Error::custom(format!("duplicate key `{key}`")));
+                    }
+                    let value = map.next_value()?;
+                    out.insert(key, value);
+                }
+                Ok(UniqueMap(out))
+            }
+        }
+        deserializer.deserialize_map(Unique(PhantomData))
+    }
 }
 
 #[derive(Deserialize)]
@@ -170,7 +207,7 @@ impl ConfigFile {
         let fail = |message: String| Err(ConfigError { message });
         let contexts = match (self.contexts, self.threads) {
             (None, None) => Contexts::Open,
-            (Some(contexts), Some(threads)) => {
+            (Some(UniqueMap(contexts)), Some(UniqueMap(threads))) => {
                 for (thread, context) in &threads {
                     if !contexts.contains_key(context) {
                         return fail(format!(
@@ -181,7 +218,7 @@ impl ConfigFile {
                 Contexts::Fixed {
                     contexts: contexts
                         .into_iter()
-                        .map(|(name, bindings)| (name, IdentityContext { bindings }))
+                        .map(|(name, UniqueMap(bindings))| (name, IdentityContext { bindings }))
                         .collect(),
                     threads,
                 }
@@ -232,7 +269,17 @@ mod tests {
     fn repeated_keys_in_a_configuration_are_refused() {
         let text = r#"{"contexts": {"c": {"a": "pk-a", "a": "pk-evil"}}, "threads": {"t": "c"}}"#;
         let err = LedgerConfig::from_json(text).unwrap_err();
-        assert!(err.message.contains("duplicate key"), "{err}");
+        assert!(err.message.contains("duplicate key `a`"), "{err}");
+        for text in [
+            r#"{"contexts": {"c": {"a": "pk-a"}, "c": {"a": "pk-b"}}, "threads": {"t": "c"}}"#,
+            r#"{"contexts": {"c": {"a": "pk-a"}}, "threads": {"t": "c", "t": "c"}}"#,
+            r#"{"participant": "a", "participant": "b"}"#,
+            r#"{"grants": [{"id": "g", "id": "h", "grantee": "a", "threads": ["t"]}]}"#,
+            r#"{"policy": {"approvals": [], "approvals": []}}"#,
+        ] {
+            let err = LedgerConfig::from_json(text).unwrap_err();
+            assert!(err.message.contains("duplicate"), "{text}: {err}");
+        }
     }
 
     #[test]
