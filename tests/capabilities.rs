@@ -3,7 +3,8 @@
 //! a restart after a crash always gets a new process (what each start was
 //! is in the thread's stderr log, where the adapter writes one line per
 //! start). `pipeline`: the views of a step go in one write to a process
-//! that claims it, and one at a time to any other.
+//! that claims it, and one at a time to any other; the views after a
+//! delivery go in its write, and are read whatever the harness asks next.
 
 use std::time::Duration;
 use tern_harness::contract::plugin::{Capability, Implementation, InitParams, Receiver};
@@ -260,4 +261,124 @@ fn a_false_reinit_claim_is_named_in_the_verdict() {
         ),
         "{error}"
     );
+}
+
+/// Answers a `deliver` only once the request after it has arrived: the
+/// harness and the process wait on each other for ever unless the views
+/// that follow a delivery go in its write.
+const DELIVER_WITH_VIEW: &str = r#"python3 -c '
+import json, sys
+def answer(seq, ok):
+    print(json.dumps({"seq": seq, "ok": ok}, separators=(",", ":"), sort_keys=True), flush=True)
+held = None
+for line in sys.stdin:
+    req = json.loads(line)
+    if req["op"] == "init":
+        answer(req["seq"], {"name": "deliver with view", "capabilities": ["pipeline"]})
+    elif req["op"] == "deliver":
+        held = req
+    elif req["op"] == "view":
+        if held is not None:
+            answer(held["seq"], {"events": [{"event": "delivered", "id": "drafter:1", "thread": "design", "outcome": "accepted"}], "outgoing": []})
+            held = None
+        answer(req["seq"], {"commitments": [], "effects": [], "messages": [], "pending": [], "revisions": [], "thread": req["thread"]})
+    else:
+        answer(req["seq"], None)
+'"#;
+
+fn design() -> ThreadId {
+    ThreadId::new("design").unwrap()
+}
+
+/// The view the model gives after `frames`, as the harness expects it.
+fn expected_after(frames: &[&str], thread: &ThreadId) -> View {
+    let mut ledger = tern_model::ledger::Ledger::new(init().config);
+    for frame in frames {
+        ledger.deliver(
+            frame.as_bytes(),
+            &Principal::new("pk-drafter").unwrap(),
+            LocalTime(1_000),
+        );
+    }
+    ledger.view_text(thread)
+}
+
+#[test]
+fn the_views_after_a_delivery_go_in_its_write() {
+    let limits = Limits {
+        request: Duration::from_millis(500),
+        ..Limits::default()
+    };
+    let imp = SubprocessImpl::new(DELIVER_WITH_VIEW.to_owned(), limits).unwrap();
+    let storage = Storage::new();
+    let mut r = start(&imp, &storage, &World::new());
+    let empty = View::from_value(&serde_json::json!({"commitments": [], "effects": [],
+        "messages": [], "pending": [], "revisions": [], "thread": "design"}));
+    r.views_follow(&[design()]);
+    let delivered = r
+        .deliver(
+            REQUEST.as_bytes(),
+            &Principal::new("pk-drafter").unwrap(),
+            LocalTime(1_000),
+        )
+        .expect("answered once the view request came with the frame");
+    assert_eq!(delivered.events.len(), 1);
+    let views = r
+        .views_against(&[(design(), empty.clone())])
+        .expect("the view, already asked");
+    assert_eq!(views, vec![empty]);
+}
+
+#[test]
+fn views_asked_with_a_delivery_are_read_whatever_the_harness_asks_next() {
+    let imp = SubprocessImpl::new(format!("{BIN} agent"), Limits::default()).unwrap();
+    let storage = Storage::new();
+    let world = World::new();
+    let mut r = start(&imp, &storage, &world);
+    let drafter = Principal::new("pk-drafter").unwrap();
+    // Guessed right: the views asked are the ones written with the frame.
+    r.views_follow(&[design()]);
+    r.deliver(REQUEST.as_bytes(), &drafter, LocalTime(1_000))
+        .expect("delivered");
+    let expected = expected_after(&[REQUEST], &design());
+    assert!(expected.as_str().contains("drafter:1"));
+    let views = r
+        .views_against(&[(design(), expected.clone())])
+        .expect("the view");
+    assert_eq!(views, vec![expected.clone()]);
+    // Guessed wrong: another thread is asked, then a single view, then a
+    // delivery. Each gets its own answer, not one left over.
+    let ops = ThreadId::new("ops").unwrap();
+    for next in 0..3 {
+        r.views_follow(&[design()]);
+        let d = r
+            .deliver(REQUEST.as_bytes(), &drafter, LocalTime(1_000))
+            .expect("a duplicate");
+        assert!(format!("{:?}", d.events).contains("Duplicate"), "{d:?}");
+        match next {
+            0 => {
+                let empty = expected_after(&[], &ops);
+                let views = r.views_against(&[(ops.clone(), empty.clone())]).unwrap();
+                assert_eq!(views, vec![empty]);
+            }
+            1 => assert_eq!(r.view(&design()).unwrap(), expected),
+            _ => {}
+        }
+    }
+    assert!(holds_the_request(&mut r));
+    // Answers still unread when the session ends: the process is not kept.
+    r.views_follow(&[design()]);
+    r.deliver(REQUEST.as_bytes(), &drafter, LocalTime(1_000))
+        .expect("a duplicate");
+    assert_eq!(starts(&imp), (1, 0));
+    r.dismiss();
+    drop(r);
+    let mut r = start(&imp, &Storage::new(), &world);
+    assert_eq!(
+        starts(&imp),
+        (1, 0),
+        "a fresh process, not the one with answers unread"
+    );
+    assert!(!holds_the_request(&mut r));
+    r.dismiss();
 }

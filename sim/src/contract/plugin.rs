@@ -145,6 +145,17 @@ pub trait Receiver {
     /// views are equal bytes.
     fn view(&mut self, thread: &ThreadId) -> Result<View, ImplError>;
 
+    /// A hint that right after the next [`Receiver::deliver`] the harness
+    /// will ask [`Receiver::views_against`] for the views of `threads`, in
+    /// this order, unless the delivery touches another thread than the
+    /// frame names. A subprocess that claims `pipeline` writes those
+    /// requests with the delivery, so that a delivery and the views after
+    /// it cost one round trip; if the harness then asks something else, it
+    /// reads those answers first and asks again. The default ignores it.
+    fn views_follow(&mut self, threads: &[ThreadId]) {
+        let _ = threads;
+    }
+
     /// The views of several threads, each asked against the view expected
     /// of it, answered in order. The default asks
     /// [`Receiver::view_against`] for each in turn; a subprocess that

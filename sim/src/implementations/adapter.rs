@@ -330,6 +330,8 @@ impl Implementation for SubprocessImpl {
             identity,
             idle,
             dirs: self.dirs.clone(),
+            views_next: Vec::new(),
+            prefetched: Vec::new(),
         }))
     }
 }
@@ -855,6 +857,12 @@ struct SubprocessReceiver {
     /// The state directories, of which this receiver's goes when it is
     /// dismissed.
     dirs: Arc<Mutex<BTreeMap<u64, PathBuf>>>,
+    /// The views the harness will ask after the next delivery
+    /// ([`Receiver::views_follow`]).
+    views_next: Vec<ThreadId>,
+    /// `view` requests written with the last delivery whose answers are
+    /// not read yet: their seqs and threads, in order.
+    prefetched: Vec<(u64, ThreadId)>,
 }
 
 /// A receiver asked anything after [`Receiver::dismiss`]: the harness's
@@ -864,6 +872,31 @@ fn dismissed() -> ImplError {
 }
 
 impl SubprocessReceiver {
+    /// Reads the answers to views written with the last delivery that the
+    /// harness did not ask for after all: the process answered them, and
+    /// its next answer comes after them. Their form is held to the
+    /// protocol like any answer; their views are not compared.
+    fn settle_prefetched(&mut self) -> Result<(), ImplError> {
+        if self.prefetched.is_empty() {
+            return Ok(());
+        }
+        let prefetched = std::mem::take(&mut self.prefetched);
+        let world = &self.world;
+        let child = self.child.as_mut().ok_or_else(dismissed)?;
+        let timeout = child.limits.request;
+        for (seq, _) in prefetched {
+            child.answer_to(
+                seq,
+                Op::View,
+                Instant::now() + timeout,
+                timeout,
+                world,
+                None,
+            )?;
+        }
+        Ok(())
+    }
+
     fn crash_now(&mut self) -> ImplError {
         self.storage.fire();
         if let Some(child) = self.child.as_mut() {
@@ -884,6 +917,8 @@ impl Receiver for SubprocessReceiver {
         principal: &Principal,
         now: LocalTime,
     ) -> Result<Delivered, ImplError> {
+        let views_next = std::mem::take(&mut self.views_next);
+        self.settle_prefetched()?;
         let armed = self.storage.armed();
         if armed == Some(CrashPoint::BeforeSync) {
             // Killed before the frame reached it.
@@ -897,10 +932,35 @@ impl Receiver for SubprocessReceiver {
                 now: now.0,
             })
         };
+        // The views that follow go in the same write, unless a crash is
+        // armed: a kill must find nothing asked beyond the delivery.
+        let pipelined =
+            armed.is_none() && !views_next.is_empty() && self.identity.claims(Capability::Pipeline);
         let world = &self.world;
         let child = self.child.as_mut().ok_or_else(dismissed)?;
         let timeout = child.limits.request;
-        let answer: DeliverAnswer = child.request(request, timeout, world)?;
+        let answer: DeliverAnswer = if pipelined {
+            let deadline = Instant::now() + timeout;
+            let makes = std::iter::once(Box::new(request) as Box<dyn FnOnce(u64) -> Request>)
+                .chain(
+                    views_next
+                        .iter()
+                        .map(|t| Box::new(view_request(t)) as Box<dyn FnOnce(u64) -> Request>),
+                );
+            let sent = child.send_all(makes, deadline, timeout)?;
+            self.prefetched = sent[1..]
+                .iter()
+                .map(|&(seq, _)| seq)
+                .zip(views_next)
+                .collect();
+            let (seq, op) = sent[0];
+            match child.answer_to(seq, op, deadline, timeout, world, None)? {
+                Answered::Raw(answer) => child.read_ok(op, &answer)?,
+                Answered::AsExpected => return Err(child.fail(format!("answered `{op}` unread"))),
+            }
+        } else {
+            child.request(request, timeout, world)?
+        };
         if armed == Some(CrashPoint::AfterSync) {
             // It answered; the harness never took the answer.
             return Err(self.crash_now());
@@ -930,6 +990,7 @@ impl Receiver for SubprocessReceiver {
         commitment: &MessageRef,
         now: LocalTime,
     ) -> Result<Execution, ImplError> {
+        self.settle_prefetched()?;
         let request = |seq| {
             Request::Execute(lines::Execute {
                 seq,
@@ -946,14 +1007,18 @@ impl Receiver for SubprocessReceiver {
     }
 
     fn kill(&mut self) {
+        self.prefetched.clear();
         if let Some(child) = self.child.as_mut() {
             child.kill();
         }
     }
 
     fn dismiss(&mut self) {
+        // A process with answers still unread is not kept: the next session
+        // would read them as its own.
+        let unread = !self.prefetched.is_empty();
         match (self.child.take(), &self.idle) {
-            (Some(child), Some(idle)) if !child.dead => idle.keep(child),
+            (Some(child), Some(idle)) if !child.dead && !unread => idle.keep(child),
             (Some(mut child), _) => child.kill(),
             (None, _) => {}
         }
@@ -967,7 +1032,12 @@ impl Receiver for SubprocessReceiver {
         }
     }
 
+    fn views_follow(&mut self, threads: &[ThreadId]) {
+        self.views_next = threads.to_vec();
+    }
+
     fn view(&mut self, thread: &ThreadId) -> Result<View, ImplError> {
+        self.settle_prefetched()?;
         let world = &self.world;
         let child = self.child.as_mut().ok_or_else(dismissed)?;
         let timeout = child.limits.request;
@@ -977,6 +1047,34 @@ impl Receiver for SubprocessReceiver {
     }
 
     fn views_against(&mut self, wanted: &[(ThreadId, View)]) -> Result<Vec<View>, ImplError> {
+        let asked = self.prefetched.len() == wanted.len()
+            && self
+                .prefetched
+                .iter()
+                .zip(wanted)
+                .all(|((_, t), (w, _))| t == w);
+        if asked {
+            // Written with the delivery: only the answers are left to read.
+            let prefetched = std::mem::take(&mut self.prefetched);
+            let world = &self.world;
+            let child = self.child.as_mut().ok_or_else(dismissed)?;
+            let timeout = child.limits.request;
+            let mut views = Vec::with_capacity(wanted.len());
+            for ((seq, _), (_, expected)) in prefetched.iter().zip(wanted) {
+                let deadline = Instant::now() + timeout;
+                let answer = child.answer_to(
+                    *seq,
+                    Op::View,
+                    deadline,
+                    timeout,
+                    world,
+                    Some(expected.as_str()),
+                )?;
+                views.push(view_of_answer(child, &answer, expected)?);
+            }
+            return Ok(views);
+        }
+        self.settle_prefetched()?;
         if wanted.len() < 2 || !self.identity.claims(Capability::Pipeline) {
             return wanted
                 .iter()
@@ -1004,6 +1102,7 @@ impl Receiver for SubprocessReceiver {
     }
 
     fn view_against(&mut self, thread: &ThreadId, expected: &View) -> Result<View, ImplError> {
+        self.settle_prefetched()?;
         let world = &self.world;
         let child = self.child.as_mut().ok_or_else(dismissed)?;
         let timeout = child.limits.request;

@@ -503,7 +503,7 @@ impl<'a> Run<'a> {
             if self.agents[a].receiver.is_none() {
                 break;
             }
-            self.deliver_to(a, &u.frame, &u.principal, u.sent)?;
+            self.deliver_to(a, &u.frame, &u.principal, u.sent, false)?;
         }
         Ok(())
     }
@@ -598,6 +598,15 @@ impl<'a> Run<'a> {
 
     /// Delivers everything due by now, in time order.
     fn deliver_due(&mut self) -> Checked {
+        // Each agent's last copy due now that will reach it. Nothing is sent
+        // while copies are delivered, so this set is final; the views that
+        // follow can go out with that delivery (`Receiver::views_follow`).
+        let mut last: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
+        for (&key, copy) in self.queue.range(..=(self.now, u64::MAX)) {
+            if !copy.lost && !self.cut(self.sent[copy.sent].actor, copy.to) {
+                last.insert(copy.to, key);
+            }
+        }
         while let Some((&(at, seq), _)) = self.queue.first_key_value() {
             if at > self.now {
                 break;
@@ -605,7 +614,8 @@ impl<'a> Run<'a> {
             let copy = self.queue.remove(&(at, seq)).expect("present");
             let sent = copy.sent;
             self.in_flight[sent] -= 1;
-            self.deliver_copy(copy)?;
+            let views_follow = last.get(&copy.to) == Some(&(at, seq));
+            self.deliver_copy(copy, views_follow)?;
             if self.in_flight[sent] == 0 {
                 self.sent[sent].frame = Vec::new();
             }
@@ -613,7 +623,7 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    fn deliver_copy(&mut self, copy: InFlight) -> Checked {
+    fn deliver_copy(&mut self, copy: InFlight, views_follow: bool) -> Checked {
         let to = copy.to;
         let actor = self.sent[copy.sent].actor;
         if copy.lost {
@@ -642,7 +652,25 @@ impl<'a> Run<'a> {
         }
         let frame = self.sent[copy.sent].frame.clone();
         let principal = self.sent[copy.sent].principal.clone();
-        self.deliver_to(to, &frame, &principal, copy.sent)
+        self.deliver_to(to, &frame, &principal, copy.sent, views_follow)
+    }
+
+    /// The threads whose views [`Run::check_dirty`] will ask of agent `a`
+    /// if delivering frame `sent` touches the thread it names, in the order
+    /// it asks them.
+    fn views_after(&self, a: usize, sent: usize) -> Vec<ThreadId> {
+        let mut threads: BTreeSet<&str> = self
+            .dirty
+            .range((a, String::new())..(a + 1, String::new()))
+            .map(|(_, t)| t.as_str())
+            .collect();
+        if let Ok(m) = &self.parsed[sent] {
+            threads.insert(m.message().thread.as_str());
+        }
+        threads
+            .into_iter()
+            .filter_map(|t| ThreadId::new(t).ok())
+            .collect()
     }
 
     /// One delivery to one agent, with every check.
@@ -652,6 +680,7 @@ impl<'a> Run<'a> {
         frame: &[u8],
         principal: &Principal,
         sent: usize,
+        views_follow: bool,
     ) -> Checked {
         self.stats.deliveries += 1;
         let local = self.local(a);
@@ -665,8 +694,19 @@ impl<'a> Run<'a> {
         if sync_point && !armed {
             self.agents[a].crash_after -= 1;
         }
+        // The last delivery of the round to this agent, with no crash
+        // armed: say which views come next (a guess from the frame's
+        // thread; a receiver that was told wrong just answers more views).
+        let follow = if views_follow && !armed {
+            self.views_after(a, sent)
+        } else {
+            Vec::new()
+        };
         let agent = &mut self.agents[a];
         let receiver = agent.receiver.as_mut().expect("checked above");
+        if !follow.is_empty() {
+            receiver.views_follow(&follow);
+        }
         let answer = delivery::deliver(
             receiver.as_mut(),
             &agent.storage,
