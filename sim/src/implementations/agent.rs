@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -148,9 +148,27 @@ impl Effects for ProtocolWorld {
 /// it. (`Value`'s `Display` would go through the formatting machinery for
 /// every piece.)
 fn write_line(out: &mut dyn Write, line: &impl Serialize) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, line)?;
-    out.write_all(b"\n")?;
+    put_line(out, line)?;
     out.flush()
+}
+
+/// One line into the writer, left for the caller to flush.
+fn put_line(out: &mut dyn Write, line: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, line)?;
+    out.write_all(b"\n")
+}
+
+/// Flushes the answers written so far unless a whole request already waits
+/// in `input`: a harness that wrote several requests at once (`pipeline`)
+/// then gets their answers in one write. Nothing is held back while the
+/// next request is incomplete or not there, since the harness may be
+/// waiting for these answers before it writes more.
+fn flush_unless_more<R: Read>(out: &mut dyn Write, input: &BufReader<R>) -> io::Result<()> {
+    if memchr::memchr(b'\n', input.buffer()).is_some() {
+        Ok(())
+    } else {
+        out.flush()
+    }
 }
 
 /// `{"seq": N, "ok": ...}` with a typed answer, written without a tree.
@@ -239,7 +257,7 @@ fn handle(req: &Request, receiver: &mut Box<dyn Receiver>) -> Result<Answer, Str
 
 /// Serves one harness until `shutdown` or the end of input.
 pub fn serve(
-    input: impl BufRead,
+    input: BufReader<impl Read>,
     output: Box<dyn Write>,
     mutant: Option<Mutant>,
 ) -> io::Result<()> {
@@ -274,7 +292,9 @@ pub fn serve(
                     ),
                     Err(_) => (None, format!("not JSON: {e}")),
                 };
-                write_line(&mut **out.borrow_mut(), &Line::Error { seq, error: why })?;
+                let mut o = out.borrow_mut();
+                put_line(&mut **o, &Line::Error { seq, error: why })?;
+                flush_unless_more(&mut **o, &input)?;
                 continue;
             }
         };
@@ -305,27 +325,79 @@ pub fn serve(
             (_, None) => Err("the first request must be `init`".to_owned()),
             (_, Some(r)) => handle(&req, r),
         };
+        let mut o = out.borrow_mut();
         match answer {
-            Ok(Answer::Init(ok)) => write_line(&mut **out.borrow_mut(), &OkLine { seq, ok: &ok })?,
-            Ok(Answer::Deliver(ok)) => {
-                write_line(&mut **out.borrow_mut(), &OkLine { seq, ok: &ok })?
-            }
-            Ok(Answer::Execute(ok)) => {
-                write_line(&mut **out.borrow_mut(), &OkLine { seq, ok: &ok })?
-            }
-            Ok(Answer::View(view)) => {
-                let mut o = out.borrow_mut();
-                writeln!(o, "{{\"seq\":{seq},\"ok\":{view}}}")?;
-                o.flush()?;
-            }
-            Err(error) => write_line(
-                &mut **out.borrow_mut(),
+            Ok(Answer::Init(ok)) => put_line(&mut **o, &OkLine { seq, ok: &ok })?,
+            Ok(Answer::Deliver(ok)) => put_line(&mut **o, &OkLine { seq, ok: &ok })?,
+            Ok(Answer::Execute(ok)) => put_line(&mut **o, &OkLine { seq, ok: &ok })?,
+            Ok(Answer::View(view)) => writeln!(o, "{{\"seq\":{seq},\"ok\":{view}}}")?,
+            Err(error) => put_line(
+                &mut **o,
                 &Line::Error {
                     seq: Some(seq),
                     error,
                 },
             )?,
         }
+        flush_unless_more(&mut **o, &input)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What reached the harness at each flush.
+    #[derive(Clone, Default)]
+    struct Flushes {
+        pending: Rc<RefCell<Vec<u8>>>,
+        flushed: Rc<RefCell<Vec<String>>>,
+    }
+
+    impl Write for Flushes {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.pending.borrow_mut().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            let bytes = std::mem::take(&mut *self.pending.borrow_mut());
+            if !bytes.is_empty() {
+                self.flushed
+                    .borrow_mut()
+                    .push(String::from_utf8(bytes).unwrap());
+            }
+            Ok(())
+        }
+    }
+
+    fn flushes(input: &[u8], capacity: usize) -> Vec<String> {
+        let out = Flushes::default();
+        let input = BufReader::with_capacity(capacity, input);
+        serve(input, Box::new(out.clone()), None).unwrap();
+        let flushed = out.flushed.borrow().clone();
+        flushed
+    }
+
+    #[test]
+    fn requests_that_came_together_are_answered_in_one_write() {
+        let two = b"{\"op\":\"view\",\"seq\":1,\"thread\":\"t\"}\n{\"op\":\"view\",\"seq\":2,\"thread\":\"t\"}\n";
+        let got = flushes(two, 1 << 16);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].lines().count(), 2, "{got:?}");
+        assert!(got[0].contains("\"seq\":1") && got[0].contains("\"seq\":2"));
+    }
+
+    #[test]
+    fn an_answer_is_not_held_for_a_request_not_wholly_there() {
+        // A buffer that holds the first request and only part of the next:
+        // the harness may be waiting for the first answer.
+        let first = b"{\"op\":\"view\",\"seq\":1,\"thread\":\"t\"}\n";
+        let mut two = first.to_vec();
+        two.extend_from_slice(b"{\"op\":\"view\",\"seq\":2,\"thread\":\"t\"}\n");
+        let got = flushes(&two, first.len() + 4);
+        assert_eq!(got.len(), 2, "{got:?}");
+        // Garbage gets its error answer at once too.
+        assert_eq!(flushes(b"not json\n", 1 << 16).len(), 1);
+    }
 }
