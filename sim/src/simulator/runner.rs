@@ -23,7 +23,7 @@ use super::resolve::{Outgoing, Resolver};
 use super::scenario::{epoch_of, Scenario};
 use super::situations::{Coverage, Moment, Situation};
 use super::workload::{Mix, Step};
-use crate::contract::plugin::{ImplError, Implementation, InitParams, Receiver, View};
+use crate::contract::plugin::{Capability, ImplError, Implementation, InitParams, Receiver, View};
 use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::World;
 use crate::judge::delivery::{self, Breach, Call, Delivery};
@@ -146,6 +146,9 @@ struct Agent {
     /// at each restart cost a run the square of its length.
     init: InitParams,
     receiver: Option<Box<dyn Receiver>>,
+    /// Whether the receiver claims `pipeline`: only such a receiver is told
+    /// which views follow a delivery ([`Receiver::views_follow`]).
+    pipelines: bool,
     storage: Storage,
     /// A crash scheduled for this agent's next operation of the kind it
     /// concerns: a delivery for the sync points, an execution for the effect
@@ -300,6 +303,7 @@ impl<'a> Run<'a> {
                 name,
                 init,
                 receiver: None,
+                pipelines: false,
                 storage,
                 pending_crash: None,
                 crash_after: 0,
@@ -403,7 +407,10 @@ impl<'a> Run<'a> {
                 self.crash(a, "during its recovery");
                 return Ok(());
             }
-            Ok(Some(r)) => self.agents[a].receiver = Some(r),
+            Ok(Some(r)) => {
+                self.agents[a].pipelines = r.identity().claims(Capability::Pipeline);
+                self.agents[a].receiver = Some(r);
+            }
             Err(breach) => return Err(self.breach(a, "the implementation starts", breach)),
         }
         if self.world.len() != before {
@@ -603,7 +610,10 @@ impl<'a> Run<'a> {
         // follow can go out with that delivery (`Receiver::views_follow`).
         let mut last: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
         for (&key, copy) in self.queue.range(..=(self.now, u64::MAX)) {
-            if !copy.lost && !self.cut(self.sent[copy.sent].actor, copy.to) {
+            if self.agents[copy.to].pipelines
+                && !copy.lost
+                && !self.cut(self.sent[copy.sent].actor, copy.to)
+            {
                 last.insert(copy.to, key);
             }
         }
