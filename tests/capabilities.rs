@@ -163,36 +163,47 @@ fn a_process_that_does_not_claim_reinit_is_never_reused() {
     r.dismiss();
 }
 
-/// Answers `view` requests only in pairs: it reads two before it answers
-/// either. Harness and process wait on each other for ever unless both
-/// requests come in one write. `CLAIMS` is its list of capabilities.
-const PAIRS: &str = r#"python3 -c '
+/// Holds the first request whose op is `HELD` and answers it only when a
+/// `view` comes after it, then answers that view. Harness and process wait
+/// on each other for ever unless both requests come in one write: with
+/// `HELD` a view, two views; with `HELD` a deliver, a delivery and the view
+/// after it. `CLAIMS` is its list of capabilities.
+const HOLDING: &str = r#"python3 -c '
 import json, sys
-def empty(thread):
-    return {"commitments": [], "effects": [], "messages": [], "pending": [], "revisions": [], "thread": thread}
 def answer(seq, ok):
     print(json.dumps({"seq": seq, "ok": ok}, separators=(",", ":"), sort_keys=True), flush=True)
+def reply(req):
+    if req["op"] == "view":
+        return {"commitments": [], "effects": [], "messages": [], "pending": [], "revisions": [], "thread": req["thread"]}
+    if req["op"] == "deliver":
+        return {"events": [{"event": "delivered", "id": "drafter:1", "thread": "design", "outcome": "accepted"}], "outgoing": []}
+    return None
 held = None
 for line in sys.stdin:
     req = json.loads(line)
     if req["op"] == "init":
-        answer(req["seq"], {"name": "pairs", "capabilities": CLAIMS})
-    elif req["op"] == "view" and held is None:
+        answer(req["seq"], {"name": "holding", "capabilities": CLAIMS})
+    elif req["op"] == "HELD" and held is None:
         held = req
-    elif req["op"] == "view":
-        answer(held["seq"], empty(held["thread"]))
-        answer(req["seq"], empty(req["thread"]))
+    elif req["op"] == "view" and held is not None:
+        answer(held["seq"], reply(held))
         held = None
+        answer(req["seq"], reply(req))
     else:
-        answer(req["seq"], None)
+        answer(req["seq"], reply(req))
 '"#;
 
-fn two_views(claims: &str) -> Result<Vec<View>, String> {
+fn holding(held: &str, claims: &str) -> SubprocessImpl {
     let limits = Limits {
         request: Duration::from_millis(500),
         ..Limits::default()
     };
-    let imp = SubprocessImpl::new(PAIRS.replace("CLAIMS", claims), limits).unwrap();
+    let command = HOLDING.replace("HELD", held).replace("CLAIMS", claims);
+    SubprocessImpl::new(command, limits).unwrap()
+}
+
+fn two_views(claims: &str) -> Result<Vec<View>, String> {
+    let imp = holding("view", claims);
     let storage = Storage::new();
     let mut r = start(&imp, &storage, &World::new());
     // The views it gives, expected: the views of empty threads.
@@ -263,29 +274,6 @@ fn a_false_reinit_claim_is_named_in_the_verdict() {
     );
 }
 
-/// Answers a `deliver` only once the request after it has arrived: the
-/// harness and the process wait on each other for ever unless the views
-/// that follow a delivery go in its write.
-const DELIVER_WITH_VIEW: &str = r#"python3 -c '
-import json, sys
-def answer(seq, ok):
-    print(json.dumps({"seq": seq, "ok": ok}, separators=(",", ":"), sort_keys=True), flush=True)
-held = None
-for line in sys.stdin:
-    req = json.loads(line)
-    if req["op"] == "init":
-        answer(req["seq"], {"name": "deliver with view", "capabilities": ["pipeline"]})
-    elif req["op"] == "deliver":
-        held = req
-    elif req["op"] == "view":
-        if held is not None:
-            answer(held["seq"], {"events": [{"event": "delivered", "id": "drafter:1", "thread": "design", "outcome": "accepted"}], "outgoing": []})
-            held = None
-        answer(req["seq"], {"commitments": [], "effects": [], "messages": [], "pending": [], "revisions": [], "thread": req["thread"]})
-    else:
-        answer(req["seq"], None)
-'"#;
-
 fn design() -> ThreadId {
     ThreadId::new("design").unwrap()
 }
@@ -305,11 +293,7 @@ fn expected_after(frames: &[&str], thread: &ThreadId) -> View {
 
 #[test]
 fn the_views_after_a_delivery_go_in_its_write() {
-    let limits = Limits {
-        request: Duration::from_millis(500),
-        ..Limits::default()
-    };
-    let imp = SubprocessImpl::new(DELIVER_WITH_VIEW.to_owned(), limits).unwrap();
+    let imp = holding("deliver", r#"["pipeline"]"#);
     let storage = Storage::new();
     let mut r = start(&imp, &storage, &World::new());
     let empty = View::from_value(&serde_json::json!({"commitments": [], "effects": [],
