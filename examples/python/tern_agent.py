@@ -262,11 +262,16 @@ def handle(req, receiver):
         if req.get("protocol") != PROTOCOL:
             raise ValueError("unsupported protocol %s; this agent speaks %s"
                              % (json.dumps(req.get("protocol")), PROTOCOL))
+        # A new Receiver for every `init`: nothing of an earlier session
+        # stays, so claiming `reinit` is honest. `main` reads one line at a
+        # time, so requests written together are all answered: `pipeline`.
+        # Both only make tern-sim's side cheaper (docs/protocol.md 4.1, 2).
         receiver = Receiver(string(req, "participant"), string(req, "principal"),
                             req.get("config") or {}, string(req, "state_dir"),
                             req.get("effects") or [])
         return receiver, {"name": "python skeleton (does not conform)",
-                          "version": "0.0", "capabilities": ["execute"]}
+                          "version": "0.0",
+                          "capabilities": ["execute", "reinit", "pipeline"]}
     if receiver is None:
         raise ValueError("the first request must be `init`")
     if op == "deliver":
