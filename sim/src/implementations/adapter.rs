@@ -603,19 +603,33 @@ impl ChildProcess {
         timeout: Duration,
         world: &AgentWorld,
     ) -> Result<T, ImplError> {
-        let mut op = Op::Init;
-        let answer = self.request_raw(
-            |seq| {
-                let request = make(seq);
-                op = request.op();
-                request
-            },
-            timeout,
-            world,
-            None,
-        )?;
-        match answer {
-            Answered::Raw(answer) => self.read_ok(op, &answer),
+        self.request_then(make, &[], timeout, world)
+            .map(|(answer, _)| answer)
+    }
+
+    /// [`ChildProcess::request`], with the `view` requests of `then` in
+    /// the same write (to a process that claims `pipeline`). Gives the
+    /// answer and the seqs of those views, whose answers are left unread.
+    fn request_then<T: DeserializeOwned>(
+        &mut self,
+        make: impl FnOnce(u64) -> Request,
+        then: &[ThreadId],
+        timeout: Duration,
+        world: &AgentWorld,
+    ) -> Result<(T, Vec<(u64, ThreadId)>), ImplError> {
+        type Make<'a> = Box<dyn FnOnce(u64) -> Request + 'a>;
+        let deadline = Instant::now() + timeout;
+        let makes = std::iter::once(Box::new(make) as Make)
+            .chain(then.iter().map(|t| Box::new(view_request(t)) as Make));
+        let sent = self.send_all(makes, deadline, timeout)?;
+        let views = sent[1..]
+            .iter()
+            .map(|&(seq, _)| seq)
+            .zip(then.iter().cloned())
+            .collect();
+        let (seq, op) = sent[0];
+        match self.answer_to(seq, op, deadline, timeout, world, None)? {
+            Answered::Raw(answer) => Ok((self.read_ok(op, &answer)?, views)),
             // (Only a caller that expects bytes is answered with them.)
             Answered::AsExpected => Err(self.fail(format!("answered `{op}` unread"))),
         }
@@ -939,28 +953,12 @@ impl Receiver for SubprocessReceiver {
         let world = &self.world;
         let child = self.child.as_mut().ok_or_else(dismissed)?;
         let timeout = child.limits.request;
-        let answer: DeliverAnswer = if pipelined {
-            let deadline = Instant::now() + timeout;
-            let makes = std::iter::once(Box::new(request) as Box<dyn FnOnce(u64) -> Request>)
-                .chain(
-                    views_next
-                        .iter()
-                        .map(|t| Box::new(view_request(t)) as Box<dyn FnOnce(u64) -> Request>),
-                );
-            let sent = child.send_all(makes, deadline, timeout)?;
-            self.prefetched = sent[1..]
-                .iter()
-                .map(|&(seq, _)| seq)
-                .zip(views_next)
-                .collect();
-            let (seq, op) = sent[0];
-            match child.answer_to(seq, op, deadline, timeout, world, None)? {
-                Answered::Raw(answer) => child.read_ok(op, &answer)?,
-                Answered::AsExpected => return Err(child.fail(format!("answered `{op}` unread"))),
-            }
-        } else {
-            child.request(request, timeout, world)?
-        };
+        let then: &[ThreadId] = if pipelined { &views_next } else { &[] };
+        // (An answer that cannot be read kills the process, so views asked
+        // with it need no reading then.)
+        let (answer, prefetched): (DeliverAnswer, _) =
+            child.request_then(request, then, timeout, world)?;
+        self.prefetched = prefetched;
         if armed == Some(CrashPoint::AfterSync) {
             // It answered; the harness never took the answer.
             return Err(self.crash_now());
