@@ -1,7 +1,8 @@
 //! The reference's checkpoints change nothing but speed: a long run with
 //! crashes, played by a reference that resumes from checkpoints and by one
 //! that replays its whole log at every start, gives the same run, event for
-//! event, and the checkpoints were in fact used.
+//! event, and the checkpoints were in fact used, including one that stopped
+//! holding and gave way to an older one.
 
 use std::cell::Cell;
 
@@ -14,8 +15,10 @@ use tern_harness::simulator::faults::FaultSet;
 use tern_harness::simulator::runner::RunConfig;
 
 thread_local! {
-    /// Starts that resumed from a checkpoint, on this test's thread.
+    /// Starts that found a checkpoint, on this test's thread.
     static RESUMED: Cell<usize> = const { Cell::new(0) };
+    /// Starts that found checkpoints which no longer held, and forgot them.
+    static FORGOTTEN: Cell<usize> = const { Cell::new(0) };
 }
 
 /// The simulator's storage, either hiding its checkpoints (every start
@@ -38,12 +41,12 @@ impl Durable for Log {
     fn records_from(&self, from: usize) -> Result<Vec<Vec<u8>>, ImplError> {
         Ok(self.storage.records_from(from))
     }
-    fn checkpoint(&self) -> Option<Checkpoint> {
+    fn checkpoints(&self) -> Vec<Checkpoint> {
         if !self.checkpoints {
-            return None;
+            return Vec::new();
         }
-        let found = Durable::checkpoint(&self.storage);
-        if found.is_some() {
+        let found = Durable::checkpoints(&self.storage);
+        if !found.is_empty() {
             RESUMED.with(|r| r.set(r.get() + 1));
         }
         found
@@ -51,6 +54,13 @@ impl Durable for Log {
     fn keep_checkpoint(&self, checkpoint: Checkpoint) {
         if self.checkpoints {
             self.storage.keep_checkpoint(checkpoint);
+        }
+    }
+    fn forget_checkpoints_after(&self, records: usize) {
+        let before = Durable::checkpoints(&self.storage).len();
+        self.storage.forget_checkpoints_after(records);
+        if Durable::checkpoints(&self.storage).len() < before {
+            FORGOTTEN.with(|f| f.set(f.get() + 1));
         }
     }
 }
@@ -85,11 +95,15 @@ impl Implementation for Reference {
 #[test]
 fn resuming_from_checkpoints_plays_the_same_run_as_replaying_the_log() {
     let faults = FaultSet::all();
-    for seed in [7, 11] {
+    FORGOTTEN.with(|f| f.set(0));
+    // Seed 4's longer run is one where a checkpoint stops holding (the
+    // world performs an effect its recovery had dropped), so that a later
+    // start resumes from an older one.
+    for (seed, agents, steps) in [(7, 4, 1500), (11, 4, 1500), (4, 5, 3000)] {
         let config = RunConfig {
             seed,
-            agents: 4,
-            steps: 1500,
+            agents,
+            steps,
             mix: mix_for(seed, &faults, true),
             names: Default::default(),
             faults: faults.clone(),
@@ -121,4 +135,8 @@ fn resuming_from_checkpoints_plays_the_same_run_as_replaying_the_log() {
         assert_eq!(replayed.stats.checks, resumed.stats.checks);
         assert!(replayed.stats.faults.get("crash").copied().unwrap_or(0) > 0);
     }
+    assert!(
+        FORGOTTEN.with(Cell::get) > 0,
+        "no checkpoint stopped holding, so no start had to resume from an older one"
+    );
 }

@@ -31,8 +31,18 @@ struct Inner {
     pending: Vec<Vec<u8>>,
     armed: Option<CrashPoint>,
     fired: bool,
-    checkpoint: Option<Checkpoint>,
+    /// Oldest first, at most [`KEPT_CHECKPOINTS`].
+    checkpoints: Vec<Checkpoint>,
 }
+
+/// How many checkpoints a storage keeps. A checkpoint stops holding once
+/// the world performs an effect its recovery had found not performed
+/// (the replay from the start would now decide that intent otherwise);
+/// with only the latest kept, each such effect made the next restart
+/// replay the whole history, and a long run with crashes cost about the
+/// square of its length. With a few kept, the restart resumes from the
+/// latest that still holds: one made before that intent was decided.
+const KEPT_CHECKPOINTS: usize = 8;
 
 /// What a receiver rebuilt from the first `records` durable records, kept
 /// beside the log so that its next start replays only the records after
@@ -194,15 +204,20 @@ pub trait Durable {
         Ok(all.split_off(from.min(all.len())))
     }
 
-    /// The last checkpoint kept, if this storage keeps them.
-    fn checkpoint(&self) -> Option<Checkpoint> {
-        None
+    /// The checkpoints kept, latest first; none if this storage keeps
+    /// none.
+    fn checkpoints(&self) -> Vec<Checkpoint> {
+        Vec::new()
     }
 
     /// Keeps a checkpoint of the state after the first `records` durable
-    /// records, which must all be durable now; a storage that keeps none
-    /// ignores it.
+    /// records, which must all be durable now, as the latest; a storage
+    /// that keeps none ignores it.
     fn keep_checkpoint(&self, _checkpoint: Checkpoint) {}
+
+    /// Forgets the checkpoints of a later state than the first `records`
+    /// records, which a recovery found no longer hold.
+    fn forget_checkpoints_after(&self, _records: usize) {}
 }
 
 impl Durable for Storage {
@@ -222,14 +237,24 @@ impl Durable for Storage {
         Ok(Storage::records_from(self, from))
     }
 
-    fn checkpoint(&self) -> Option<Checkpoint> {
-        self.0.borrow().checkpoint.clone()
+    fn checkpoints(&self) -> Vec<Checkpoint> {
+        self.0.borrow().checkpoints.iter().rev().cloned().collect()
     }
 
     fn keep_checkpoint(&self, checkpoint: Checkpoint) {
         let mut inner = self.0.borrow_mut();
         if checkpoint.records <= inner.durable.len() {
-            inner.checkpoint = Some(checkpoint);
+            if inner.checkpoints.len() >= KEPT_CHECKPOINTS {
+                inner.checkpoints.remove(0);
+            }
+            inner.checkpoints.push(checkpoint);
         }
+    }
+
+    fn forget_checkpoints_after(&self, records: usize) {
+        self.0
+            .borrow_mut()
+            .checkpoints
+            .retain(|c| c.records <= records);
     }
 }

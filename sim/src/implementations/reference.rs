@@ -209,77 +209,36 @@ struct Recovered {
     done: BTreeSet<String>,
 }
 
-/// A recovery that replayed at least this many records keeps a checkpoint:
-/// a restart then costs one copy of the ledger and a replay of at most
-/// about this many records, whatever the history.
-const CHECKPOINT_AFTER: usize = 128;
-
-/// One running reference receiver, over any durable storage and world.
-pub struct ReferenceReceiver<S = Storage, W = AgentWorld> {
-    ledger: Ledger,
-    storage: S,
-    world: W,
-    recording: Recording,
-    /// Pending deliveries not yet written, under `PendingInMemory`: the
-    /// message's thread and ID, and its record.
-    held: Vec<(Option<ThreadId>, Option<MessageRef>, Record)>,
-}
-
-impl ReferenceReceiver<Storage, AgentWorld> {
-    /// Rebuilds the ledger from the durable log and reconciles intents.
-    pub fn recover(
-        init: &InitParams,
-        storage: Storage,
-        world: AgentWorld,
-    ) -> Result<Self, ImplError> {
-        Self::recover_with(init, storage, world, Recording::Full)
+impl Recovered {
+    fn new(init: &InitParams) -> Recovered {
+        Recovered {
+            ledger: Ledger::new(init.config.clone()),
+            dropped: Vec::new(),
+            done: BTreeSet::new(),
+        }
     }
-}
 
-impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
-    /// Recovers a receiver that records executions as `recording` says.
-    pub fn recover_with(
-        init: &InitParams,
-        storage: S,
-        world: W,
+    /// Replays `records` onto this state, asking `world` what it
+    /// performed; gives the effects performed that no `Done` record
+    /// confirms yet.
+    fn replay(
+        &mut self,
+        records: &[Record],
+        world: &impl Effects,
         recording: Recording,
-    ) -> Result<Self, ImplError> {
-        // Only the correct recording keeps checkpoints: the mutants'
-        // defects are in how they replay.
-        let checkpointed = recording == Recording::Full;
-        let resumed = storage.checkpoint().filter(|_| checkpointed).and_then(|c| {
-            let state = c.state.downcast_ref::<Recovered>()?;
-            // Replay decides a dropped intent by asking the world; the
-            // checkpoint holds only while the world still says no.
-            let valid = state.dropped.iter().all(|e| !world.performed(e));
-            valid.then(|| (c.records, state.clone()))
-        });
-        let (start, mut state) = resumed.unwrap_or_else(|| {
-            (
-                0,
-                Recovered {
-                    ledger: Ledger::new(init.config.clone()),
-                    dropped: Vec::new(),
-                    done: BTreeSet::new(),
-                },
-            )
-        });
-        let ledger = &mut state.ledger;
-        let records: Vec<Record> = storage
-            .records_from(start)?
-            .iter()
-            .map(|r| {
-                Record::decode(r).ok_or_else(|| ImplError::Misbehaved("corrupt log record".into()))
-            })
-            .collect::<Result<_, _>>()?;
-        for r in &records {
+    ) -> Result<Vec<EffectKey>, ImplError> {
+        for r in records {
             if let Record::Done { key } = r {
-                state.done.insert(key.clone());
+                self.done.insert(key.clone());
             }
         }
-        let done = &state.done;
+        let Recovered {
+            ledger,
+            dropped,
+            done,
+        } = self;
         let mut confirm = Vec::new();
-        for record in &records {
+        for record in records {
             match record {
                 Record::Deliver {
                     now,
@@ -319,12 +278,123 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
                             confirm.push(effect);
                         }
                     } else {
-                        state.dropped.push(effect);
+                        dropped.push(effect);
                     }
                 }
                 Record::Invalid { .. } => ledger.count_invalid_delivery(),
                 Record::Done { .. } | Record::Seen { .. } | Record::Started | Record::Ready => {}
             }
+        }
+        Ok(confirm)
+    }
+
+    /// Panics unless `other` (a replay of the whole log) rebuilt what this
+    /// state (a checkpoint and the records after it) did.
+    #[cfg(debug_assertions)]
+    fn assert_same_as(&self, other: &Recovered) {
+        let mut threads = self.ledger.threads();
+        threads.extend(other.ledger.threads());
+        threads.sort();
+        threads.dedup();
+        for thread in &threads {
+            assert_eq!(
+                self.ledger.view_text(thread),
+                other.ledger.view_text(thread),
+                "a recovery from a checkpoint differs from a whole replay in {thread}"
+            );
+        }
+        fn sorted(d: &[EffectKey]) -> Vec<&str> {
+            let mut d: Vec<&str> = d.iter().map(|e| e.0.as_str()).collect();
+            d.sort_unstable();
+            d
+        }
+        assert_eq!(
+            sorted(&self.dropped),
+            sorted(&other.dropped),
+            "dropped intents"
+        );
+        assert_eq!(self.done, other.done, "confirmed effects");
+    }
+}
+
+/// The records of a log, each read back.
+fn decoded(records: &[Vec<u8>]) -> Result<Vec<Record>, ImplError> {
+    records
+        .iter()
+        .map(|r| {
+            Record::decode(r).ok_or_else(|| ImplError::Misbehaved("corrupt log record".into()))
+        })
+        .collect()
+}
+
+/// A recovery that replayed at least this many records keeps a checkpoint:
+/// a restart then costs one copy of the ledger and a replay of at most
+/// about this many records, whatever the history.
+const CHECKPOINT_AFTER: usize = 128;
+
+/// One running reference receiver, over any durable storage and world.
+pub struct ReferenceReceiver<S = Storage, W = AgentWorld> {
+    ledger: Ledger,
+    storage: S,
+    world: W,
+    recording: Recording,
+    /// Pending deliveries not yet written, under `PendingInMemory`: the
+    /// message's thread and ID, and its record.
+    held: Vec<(Option<ThreadId>, Option<MessageRef>, Record)>,
+}
+
+impl ReferenceReceiver<Storage, AgentWorld> {
+    /// Rebuilds the ledger from the durable log and reconciles intents.
+    pub fn recover(
+        init: &InitParams,
+        storage: Storage,
+        world: AgentWorld,
+    ) -> Result<Self, ImplError> {
+        Self::recover_with(init, storage, world, Recording::Full)
+    }
+}
+
+impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
+    /// Recovers a receiver that records executions as `recording` says.
+    pub fn recover_with(
+        init: &InitParams,
+        storage: S,
+        world: W,
+        recording: Recording,
+    ) -> Result<Self, ImplError> {
+        // Only the correct recording keeps checkpoints: the mutants'
+        // defects are in how they replay.
+        let checkpointed = recording == Recording::Full;
+        let kept = if checkpointed {
+            storage.checkpoints()
+        } else {
+            Vec::new()
+        };
+        // The latest checkpoint that still holds. Replay decides a dropped
+        // intent by asking the world, so a checkpoint holds only while the
+        // world still says no to every intent its recovery dropped.
+        let resumed = kept.iter().find_map(|c| {
+            let state = c.state.downcast_ref::<Recovered>()?;
+            let valid = state.dropped.iter().all(|e| !world.performed(e));
+            valid.then(|| (c.records, state.clone()))
+        });
+        if checkpointed {
+            // Those of later states no longer hold, nor ever will: the
+            // world forgets no effect.
+            storage.forget_checkpoints_after(resumed.as_ref().map_or(0, |r| r.0));
+        }
+        let (start, mut state) = resumed.unwrap_or_else(|| (0, Recovered::new(init)));
+        let records = decoded(&storage.records_from(start)?)?;
+        let confirm = state.replay(&records, &world, recording)?;
+        // Tests run in debug builds: there, every recovery that resumed
+        // from a checkpoint is checked against a replay of the whole log,
+        // so a checkpoint kept past the point where it stopped holding
+        // cannot hide.
+        #[cfg(debug_assertions)]
+        if start > 0 {
+            let mut whole = Recovered::new(init);
+            whole.replay(&decoded(&storage.records()?)?, &world, recording)?;
+            state.assert_same_as(&whole);
         }
         let replayed = records.len() + confirm.len();
         for key in confirm {
