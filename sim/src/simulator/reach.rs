@@ -63,8 +63,10 @@ pub struct Reach {
     arrived: BTreeMap<(usize, String), i64>,
     /// Per agent, the IDs its model holds as pending (from the outcomes
     /// and releases it gave), and those pending when it last crashed.
-    pending: BTreeMap<usize, BTreeSet<String>>,
-    pending_at_crash: BTreeMap<usize, BTreeSet<String>>,
+    /// Persistent sets: IDs that wait forever stay in them, and a crash
+    /// copies its agent's set, which must not cost the length of the run.
+    pending: BTreeMap<usize, imbl::OrdSet<String>>,
+    pending_at_crash: BTreeMap<usize, imbl::OrdSet<String>>,
 }
 
 impl Reach {
