@@ -96,10 +96,10 @@ impl Implementation for Reference {
 fn resuming_from_checkpoints_plays_the_same_run_as_replaying_the_log() {
     let faults = FaultSet::all();
     FORGOTTEN.with(|f| f.set(0));
-    // Seed 4's longer run is one where a checkpoint stops holding (the
+    // Seed 4 with five agents is a run where a checkpoint stops holding (the
     // world performs an effect its recovery had dropped), so that a later
     // start resumes from an older one.
-    for (seed, agents, steps) in [(7, 4, 1500), (11, 4, 1500), (4, 5, 3000)] {
+    for (seed, agents, steps) in [(7, 4, 1500), (11, 4, 1500), (4, 5, 1500)] {
         let config = RunConfig {
             seed,
             agents,
