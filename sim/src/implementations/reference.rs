@@ -8,7 +8,6 @@
 //! not, the intent is dropped and the commitment may be executed later. That
 //! is the operation-level idempotency and reconciliation of section 1.
 
-use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use tern_model::ledger::{EffectKey, EventKind, Execution, Ledger, LocalTime, Outcome};
@@ -205,8 +204,10 @@ struct Recovered {
     /// Effects of intents that replay dropped because the world had not
     /// performed them.
     dropped: Vec<EffectKey>,
-    /// Effects a `Done` record confirms.
-    done: BTreeSet<String>,
+    /// Effects a `Done` record confirms. A persistent set: every start
+    /// copies it out of its checkpoint and into the next, and it grows
+    /// with the run.
+    done: imbl::OrdSet<String>,
 }
 
 impl Recovered {
@@ -214,7 +215,7 @@ impl Recovered {
         Recovered {
             ledger: Ledger::new(init.config.clone()),
             dropped: Vec::new(),
-            done: BTreeSet::new(),
+            done: imbl::OrdSet::new(),
         }
     }
 
