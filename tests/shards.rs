@@ -244,7 +244,7 @@ fn merge_refuses_parts_that_do_not_belong_together() {
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
     assert_eq!(status(&run_in(d, &a)), 0);
     refused(&[p("1-of-3"), p("3-of-3")], &["shard 2/3 is missing"]);
-    refused(&[p("1-of-3")], &["shards 2/3, 3/3 are missing"]);
+    refused(&[p("1-of-3")], &["shards 2-3/3 are missing"]);
     refused(
         &[p("1-of-3"), p("2-of-3"), p("3-of-3"), p("2-of-3")],
         &["shard 2/3 is given twice"],
@@ -310,6 +310,14 @@ fn merge_refuses_parts_that_do_not_belong_together() {
     // A body that is not what the command writes: named by its pointer.
     let mut broken: serde_json::Value = serde_json::from_str(&text).unwrap();
     broken["body"]["runs"][0] = serde_json::json!("x");
+    // Unsealed, the edit is caught by the digest; sealed again, by the
+    // body's own reading.
+    std::fs::write(d.join("edited.json"), broken.to_string()).unwrap();
+    refused(
+        &[p("1-of-3"), "edited.json".to_owned(), p("3-of-3")],
+        &["edited.json: the part's digest does not match its header and body"],
+    );
+    tern_reports::shards::reseal(&mut broken);
     std::fs::write(d.join("broken.json"), broken.to_string()).unwrap();
     refused(
         &[p("1-of-3"), "broken.json".to_owned(), p("3-of-3")],
@@ -318,6 +326,7 @@ fn merge_refuses_parts_that_do_not_belong_together() {
     // A part whose runs were cut short by hand is not merged as if whole.
     let mut part: serde_json::Value = serde_json::from_str(&text).unwrap();
     part["body"]["runs"].as_array_mut().unwrap().pop();
+    tern_reports::shards::reseal(&mut part);
     std::fs::write(d.join("short.json"), part.to_string()).unwrap();
     refused(
         &[p("1-of-3"), "short.json".to_owned(), p("3-of-3")],
@@ -346,6 +355,10 @@ fn shard_flags_are_checked_before_any_work() {
             "N must be at least 1",
         ),
         (vec!["run", "--seed", "1", "--shard", "half"], "is not K/N"),
+        (
+            vec!["run", "--seed", "1", "--shard", "1/4294967295"],
+            "N must be at most 1024",
+        ),
         (
             vec!["certify", "--shard", "1/2", "--duration", "1m"],
             "cannot be used with",
@@ -514,4 +527,174 @@ fn explore_merged_from_1_2_3_and_7_shards_is_the_unsharded_exploration() {
             "N={n}: the document differs"
         );
     }
+}
+
+/// A part is untrusted input: merge checks each against itself, and
+/// nothing a part names is written outside the report folder.
+#[test]
+fn merge_trusts_no_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let certify = |extra: &[&str], part_dir: &str| {
+        for k in ["1/2", "2/2"] {
+            let mut a = vec![
+                "certify",
+                "--only",
+                "identity",
+                "--seeds",
+                "2",
+                "--no-explore",
+                "--shard",
+                k,
+                "--part-dir",
+                part_dir,
+            ];
+            a.extend(extra);
+            let o = run_in(d, &a);
+            assert_eq!(status(&o), 0, "{}", stderr(&o));
+        }
+    };
+    certify(&[], "reference");
+    certify(&["--mutant", "trusts-from"], "mutant");
+    let read = |path: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join(path)).unwrap()).unwrap()
+    };
+    let write = |name: &str, mut v: serde_json::Value, seal: bool| {
+        if seal {
+            tern_reports::shards::reseal(&mut v);
+        }
+        std::fs::create_dir_all(d.join(name).parent().unwrap()).unwrap();
+        std::fs::write(d.join(name), v.to_string()).unwrap();
+    };
+    let refused = |parts: &[&str], says: &str| {
+        let mut a = vec!["merge"];
+        a.extend(parts);
+        a.extend(["--report-dir", "out"]);
+        let o = run_in(d, &a);
+        assert_eq!(status(&o), 2, "{parts:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{parts:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty(), "{parts:?}: no verdict is printed");
+        assert!(!d.join("out/report.json").exists(), "{parts:?}");
+    };
+    let (m1, m2) = ("mutant/certify-1-of-2.json", "mutant/certify-2-of-2.json");
+    // The mutant's parts merge, and find its violation.
+    let o = run_in(d, &["merge", "mutant", "--report-dir", "genuine"]);
+    assert_eq!(status(&o), 1, "{}", stderr(&o));
+    // The reference's bodies under the mutant's headers: the digest, and
+    // sealed again, the labels the options name.
+    for k in [1, 2] {
+        let mut forged = read(&format!("mutant/certify-{k}-of-2.json"));
+        forged["body"] = read(&format!("reference/certify-{k}-of-2.json"))["body"].clone();
+        write(&format!("forged/{k}.json"), forged.clone(), false);
+        write(&format!("forged-sealed/{k}.json"), forged, true);
+    }
+    refused(
+        &["forged/1.json", "forged/2.json"],
+        "digest does not match its header and body",
+    );
+    refused(
+        &["forged-sealed/1.json", "forged-sealed/2.json"],
+        "its report judges `reference` where its options name `trusts-from`",
+    );
+    // Shard indexes swapped: each case belongs to the other shard.
+    let (mut a, mut b) = (read(m1), read(m2));
+    a["part"]["shard"]["index"] = 2.into();
+    b["part"]["shard"]["index"] = 1.into();
+    write("swapped/a.json", a.clone(), false);
+    write("swapped/b.json", b.clone(), false);
+    refused(
+        &["swapped/a.json", "swapped/b.json"],
+        "digest does not match",
+    );
+    write("swapped-sealed/a.json", a, true);
+    write("swapped-sealed/b.json", b, true);
+    refused(
+        &["swapped-sealed/a.json", "swapped-sealed/b.json"],
+        "belongs to shard 2/2, but this part is shard 1/2",
+    );
+    // A simulation violation moved to a seed of the other shard's class.
+    let mut moved = read(m1);
+    let imp = &mut moved["body"]["report"]["implementations"][0];
+    if imp["simulation"]["violation"].is_object() {
+        let seed = imp["simulation"]["violation"]["seed"].as_u64().unwrap();
+        imp["simulation"]["violation"]["seed"] = (seed + 1).into();
+        write("moved/1.json", moved, true);
+        refused(&["moved/1.json", m2], "belongs to shard 2/2");
+    }
+    // Attachments that would land outside the report folder, or beside
+    // the reports: refused, and nothing is written anywhere.
+    for (n, path) in [
+        "../../escaped.txt",
+        "/tmp/tern-sim-escaped.txt",
+        "traces/../../escaped.txt",
+        "report.json",
+        "stderr/a/b/c.txt",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut evil = read(m1);
+        evil["body"]["attachments"][path] = "planted".into();
+        let name = format!("evil-{n}/1.json");
+        write(&name, evil, true);
+        refused(&[&name, m2], "where certify writes only traces/NAME");
+    }
+    assert!(!d.join("escaped.txt").exists());
+    assert!(!dir.path().parent().unwrap().join("escaped.txt").exists());
+    assert!(!Path::new("/tmp/tern-sim-escaped.txt").exists());
+    // A part claiming more shards than a split may have is not read.
+    let mut huge = read(m1);
+    huge["part"]["shard"]["count"] = 1_000_000.into();
+    write("huge/1.json", huge, true);
+    refused(&["huge/1.json"], "N must be at most 1024");
+}
+
+/// Folders tern-sim owns in a report folder are never followed when they
+/// are links, and a new report clears the files of an earlier one.
+#[test]
+fn report_folders_follow_no_link_and_keep_no_stale_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let certify = |extra: &[&str]| {
+        let mut a = vec![
+            "certify",
+            "--only",
+            "identity",
+            "--seeds",
+            "2",
+            "--no-explore",
+            "--report-dir",
+            "r",
+        ];
+        a.extend(extra);
+        run_in(d, &a)
+    };
+    // A failing run leaves a trace; a passing one after it in the same
+    // folder leaves none.
+    let o = certify(&["--mutant", "trusts-from"]);
+    assert_eq!(status(&o), 1, "{}", stderr(&o));
+    assert!(d.join("r/traces").read_dir().unwrap().next().is_some());
+    let o = certify(&[]);
+    assert_eq!(status(&o), 1, "{}", stderr(&o)); // partial run: certifies nothing
+    assert!(!d.join("r/traces").exists(), "the earlier trace is cleared");
+    // Links planted where certify writes: refused before any work, and
+    // the outside folder is left empty.
+    let outside = d.join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, d.join("r/traces")).unwrap();
+    let o = certify(&["--mutant", "trusts-from"]);
+    assert_eq!(status(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("a symbolic link"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    std::fs::remove_file(d.join("r/traces")).unwrap();
+    std::fs::create_dir_all(d.join("r/stderr")).unwrap();
+    std::os::unix::fs::symlink(&outside, d.join("r/stderr/trusts-from")).unwrap();
+    let o = certify(&["--mutant", "trusts-from"]);
+    assert_eq!(status(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("r/stderr/trusts-from"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(outside.read_dir().unwrap().count(), 0);
 }

@@ -28,15 +28,25 @@ pub enum ShardError {
     NoShards(u32),
     #[error("K must be between 1 and N (got {index}/{count})")]
     OutOfRange { index: u32, count: u32 },
+    #[error("N must be at most {max} (got {count}): more shards than that is not a split a merge can check", max = Shard::MAX_COUNT)]
+    TooMany { count: u32 },
 }
 
 impl Shard {
     /// All the work: what an unsharded command plays.
     pub const WHOLE: Shard = Shard { index: 1, count: 1 };
 
+    /// The most shards one piece of work splits into. A CI matrix has at
+    /// most a few hundred jobs; the cap keeps a part's header (and a
+    /// merge's list of missing shards) small, whatever a part claims.
+    pub const MAX_COUNT: u32 = 1024;
+
     pub fn new(index: u32, count: u32) -> Result<Shard, ShardError> {
         if count == 0 {
             return Err(ShardError::NoShards(count));
+        }
+        if count > Shard::MAX_COUNT {
+            return Err(ShardError::TooMany { count });
         }
         if index == 0 || index > count {
             return Err(ShardError::OutOfRange { index, count });
@@ -78,6 +88,21 @@ impl Shard {
     /// Whether the named piece of work is this shard's.
     pub fn takes_name(self, name: &str) -> bool {
         self.takes_position(stable_hash(name))
+    }
+
+    /// The shard, of as many as this one's, that takes the named piece.
+    pub fn owner_of_name(self, name: &str) -> Shard {
+        self.owner_of_position(stable_hash(name))
+    }
+
+    /// The shard, of as many as this one's, that takes `position`.
+    pub fn owner_of_position(self, position: u64) -> Shard {
+        let index = position % u64::from(self.count);
+        Shard {
+            // Below `count`, a u32: the conversion cannot fail.
+            index: u32::try_from(index).unwrap_or(0) + 1,
+            count: self.count,
+        }
     }
 
     /// How many of `total` positions (0 to total-1) this shard takes.
@@ -164,6 +189,30 @@ mod tests {
             Err(ShardError::OutOfRange { index: 5, count: 4 })
         );
         assert_eq!(Shard::parse("1/0"), Err(ShardError::NoShards(0)));
+        assert_eq!(Shard::parse("1024/1024"), Shard::new(1024, 1024));
+        assert_eq!(
+            Shard::parse("1/4294967295"),
+            Err(ShardError::TooMany { count: u32::MAX })
+        );
+        assert_eq!(
+            Shard::parse("1/1025"),
+            Err(ShardError::TooMany { count: 1025 })
+        );
+    }
+
+    #[test]
+    fn every_piece_has_exactly_one_owner_and_it_takes_the_piece() {
+        for count in [1, 3, 7] {
+            let one = Shard::new(1, count).unwrap();
+            for name in ["a", "case-1", "scope/x", ""] {
+                let owner = one.owner_of_name(name);
+                assert!(owner.takes_name(name));
+                let takers = (1..=count)
+                    .filter(|&k| Shard::new(k, count).unwrap().takes_name(name))
+                    .count();
+                assert_eq!(takers, 1);
+            }
+        }
     }
 
     #[test]

@@ -541,22 +541,27 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
             .iter()
             .map(|(path, text)| (path.as_str(), text.as_bytes())),
     );
-    let written = write::write_all(report_dir, &files);
+    // The verdict is printed only once the reports that hold it are in
+    // place: a verdict on the terminal that the folder does not hold
+    // would be one nobody can publish or check.
+    let names: Vec<&str> = files.iter().map(|(name, _)| *name).collect();
+    if let Err(e) =
+        write::write_all(report_dir, &files).and_then(|_| write::clear_stale(report_dir, &names))
+    {
+        errln!(
+            "tern-sim certify: {}; no verdict is given without its reports",
+            escape::terminal(&e.to_string())
+        );
+        return Status::Trouble;
+    }
     if human {
         out!("{summary}");
-    } else {
-        out!("{json}");
-    }
-    match written {
-        Ok(_) if human => outln!(
+        outln!(
             "reports: {}/{{report.json, junit.xml, report.html, summary.txt}}",
             report_dir.display()
-        ),
-        Ok(_) => {}
-        Err(e) => {
-            errln!("tern-sim certify: {e}");
-            return Status::Trouble;
-        }
+        );
+    } else {
+        out!("{json}");
     }
     if let Some(signal) = interrupted() {
         errln!("tern-sim certify: interrupted by signal {signal}; the reports cover what ran");

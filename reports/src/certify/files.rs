@@ -38,6 +38,26 @@ pub fn slug(label: &str) -> String {
     }
 }
 
+/// Whether `path` is one that [`attach`] gives: `traces/NAME` or
+/// `stderr/[IMPLEMENTATION/]NAME`, every component a slug. A report read
+/// back (a shard's part) is checked with this before any of its files is
+/// written, so that no name it carries reaches outside the report folder.
+pub fn is_attachment_path(path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').collect();
+    let slug_like = |c: &str| {
+        !c.is_empty()
+            && !c.starts_with('.')
+            && c.len() <= 200
+            && c.chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '.' | '_' | '-'))
+    };
+    let shape = matches!(
+        parts.as_slice(),
+        ["traces", _] | ["stderr", _] | ["stderr", _, _]
+    );
+    shape && parts.iter().all(|c| slug_like(c))
+}
+
 /// Names every file of `results` in `report`, in report order, and keeps
 /// their contents in `report.attachments`.
 pub(super) fn attach(report: &mut Report, results: &[Certified]) {
@@ -126,6 +146,35 @@ mod tests {
         assert_eq!(shell_word("my reports/x"), "'my reports/x'");
         assert_eq!(shell_word("it's"), "'it'\\''s'");
         assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn attachment_paths_stay_in_their_two_folders() {
+        use super::is_attachment_path as ok;
+        for good in [
+            "traces/reference-seed-7.jsonl",
+            "stderr/a-b/case-1.txt",
+            "stderr/impl-seed-3.txt",
+        ] {
+            assert!(ok(good), "{good}");
+        }
+        for bad in [
+            "../../x",
+            "/etc/passwd",
+            "traces/../../x",
+            "traces/./x",
+            "traces/",
+            "traces//x",
+            "report.json",
+            "traces/a/b",
+            "stderr/a/b/c",
+            "traces/.hidden",
+            "other/x.txt",
+            "traces\\..\\x",
+            "stderr/a b/c",
+        ] {
+            assert!(!ok(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ use tern_harness::explore::search::ScopeVerdict;
 use tern_harness::simulator::runner::Stats;
 
 use super::{one_batch, MergeError, Read, Runs};
+use crate::certify::files::is_attachment_path;
 use crate::certify::{
     failure_report, judged, simulation_counts, CaseReport, ExplorationReport, ImplReport, Report,
     ShardsRecord, SimulationReport,
@@ -48,19 +49,30 @@ pub fn merge(parts: &[Read]) -> Result<Report, MergeError> {
         path: r.path.clone(),
         why,
     };
+    let labels = |rep: &Report| {
+        rep.implementations
+            .iter()
+            .map(|i| i.label.clone())
+            .collect::<Vec<_>>()
+    };
+    let named = labels_of(&first.header.options).ok_or_else(|| {
+        bad(
+            first,
+            "its options do not name the implementations".to_owned(),
+        )
+    })?;
     for (r, b) in parts.iter().zip(&bodies) {
-        let labels = |rep: &Report| {
-            rep.implementations
-                .iter()
-                .map(|i| i.label.clone())
-                .collect::<Vec<_>>()
-        };
-        if labels(&b.report) != labels(base) {
+        if labels(&b.report) != named {
             return Err(bad(
                 r,
-                "its implementations are not those of the other parts".to_owned(),
+                format!(
+                    "its report judges {} where its options name {}",
+                    list(&labels(&b.report)),
+                    list(&named)
+                ),
             ));
         }
+        owns_its_share(r, b)?;
         if b.runs.len() != b.report.implementations.len() {
             return Err(bad(
                 r,
@@ -136,6 +148,57 @@ pub fn merge(parts: &[Read]) -> Result<Report, MergeError> {
         attachments,
         ..base.clone()
     })
+}
+
+/// The implementations a certify run with these options judges, by
+/// label, in report order: the reference (asked for, or nothing else
+/// given), then the mutants, then the commands.
+fn labels_of(options: &BTreeMap<String, String>) -> Option<Vec<String>> {
+    let listed =
+        |flag: &str| -> Option<Vec<String>> { serde_json::from_str(options.get(flag)?).ok() };
+    let (mutants, commands) = (listed("--mutant")?, listed("--impl")?);
+    let reference = options.get("--reference")? == "true";
+    let mut labels = Vec::new();
+    if reference || (mutants.is_empty() && commands.is_empty()) {
+        labels.push("reference".to_owned());
+    }
+    labels.extend(mutants);
+    labels.extend(commands);
+    Some(labels)
+}
+
+fn list(labels: &[String]) -> String {
+    let quoted: Vec<String> = labels.iter().map(|l| format!("`{l}`")).collect();
+    quoted.join(", ")
+}
+
+/// Every case, scope and seed in the part is one its shard takes, and
+/// every file it carries lies where certify writes files.
+fn owns_its_share(r: &Read, b: &Body) -> Result<(), MergeError> {
+    let first_seed = b.report.simulation_budget.first_seed;
+    for imp in &b.report.implementations {
+        for c in &imp.cases {
+            r.owns_name("case", &c.id)?;
+        }
+        for x in &imp.exploration.scopes {
+            r.owns_name("scope", &x.scope)?;
+        }
+        if let Some(v) = &imp.simulation.violation {
+            r.owns_seed(first_seed, v.seed)?;
+        }
+    }
+    for path in b.attachments.keys() {
+        if !is_attachment_path(path) {
+            return Err(MergeError::Inconsistent {
+                path: r.path.clone(),
+                why: format!(
+                    "it carries a file at `{}`, where certify writes only traces/NAME and stderr/[IMPLEMENTATION/]NAME",
+                    crate::escape::terminal(path)
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// One implementation's results in one part.

@@ -27,8 +27,9 @@ pub fn merge(parts: &[Read], order: &[String]) -> Result<Body, MergeError> {
     // taken in turn.
     let mut waiting: std::collections::BTreeMap<&str, std::collections::VecDeque<&Explored>> =
         Default::default();
-    for b in &bodies {
+    for (read, b) in parts.iter().zip(&bodies) {
         for x in &b.scopes {
+            read.owns_name("scope", &x.scope)?;
             waiting.entry(x.scope.as_str()).or_default().push_back(x);
         }
     }

@@ -4,6 +4,13 @@
 //! exactly, what one machine would have reported. The header is checked
 //! across all parts before any body is read, so that parts that do not
 //! belong together are refused with the reason, never merged.
+//!
+//! A part is untrusted input (a CI artifact anyone in the pipeline could
+//! have touched), so merge also checks each part against itself: a digest
+//! binds its body to its header, and every case, scope, mutant and seed in
+//! a body must be one its header's shard takes. This detects mistakes and
+//! edits of a part; it cannot detect a part forged by running tern-sim
+//! itself on other work (docs/scale.md).
 
 pub mod certify;
 pub mod explore;
@@ -16,12 +23,13 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 use tern_harness::shard::Shard;
 use tern_harness::simulator::runner::Stats;
 
 use crate::certify::validate::pointer_of;
 
-pub const SCHEMA: &str = "tern-sim/part/1";
+pub const SCHEMA: &str = "tern-sim/part/2";
 
 /// The commands that can be sharded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,7 +99,8 @@ impl Header {
     }
 }
 
-/// A part as written: its header and a command's body.
+/// A part as written: its header and a command's body. The file also
+/// holds `digest`, over both (see [`digest`]).
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Part<B> {
@@ -101,10 +110,48 @@ pub struct Part<B> {
 
 impl<B: Serialize> Part<B> {
     pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string(self).unwrap_or_default();
+        let (Ok(part), Ok(body)) = (
+            serde_json::to_value(&self.part),
+            serde_json::to_value(&self.body),
+        ) else {
+            return String::new();
+        };
+        let digest = digest(&part, &body);
+        let whole = serde_json::json!({"part": part, "body": body, "digest": digest});
+        let mut s = whole.to_string();
         s.push('\n');
         s
     }
+}
+
+/// Writes again the digest of a part read as JSON (`{part, body, digest}`),
+/// for whoever edits a part knowingly (tests of merge's other checks do):
+/// the digest is a seal against accidents and naive edits, not a secret.
+pub fn reseal(whole: &mut Value) {
+    let sealed = match (whole.get("part"), whole.get("body")) {
+        (Some(p), Some(b)) => digest(p, b),
+        _ => return,
+    };
+    if let Some(o) = whole.as_object_mut() {
+        o.insert("digest".to_owned(), Value::String(sealed));
+    }
+}
+
+/// SHA-256 over a part's header and body in their canonical JSON (keys in
+/// order, as `Value` writes them), in hex. Not a signature: anyone can
+/// compute it again, so it catches a body moved under another header or
+/// edited by hand, not a forgery made with intent.
+fn digest(part: &Value, body: &Value) -> String {
+    let mut hasher = Sha256::new();
+    for piece in [SCHEMA.to_owned(), part.to_string(), body.to_string()] {
+        hasher.update((piece.len() as u64).to_le_bytes());
+        hasher.update(piece.as_bytes());
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Why parts cannot be merged. Each names the file or the option at fault.
@@ -156,7 +203,20 @@ pub enum MergeError {
         second: PathBuf,
     },
     #[error("{} missing: each of the {count} shards must be given once", missing_text(missing, *count))]
-    Missing { missing: Vec<u32>, count: u32 },
+    Missing {
+        /// Runs of missing shard indexes, first and last.
+        missing: Vec<(u32, u32)>,
+        count: u32,
+    },
+    #[error("{}: the part's digest does not match its header and body: it was changed after tern-sim wrote it", path.display())]
+    Tampered { path: PathBuf },
+    #[error("{}: {what} belongs to shard {owner}, but this part is shard {shard}", path.display())]
+    NotItsShare {
+        path: PathBuf,
+        what: String,
+        owner: String,
+        shard: String,
+    },
     #[error("{}: shard {shard} was interrupted and covers less than its share; run it again", path.display())]
     Interrupted { path: PathBuf, shard: String },
     #[error("{}: the part does not hold its share: {why}", path.display())]
@@ -172,6 +232,41 @@ pub struct Read {
 }
 
 impl Read {
+    /// Checks that the named piece of work (`case x`, `scope y`) is one
+    /// this part's shard takes.
+    pub(crate) fn owns_name(&self, kind: &str, name: &str) -> Result<(), MergeError> {
+        let shard = self.header.shard;
+        if shard.takes_name(name) {
+            return Ok(());
+        }
+        Err(MergeError::NotItsShare {
+            path: self.path.clone(),
+            what: format!("{kind} `{name}`"),
+            owner: shard.owner_of_name(name).to_string(),
+            shard: shard.to_string(),
+        })
+    }
+
+    /// Checks that `seed`, of a batch from `first`, is in this part's
+    /// residue class.
+    pub(crate) fn owns_seed(&self, first: u64, seed: u64) -> Result<(), MergeError> {
+        let shard = self.header.shard;
+        let what = format!("seed {seed}");
+        match seed.checked_sub(first) {
+            Some(offset) if shard.takes_position(offset) => Ok(()),
+            Some(offset) => Err(MergeError::NotItsShare {
+                path: self.path.clone(),
+                what,
+                owner: shard.owner_of_position(offset).to_string(),
+                shard: shard.to_string(),
+            }),
+            None => Err(MergeError::Inconsistent {
+                path: self.path.clone(),
+                why: format!("{what} comes before the batch's first seed, {first}"),
+            }),
+        }
+    }
+
     /// The body as the command's type.
     pub fn body<B: DeserializeOwned>(&self) -> Result<B, MergeError> {
         serde_path_to_error::deserialize(&self.body).map_err(|e| MergeError::NotAPart {
@@ -208,6 +303,8 @@ pub fn read(path: &Path) -> Result<Read, MergeError> {
         ));
     }
     let ours = env!("CARGO_PKG_VERSION");
+    // The version is read before the digest, so that a part of another
+    // version (which may digest otherwise) is named as such.
     match value
         .pointer("/part/tern_sim_version")
         .and_then(Value::as_str)
@@ -220,6 +317,25 @@ pub fn read(path: &Path) -> Result<Read, MergeError> {
                 ours: ours.to_owned(),
             })
         }
+    }
+    let mut value = value;
+    let digest_given = value
+        .as_object_mut()
+        .and_then(|o| o.remove("digest"))
+        .ok_or_else(|| {
+            not_a_part(
+                " (at /digest)".to_owned(),
+                "no digest: every part carries one".to_owned(),
+            )
+        })?;
+    let computed = match (value.get("part"), value.get("body")) {
+        (Some(p), Some(b)) => Some(digest(p, b)),
+        _ => None,
+    };
+    if computed.is_some() && digest_given.as_str() != computed.as_deref() {
+        return Err(MergeError::Tampered {
+            path: path.to_path_buf(),
+        });
     }
     let part: Part<Value> = serde_path_to_error::deserialize(&value).map_err(|e| {
         not_a_part(
@@ -308,9 +424,20 @@ pub fn check(mut parts: Vec<Read>) -> Result<Vec<Read>, MergeError> {
             });
         }
     }
-    let missing: Vec<u32> = (1..=count)
-        .filter(|k| !parts.iter().any(|r| r.header.shard.index() == *k))
-        .collect();
+    // In runs, never one by one: a part may claim a count in the
+    // hundreds, and the error must stay one short line.
+    let mut missing: Vec<(u32, u32)> = Vec::new();
+    let mut next = 1;
+    for k in parts
+        .iter()
+        .map(|r| r.header.shard.index())
+        .chain([count + 1])
+    {
+        if k > next {
+            missing.push((next, k - 1));
+        }
+        next = k + 1;
+    }
     if !missing.is_empty() {
         return Err(MergeError::Missing { missing, count });
     }
@@ -323,10 +450,19 @@ pub fn check(mut parts: Vec<Read>) -> Result<Vec<Read>, MergeError> {
     Ok(parts)
 }
 
-fn missing_text(missing: &[u32], count: u32) -> String {
-    let names: Vec<String> = missing.iter().map(|k| format!("{k}/{count}")).collect();
-    match names.as_slice() {
-        [one] => format!("shard {one} is"),
+fn missing_text(missing: &[(u32, u32)], count: u32) -> String {
+    let names: Vec<String> = missing
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                format!("{a}/{count}")
+            } else {
+                format!("{a}-{b}/{count}")
+            }
+        })
+        .collect();
+    match missing {
+        [(a, b)] if a == b => format!("shard {} is", names[0]),
         _ => format!("shards {} are", names.join(", ")),
     }
 }
@@ -366,6 +502,9 @@ pub(crate) fn one_batch(
     let mut totals = Stats::default();
     let mut runs = 0;
     for s in shares {
+        if let Some(seed) = s.violation {
+            s.read.owns_seed(first_seed, seed)?;
+        }
         let shard = s.read.header.shard;
         let share = shard.positions_of(seeds);
         let played = s.counts.len() as u64;

@@ -49,7 +49,12 @@ pub fn merge(parts: &[Read], order: &[String]) -> Result<Body, MergeError> {
     let bodies: Vec<Body> = parts.iter().map(Read::body).collect::<Result<_, _>>()?;
     let mut by_name = std::collections::BTreeMap::new();
     for (read, b) in parts.iter().zip(&bodies) {
+        if let Some(f) = &b.reference.failure {
+            // The reference's seeds run from 0.
+            read.owns_seed(0, f.seed)?;
+        }
         for row in &b.rows {
+            read.owns_name("mutant", &row.name)?;
             if by_name.insert(row.name.as_str(), row).is_some() {
                 return Err(MergeError::Inconsistent {
                     path: read.path.clone(),
