@@ -590,3 +590,40 @@ fn the_readme_states_the_nesting_limit_the_code_enforces() {
         format!("nesting deeper than {MAX_DEPTH} levels")
     );
 }
+
+/// When the reports cannot be written at the end (a full disk, here a
+/// folder where report.json goes), certify says so and prints no verdict
+/// that the folder does not hold.
+#[test]
+fn no_verdict_is_printed_without_its_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("r/report.json")).unwrap();
+    for format in ["human", "json"] {
+        let o = run_in(
+            dir.path(),
+            &[
+                "certify",
+                "--only",
+                "identity.",
+                "--seeds",
+                "1",
+                "--no-explore",
+                "--report-dir",
+                "r",
+                "--format",
+                format,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("no verdict is given without its reports"),
+            "{}",
+            stderr(&o)
+        );
+        let out = stdout(&o);
+        assert!(
+            !out.contains("CERTIFIED") && !out.contains("\"implementations\""),
+            "{format}: {out}"
+        );
+    }
+}

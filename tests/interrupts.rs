@@ -10,8 +10,10 @@ use std::time::Duration;
 
 use common::{run_in, BIN};
 
-#[test]
-fn an_interrupt_while_shrinking_saves_the_best_counterexample() {
+/// Interrupts `run` while it shrinks with `signals` (each sent after its
+/// pause), and checks that it exits `128 + signals[0]` with the smallest
+/// failing run found saved, and that the saved run still fails.
+fn interrupt_while_shrinking(signals: &[(&str, Duration)], status: i32) {
     let dir = tempfile::tempdir().unwrap();
     // Over the protocol, every shrinking attempt starts processes, so
     // shrinking lasts long enough to be interrupted in the middle.
@@ -42,17 +44,20 @@ fn an_interrupt_while_shrinking_saves_the_best_counterexample() {
     rx.recv_timeout(Duration::from_secs(120))
         .expect("the run finds the mutant's violation and starts shrinking");
     std::thread::sleep(Duration::from_millis(300));
-    let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-    let status = child.wait().unwrap();
+    for (signal, pause) in signals {
+        std::thread::sleep(*pause);
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    }
+    let exit = child.wait().unwrap();
     let text = reader.join().unwrap();
-    assert_eq!(status.code(), Some(130), "{text}");
+    assert_eq!(exit.code(), Some(status), "{signals:?}: {text}");
     assert!(
         text.contains("shrinking interrupted: the smallest failing run found by then"),
-        "{text}"
+        "{signals:?}: {text}"
     );
     let traces: Vec<_> = std::fs::read_dir(dir.path().join("tern-sim-traces"))
         .expect("a trace folder")
@@ -86,6 +91,24 @@ fn an_interrupt_while_shrinking_saves_the_best_counterexample() {
     assert_eq!(replay.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&replay.stdout).unwrap();
     assert_eq!(v["violation"]["invariant"], "at-most-once-effects");
+}
+
+#[test]
+fn an_interrupt_while_shrinking_saves_the_best_counterexample() {
+    interrupt_while_shrinking(&[("INT", Duration::ZERO)], 130);
+}
+
+/// GNU `timeout` signals the process, then its group: two SIGTERMs
+/// milliseconds apart are one interrupt, and nothing is lost.
+#[test]
+fn two_signals_together_are_one_interrupt() {
+    interrupt_while_shrinking(
+        &[
+            ("TERM", Duration::ZERO),
+            ("TERM", Duration::from_millis(10)),
+        ],
+        143,
+    );
 }
 
 #[test]

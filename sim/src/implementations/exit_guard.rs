@@ -9,7 +9,11 @@
 //! state root, and exits with 128 plus the signal. After
 //! [`defer_interrupts`], the first signal only kills the children and is
 //! remembered for [`interrupted`], so that the caller can finish what it
-//! owes (a report); a second one exits at once.
+//! owes (a report). Signals come in pairs more often than people send
+//! them: GNU `timeout`, and a terminal's Ctrl-C, signal the process and
+//! then its group, so a second signal within [`SAME_INTERRUPT`] of the
+//! first is the same interrupt. A later second signal, or a third, exits
+//! at once.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -26,6 +30,12 @@ static INTERRUPTED: AtomicI32 = AtomicI32::new(0);
 static PIPE_W: AtomicI32 = AtomicI32::new(-1);
 
 const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// How close behind the first a second signal must come to be taken as
+/// the same interrupt: far longer than the milliseconds between a
+/// process's signal and its group's, and shorter than a person's second
+/// Ctrl-C when the first seems not to work.
+pub const SAME_INTERRUPT: std::time::Duration = std::time::Duration::from_millis(500);
 
 fn roots() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     ROOTS.lock().unwrap_or_else(|p| p.into_inner())
@@ -93,6 +103,7 @@ fn remove_roots() {
 /// The thread that acts on signals.
 fn watch(read: libc::c_int) {
     let mut seen = 0u32;
+    let mut first: Option<std::time::Instant> = None;
     loop {
         let mut byte = 0u8;
         // SAFETY: reading one byte into a local buffer from our own pipe.
@@ -105,9 +116,13 @@ fn watch(read: libc::c_int) {
         }
         seen += 1;
         let signal = libc::c_int::from(byte);
-        if DEFER.load(Ordering::SeqCst) && seen == 1 {
-            reaper::kill_all();
-            continue;
+        if DEFER.load(Ordering::SeqCst) {
+            let echo = seen == 2 && first.is_some_and(|at| at.elapsed() < SAME_INTERRUPT);
+            if seen == 1 || echo {
+                first.get_or_insert_with(std::time::Instant::now);
+                reaper::kill_all();
+                continue;
+            }
         }
         reaper::kill_all_and_stop_spawning();
         remove_roots();
