@@ -627,3 +627,26 @@ fn no_verdict_is_printed_without_its_reports() {
         );
     }
 }
+
+/// Every option's range is checked before any work: an absurd soak is a
+/// usage error at once, never a panic after the corpus.
+#[test]
+fn absurd_durations_are_usage_errors_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = format!("{BIN} agent");
+    for args in [
+        vec!["run", "--duration", "500000000000y"],
+        vec!["run", "--duration", "366days"],
+        vec!["certify", "--impl", &agent, "--duration", "500000000000y"],
+    ] {
+        let o = run_in(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("longer than a soak may last (at most 365 days)"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("panicked"), "{args:?}");
+        assert!(o.stdout.is_empty(), "{args:?}: no work was started");
+    }
+}

@@ -178,10 +178,18 @@ fn parse_jobs(s: &str) -> Result<Jobs, String> {
         .map_err(|_| format!("`{s}` is not a number of jobs (1 or more)"))
 }
 
+/// The longest soak: a year. A deadline further out than the clock can
+/// hold would end a run in a panic after all its work, so the bound is
+/// checked when the flag is read.
+pub const MAX_DURATION: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
+
 /// `--duration`: a span of time such as `90s`, `10m` or `1h30m`.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     match humantime::parse_duration(s) {
         Ok(d) if d.is_zero() => Err("a soak must last longer than zero".to_owned()),
+        Ok(d) if d > MAX_DURATION => Err(format!(
+            "`{s}` is longer than a soak may last (at most 365 days)"
+        )),
         Ok(d) => Ok(d),
         Err(e) => Err(format!(
             "`{s}` is not a duration such as 90s, 10m or 1h30m ({e})"
