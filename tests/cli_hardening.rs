@@ -650,3 +650,42 @@ fn absurd_durations_are_usage_errors_before_any_work() {
         assert!(o.stdout.is_empty(), "{args:?}: no work was started");
     }
 }
+
+/// A full state file system is the machine's fault, not the
+/// implementation's: certify stops with status 2 and says so, and gives
+/// no verdict. The small file system is a tmpfs mounted in a private
+/// mount namespace (`unshare`, as root or with user namespaces).
+#[test]
+fn a_full_state_file_system_is_the_machines_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = dir.path().join("fs");
+    std::fs::create_dir(&fs).unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size=1m tmpfs '{fs}' || exit 97\n\
+         head -c 960k /dev/zero > '{fs}/fill'\n\
+         TERN_SIM_STATE_DIR='{fs}' exec '{BIN}' certify --impl '{BIN} agent' --seeds 20 --no-explore --report-dir '{dir}/r'",
+        fs = fs.display(),
+        dir = dir.path().display(),
+    );
+    let o = Command::new("unshare")
+        .args(["--map-root-user", "--mount", "sh", "-c", &script])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    if o.status.code() == Some(97) || stderr(&o).starts_with("unshare:") {
+        // No way to mount a small file system here; CI runs as root, where
+        // there is.
+        eprintln!("skipped: cannot mount a tmpfs: {}", stderr(&o));
+        return;
+    }
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("state directories") && err.contains("is full"),
+        "{err}"
+    );
+    assert!(err.contains("TERN_SIM_STATE_DIR"), "{err}");
+    let out = stdout(&o);
+    assert!(!out.contains("CERTIFIED"), "no verdict: {out}");
+    assert!(!dir.path().join("r/report.json").exists());
+}

@@ -13,6 +13,7 @@ use tern_harness::contract::plugin::Implementation;
 use tern_harness::corpus::{Corpus, Level};
 use tern_harness::explore::builtin;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted, SubprocessImpl};
+use tern_harness::implementations::machine;
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::judge::compare::RejectNames;
@@ -316,7 +317,7 @@ pub fn run(args: CertifyArgs) -> Status {
     // From here on an interrupt is noted, children are killed at once, and
     // the reports are still written, marked as interrupted.
     defer_interrupts();
-    let stop = || interrupted().is_some();
+    let stop = || interrupted().is_some() || machine::fault().is_some();
     let jobs = args.jobs.get();
     let template = "{prefix} {bar:30} {pos}/{len} {msg}";
     let mut results = Vec::new();
@@ -451,6 +452,9 @@ pub fn run(args: CertifyArgs) -> Status {
         if stop() {
             break;
         }
+    }
+    if let Some(status) = super::machine_trouble("certify") {
+        return status;
     }
     let was_interrupted = interrupted();
     let certified: Vec<Certified> = results

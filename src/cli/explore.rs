@@ -13,6 +13,7 @@ use tern_harness::explore::scope::{Budget, Scope};
 use tern_harness::explore::search::{explore, Limits, Prepared, ScopeVerdict, Watch};
 use tern_harness::explore::trace;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted};
+use tern_harness::implementations::machine;
 use tern_harness::implementations::mutants::Mutant;
 use tern_reports::explore::{counterexample_text, document, summary, Explored};
 use tern_reports::shards::explore::Body;
@@ -338,9 +339,12 @@ pub fn run(args: ExploreArgs) -> Status {
             print_found(&x);
         }
         explored.push(x);
-        if interrupted().is_some() {
+        if interrupted().is_some() || machine::fault().is_some() {
             break;
         }
+    }
+    if let Some(status) = super::machine_trouble("explore") {
+        return status;
     }
     if let Some(shard) = args.shards.shard() {
         let mut header = header(

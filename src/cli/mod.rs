@@ -231,6 +231,18 @@ pub enum FormatArg {
     Json,
 }
 
+/// When an implementation's failure was the machine's (its state file
+/// system full or failing): says so, and the command ends with status 2
+/// and no verdict.
+pub fn machine_trouble(command: &str) -> Option<Status> {
+    let fault = tern_harness::implementations::machine::fault()?;
+    errln!(
+        "tern-sim {command}: {}",
+        tern_reports::escape::terminal(&fault.to_string())
+    );
+    Some(Status::Trouble)
+}
+
 /// Status codes of every command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {

@@ -113,6 +113,9 @@ pub fn run(args: ReplayArgs) -> Status {
         Err(status) => return status,
     };
     let played = play(&t.config, &t.steps, imp.as_ref(), true);
+    if let Some(status) = super::machine_trouble("replay") {
+        return status;
+    }
     let human = matches!(args.format, FormatArg::Human);
     if human {
         outln!(
@@ -177,6 +180,9 @@ fn replay_exploration(args: &ReplayArgs, doc: &serde_json::Value) -> Status {
         .is_ok_and(|i| i.claims(Capability::Execute));
     let prepared = Prepared::new(&saved.scope, claims);
     let result = prepared.replay(imp.as_ref(), Default::default(), &saved.schedule);
+    if let Some(status) = super::machine_trouble("replay") {
+        return status;
+    }
     let lines = prepared.describe_schedule(&saved.schedule);
     let failed = result.as_ref().err().map(|b| (&b.0, &b.1));
     if matches!(args.format, FormatArg::Human) {

@@ -247,6 +247,9 @@ pub fn run(args: RunArgs) -> Status {
         outcome.complete,
     );
 
+    if let Some(status) = super::machine_trouble("run") {
+        return status;
+    }
     let finding = found.map(|(config, generated, violation)| {
         let found = violation_text(&violation);
         if human {
@@ -304,6 +307,9 @@ pub fn run(args: RunArgs) -> Status {
     });
     let interrupted_shrink = finding.as_ref().is_some_and(|(_, i)| *i);
     let finding = finding.map(|(f, _)| f);
+    if let Some(status) = super::machine_trouble("run") {
+        return status;
+    }
     if let Some(shard) = args.shards.shard() {
         let part = Part {
             part: header(

@@ -558,6 +558,7 @@ impl ChildProcess {
         // Give the stderr reader a moment to collect the last words.
         std::thread::sleep(Duration::from_millis(20));
         self.kill();
+        crate::implementations::machine::probe_state_roots();
         format!("`{}` {what}; {}", self.command, self.stderr_tail())
     }
 

@@ -47,6 +47,11 @@ pub fn register_root(root: &Path) {
     roots().push(root.to_owned());
 }
 
+/// The state roots in use now.
+pub fn registered_roots() -> Vec<PathBuf> {
+    roots().clone()
+}
+
 /// The root was removed by its owner.
 pub fn forget_root(root: &Path) {
     roots().retain(|r| r != root);

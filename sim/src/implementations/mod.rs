@@ -8,6 +8,7 @@ pub mod affinity;
 pub mod agent;
 pub mod child_io;
 pub mod exit_guard;
+pub mod machine;
 pub mod mutants;
 pub mod reaper;
 pub mod reference;
