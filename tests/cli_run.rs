@@ -256,3 +256,38 @@ fn selftest_simulation_only_kills_every_mutant_and_reports_the_spread() {
     }
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// A batch that stopped at its first violation did not run its budget:
+/// it says so, and lists no situation as missed by the budget.
+#[test]
+fn a_batch_stopped_early_lists_no_missed_situation() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(
+        &[
+            "run",
+            "--mutant",
+            "trusts-from",
+            "--seed",
+            "1",
+            "--seeds",
+            "20",
+            "--steps",
+            "120",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let out = stdout(&o);
+    assert!(
+        out.contains("the batch stopped early, at its first violation"),
+        "{out}"
+    );
+    assert!(!out.contains("never reached"), "{out}");
+    // A batch that ran its budget still names what it missed.
+    let o = run(
+        &["run", "--seed", "1", "--seeds", "1", "--steps", "20"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(stdout(&o).contains("situation(s) never reached: "));
+}

@@ -193,8 +193,8 @@ fn recognised(s: Situation) -> bool {
 }
 
 /// The situations table for people.
-pub fn situations_table(coverage: &Coverage) -> String {
-    situations_table_of(coverage, recognised)
+pub fn situations_table(coverage: &Coverage, stopped_early: bool) -> String {
+    situations_table_of(coverage, recognised, stopped_early)
 }
 
 /// The whole exploration as one document.

@@ -57,19 +57,23 @@ pub fn summary(runs: u64, stats: &Stats, violations: u64) -> String {
         out.push_str(&table(rows));
     }
     out.push('\n');
-    out.push_str(&situations_table(&stats.situations));
+    out.push_str(&situations_table(&stats.situations, violations > 0));
     out
 }
 
 /// The situation catalogue with how often a batch reached each, and the
 /// ones it never reached. (`run` always judges by the profile, so every
 /// situation applies.)
-pub fn situations_table(coverage: &Coverage) -> String {
-    situations_table_of(coverage, |_| true)
+pub fn situations_table(coverage: &Coverage, stopped_early: bool) -> String {
+    situations_table_of(coverage, |_| true, stopped_early)
 }
 
 /// The situation table of the situations `shown` keeps.
-pub fn situations_table_of(coverage: &Coverage, shown: impl Fn(Situation) -> bool) -> String {
+pub fn situations_table_of(
+    coverage: &Coverage,
+    shown: impl Fn(Situation) -> bool,
+    stopped_early: bool,
+) -> String {
     let rows: Vec<SituationRow> = coverage
         .iter()
         .filter(|(s, _)| shown(*s))
@@ -79,7 +83,7 @@ pub fn situations_table_of(coverage: &Coverage, shown: impl Fn(Situation) -> boo
             clauses: s.clauses().join(" "),
         })
         .collect();
-    situation_rows_table(&rows)
+    situation_rows_table(&rows, stopped_early)
 }
 
 /// One row of a situation table.
@@ -89,8 +93,10 @@ pub struct SituationRow {
     pub clauses: String,
 }
 
-/// Situation rows as a table, then the ones never reached.
-pub fn situation_rows_table(rows: &[SituationRow]) -> String {
+/// Situation rows as a table, then the ones never reached. A batch that
+/// stopped early (at its first violation) did not run its budget, so what
+/// it missed says nothing of the budget: only the count is given.
+pub fn situation_rows_table(rows: &[SituationRow], stopped_early: bool) -> String {
     let mut table_rows = vec![vec![
         "situation".to_owned(),
         "reached".to_owned(),
@@ -107,6 +113,11 @@ pub fn situation_rows_table(rows: &[SituationRow]) -> String {
     let mut out = table(table_rows);
     if missed.is_empty() {
         out.push_str("\nevery situation was reached");
+    } else if stopped_early {
+        out.push_str(&format!(
+            "\nthe batch stopped early, at its first violation: {} situation(s) not reached by then, which its whole budget might have reached",
+            missed.len()
+        ));
     } else {
         out.push_str(&format!(
             "\n{} situation(s) never reached: {}",

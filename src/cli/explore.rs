@@ -407,7 +407,12 @@ pub fn print_outcome(body: &Body, human: bool) -> Status {
         outln!("{}", summary(explored));
         outln!(
             "{}",
-            tern_reports::explore::situations_table(&tern_reports::explore::situations(explored))
+            tern_reports::explore::situations_table(
+                &tern_reports::explore::situations(explored),
+                explored
+                    .iter()
+                    .any(|x| x.verdict == ScopeVerdict::Violation)
+            )
         );
         let not_exhausted = explored
             .iter()

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::{section_title, ExplorationReport, ImplReport, Report, SECTIONS};
 use crate::escape::t;
 use crate::run::{clip, expected_actual, table};
+use tern_harness::certify::SimVerdict;
 
 /// The verdict line of one implementation.
 pub fn verdict_line(i: &ImplReport, level: &str) -> String {
@@ -140,7 +141,8 @@ fn one(report: &Report, i: &ImplReport) -> String {
         out.push_str(&format!("{line}\n"));
     }
     if !sim.situations.is_empty() {
-        out.push_str(&situations_table(&sim.situations));
+        let stopped_early = sim.verdict == SimVerdict::Violation.as_str();
+        out.push_str(&situations_table(&sim.situations, stopped_early));
         out.push('\n');
     }
     out.push_str(&exploration_lines(&i.exploration));
@@ -284,7 +286,7 @@ pub fn summary(report: &Report) -> String {
 }
 
 /// The situations a simulation reached, as a table, then the missed ones.
-fn situations_table(situations: &[super::SituationCount]) -> String {
+fn situations_table(situations: &[super::SituationCount], stopped_early: bool) -> String {
     let rows: Vec<crate::run::SituationRow> = situations
         .iter()
         .map(|s| crate::run::SituationRow {
@@ -293,5 +295,5 @@ fn situations_table(situations: &[super::SituationCount]) -> String {
             clauses: s.clauses.join(" "),
         })
         .collect();
-    crate::run::situation_rows_table(&rows)
+    crate::run::situation_rows_table(&rows, stopped_early)
 }
