@@ -34,6 +34,12 @@ fn the_schema_in_docs_is_the_one_the_types_give() {
         "ExecuteAnswer",
         "ViewAnswer",
         "EventLine",
+        "Seq",
+        "InitLine",
+        "DeliverLine",
+        "ExecuteLine",
+        "ViewLine",
+        "ShutdownLine",
     ] {
         assert!(
             schema["$defs"][definition].is_object(),
@@ -157,4 +163,41 @@ fn a_stray_member_passes_the_lenient_reading_and_fails_the_strict_one() {
             && said.contains("the line: {\"seq\":"),
         "{said}"
     );
+}
+
+/// The agent's seqs rewritten as `2.0`: the same number, so the same seq,
+/// to the schema, to strict mode and to the harness's own reading alike.
+#[test]
+fn a_seq_is_read_by_value_under_strict_mode_and_without() {
+    let dir = tempfile::tempdir().unwrap();
+    let imp = format!("{BIN} agent | sed -u 's/^{{\"seq\":\\([0-9]*\\),/{{\"seq\":\\1.0,/'");
+    for strict in [false, true] {
+        let mut args = vec![
+            "run",
+            "--impl",
+            &imp,
+            "--seeds",
+            "1",
+            "--agents",
+            "2",
+            "--steps",
+            "20",
+            "--seed",
+            "3",
+            "--no-shrink",
+            "--jobs",
+            "1",
+        ];
+        if strict {
+            args.push("--strict-protocol");
+        }
+        let o = run_in(dir.path(), &args);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "strict: {strict}\n{}{}",
+            stdout(&o),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
 }

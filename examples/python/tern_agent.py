@@ -290,6 +290,7 @@ def handle(req, receiver):
 
 def main():
     receiver = None
+    next_seq = 1                          # requests are counted from 1
     for raw in sys.stdin.buffer:          # one request per line
         if not raw.strip():
             continue
@@ -298,9 +299,16 @@ def main():
             if not isinstance(req, dict):
                 raise ValueError("a request is a JSON object")
         except ValueError as e:
-            send({"seq": None, "error": "not a JSON request: %s" % e})
+            # Even a line that is no request has a seq: the count's.
+            send({"seq": next_seq, "error": "not a JSON request: %s" % e})
+            next_seq += 1
             continue
         seq = req.get("seq")
+        if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1:
+            next_seq = seq + 1
+        else:
+            seq = next_seq
+            next_seq += 1
         if req.get("op") == "shutdown":
             send({"seq": seq, "ok": None})
             return

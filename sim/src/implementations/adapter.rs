@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tern_model::ledger::{EffectKey, Execution, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 use tern_model::wire::Pointer;
@@ -789,8 +789,9 @@ impl ChildProcess {
                     .and_then(|raw| serde_json::from_str(raw.get()).ok())
                     .unwrap_or(Value::Null)
             };
+            // By value: `2.0` is seq 2, as the schema reads it.
             let answered = member(&v, "seq");
-            if answered != json!(seq) {
+            if lines::seq_value(&answered) != Some(seq) {
                 return Err(self.fail(format!(
                     "answered with seq {answered} while `{op}` (seq {seq}) was waiting"
                 )));

@@ -275,6 +275,9 @@ pub fn serve(
     // gets an error answer like any other line that is not JSON.
     let mut input = input;
     let mut line = Vec::new();
+    // The seq the next request should have: requests are counted from 1,
+    // so even one that cannot be read is answered with its own seq.
+    let mut next_seq: u64 = 1;
     loop {
         line.clear();
         if input.read_until(b'\n', &mut line)? == 0 {
@@ -286,14 +289,17 @@ pub fn serve(
         let req = match Request::from_line(&line) {
             Ok(req) => req,
             Err(e) => {
-                // A request that is not one: echo its seq if it has one.
+                // A request that is not one: echo its seq if it has one
+                // that names a request, or else give the one it should
+                // have had.
                 let (seq, why) = match serde_json::from_slice::<Value>(&line) {
                     Ok(v) => (
-                        v["seq"].as_u64(),
+                        lines::seq_value(&v["seq"]).unwrap_or(next_seq),
                         format!("not a request of {PROTOCOL}: {e}"),
                     ),
-                    Err(_) => (None, format!("not JSON: {e}")),
+                    Err(_) => (next_seq, format!("not JSON: {e}")),
                 };
+                next_seq = seq.saturating_add(1);
                 let mut o = out.borrow_mut();
                 put_line(&mut **o, &Line::Error { seq, error: why })?;
                 flush_unless_more(&mut **o, &input)?;
@@ -301,6 +307,7 @@ pub fn serve(
             }
         };
         let seq = req.seq();
+        next_seq = seq.saturating_add(1);
         if let Request::Init(_) = req {
             // Another `init` starts over (the `reinit` capability): nothing
             // of the last session stays, in memory or in the world.
@@ -333,13 +340,7 @@ pub fn serve(
             Ok(Answer::Deliver(ok)) => put_line(&mut **o, &OkLine { seq, ok: &ok })?,
             Ok(Answer::Execute(ok)) => put_line(&mut **o, &OkLine { seq, ok: &ok })?,
             Ok(Answer::View(view)) => writeln!(o, "{{\"seq\":{seq},\"ok\":{view}}}")?,
-            Err(error) => put_line(
-                &mut **o,
-                &Line::Error {
-                    seq: Some(seq),
-                    error,
-                },
-            )?,
+            Err(error) => put_line(&mut **o, &Line::Error { seq, error })?,
         }
         flush_unless_more(&mut **o, &input)?;
     }
@@ -401,5 +402,23 @@ mod tests {
         assert_eq!(got.len(), 2, "{got:?}");
         // Garbage gets its error answer at once too.
         assert_eq!(flushes(b"not json\n", 1 << 16).len(), 1);
+    }
+
+    /// Seqs are counted, so a request that cannot be read is answered with
+    /// the seq it should have had, never null, and one that names its seq
+    /// is answered with that one.
+    #[test]
+    fn a_request_that_cannot_be_read_is_answered_with_its_seq() {
+        let input = b"not json\n[1]\n{\"op\":\"view\",\"seq\":3,\"thread\":\"t\"}\n{\"op\":\"dance\",\"seq\":4}\n{\"seq\":5.0}\n{\"seq\":null}\n";
+        let seqs: Vec<Value> = flushes(input, 1 << 16)
+            .concat()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["seq"].clone())
+            .collect();
+        assert_eq!(
+            seqs,
+            [1, 2, 3, 4, 5, 6].map(Value::from).to_vec(),
+            "every line has the seq of its request"
+        );
     }
 }

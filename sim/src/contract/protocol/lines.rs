@@ -9,6 +9,10 @@
 //! event `id` reads as null); `--strict-protocol` ([`super::strict`]) holds
 //! every line to the exact form the types write, which is the schema: the
 //! answers are closed (`additionalProperties: false`), the requests open.
+//! What serde's types cannot say (the range of `seq`, the member each
+//! outcome needs) is said here once, for the schema and for strict mode.
+
+use std::borrow::Cow;
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
@@ -131,6 +135,7 @@ impl std::fmt::Display for Op {
 /// restart (docs/protocol.md section 4.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Init {
+    #[schemars(schema_with = "seq")]
     pub seq: u64,
     /// `tern-sim/1`. Answer with an `error` if you do not speak it.
     pub protocol: String,
@@ -174,6 +179,7 @@ impl PartialEq for ConfigText {
 /// A frame the network delivers (section 4.2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Deliver {
+    #[schemars(schema_with = "seq")]
     pub seq: u64,
     /// The frame's raw bytes in standard base64, with padding.
     pub frame: String,
@@ -186,6 +192,7 @@ pub struct Deliver {
 /// A request to execute a commitment (section 4.3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Execute {
+    #[schemars(schema_with = "seq")]
     pub seq: u64,
     pub thread: String,
     /// A message reference, meant to name a COMMIT.
@@ -197,6 +204,7 @@ pub struct Execute {
 /// A request for a thread's view (section 4.4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ViewRequest {
+    #[schemars(schema_with = "seq")]
     pub seq: u64,
     pub thread: String,
 }
@@ -204,6 +212,7 @@ pub struct ViewRequest {
 /// The end of a process that did not crash (section 4.5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Shutdown {
+    #[schemars(schema_with = "seq")]
     pub seq: u64,
 }
 
@@ -216,19 +225,80 @@ pub enum Line {
     /// The answer. Its `ok` has the form of the request's answer:
     /// InitAnswer, DeliverAnswer, ExecuteAnswer, ViewAnswer, or null for
     /// `shutdown`.
-    Answer { seq: u64, ok: Value },
+    Answer {
+        #[schemars(schema_with = "seq")]
+        seq: u64,
+        ok: Value,
+    },
     /// The request cannot be answered: a violation of
-    /// `implementation-sound`. `seq` is null only for a request that was
-    /// not JSON.
+    /// `implementation-sound`. Even a request that could not be read has a
+    /// seq, the one after the last request's, since seqs are counted.
     Error {
-        #[schemars(required)]
-        seq: Option<u64>,
+        #[schemars(schema_with = "seq")]
+        seq: u64,
         error: String,
     },
     /// The effect with this key is performed now.
-    Perform { seq: u64, perform: String },
+    Perform {
+        #[schemars(schema_with = "seq")]
+        seq: u64,
+        perform: String,
+    },
     /// A diagnostic: allowed, ignored, counted toward the line limit.
-    Log { seq: u64, log: Value },
+    Log {
+        #[schemars(schema_with = "seq")]
+        seq: u64,
+        log: Value,
+    },
+}
+
+/// The largest `seq`: 2^53 - 1. tern-sim never counts that far, and up to
+/// there every integer is held exactly by a binary64, so a validator that
+/// reads numbers as binary64 (JavaScript's, and many others) judges the
+/// bound exactly too.
+pub const MAX_SEQ: u64 = (1 << 53) - 1;
+
+/// The request a `seq` member names, if it names one: an integer from 1 to
+/// [`MAX_SEQ`], compared by value, as JSON Schema and Tern compare numbers
+/// (`2`, `2.0` and `2e0` are one number, so one seq).
+pub fn seq_value(member: &Value) -> Option<u64> {
+    let Value::Number(n) = member else {
+        return None;
+    };
+    if let Some(seq) = n.as_u64() {
+        return Some(seq).filter(|seq| (1..=MAX_SEQ).contains(seq));
+    }
+    // Another spelling: read exactly, then printed canonically, which
+    // writes an integer below 10^21 as its digits alone.
+    let exact = tern_model::json::Number::parse(&n.to_string()).ok()?;
+    exact
+        .to_string()
+        .parse()
+        .ok()
+        .filter(|seq| (1..=MAX_SEQ).contains(seq))
+}
+
+/// The schema of every `seq`, one definition for all of them.
+struct Seq;
+
+impl JsonSchema for Seq {
+    fn schema_name() -> Cow<'static, str> {
+        "Seq".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "The number of a request, counted from 1 by each process. An integer \
+                by value (2.0 is 2), up to 2^53 - 1.",
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_SEQ,
+        })
+    }
+}
+
+fn seq(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<Seq>()
 }
 
 /// The answer to `init`.
@@ -260,7 +330,8 @@ pub struct DeliverAnswer {
 
 /// One event (docs/protocol.md section 5.1). `id` and `thread` are null
 /// only for a frame the wire layer rejected; `missing` comes with a
-/// pending outcome and `error` with a rejected one.
+/// pending outcome and `error` with a rejected one, and neither with any
+/// other outcome.
 ///
 /// A flat record rather than an enum tagged by `outcome`: serde reads a
 /// tagged enum through a buffer that loses the place of an error, and a
@@ -295,19 +366,119 @@ pub enum OutcomeName {
     Rejected,
 }
 
-/// In the schema: `missing` is required with `pending`, `error` with
-/// `rejected`.
+impl OutcomeName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeName::Accepted => "accepted",
+            OutcomeName::Duplicate => "duplicate",
+            OutcomeName::Pending => "pending",
+            OutcomeName::Rejected => "rejected",
+        }
+    }
+}
+
+impl std::fmt::Display for OutcomeName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A member that belongs to one outcome: there, and of `json_type` (not
+/// null), with its outcome; absent or null with any other. A pending event
+/// without the list it waits for, or a rejection without its reason, says
+/// nothing the harness can compare; a list beside another outcome says
+/// something no receiver means.
+struct OutcomeMember {
+    outcome: OutcomeName,
+    member: &'static str,
+    json_type: &'static str,
+}
+
+const OUTCOME_MEMBERS: [OutcomeMember; 2] = [
+    OutcomeMember {
+        outcome: OutcomeName::Pending,
+        member: "missing",
+        json_type: "array",
+    },
+    OutcomeMember {
+        outcome: OutcomeName::Rejected,
+        member: "error",
+        json_type: "object",
+    },
+];
+
+/// An event whose members do not match its outcome.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutcomeMismatch {
+    #[error("an event with outcome `{outcome}` needs `{member}`, and not null")]
+    Needed {
+        outcome: OutcomeName,
+        member: &'static str,
+    },
+    #[error("`{member}` comes only with outcome `{with}`, not with `{outcome}`")]
+    Stray {
+        outcome: OutcomeName,
+        member: &'static str,
+        with: OutcomeName,
+    },
+}
+
+impl OutcomeMismatch {
+    /// The member at fault, for its pointer.
+    pub fn member(&self) -> &'static str {
+        match self {
+            OutcomeMismatch::Needed { member, .. } | OutcomeMismatch::Stray { member, .. } => {
+                member
+            }
+        }
+    }
+}
+
+impl EventLine {
+    /// Whether `missing` and `error` are there exactly with their outcomes
+    /// ([`OUTCOME_MEMBERS`]); a null has already read as absent.
+    pub fn outcome_members(&self) -> Result<(), OutcomeMismatch> {
+        // In the order of OUTCOME_MEMBERS.
+        let present = [self.missing.is_some(), self.error.is_some()];
+        for (m, present) in OUTCOME_MEMBERS.iter().zip(present) {
+            let (outcome, member) = (self.outcome, m.member);
+            match (outcome == m.outcome, present) {
+                (true, false) => return Err(OutcomeMismatch::Needed { outcome, member }),
+                (false, true) => {
+                    return Err(OutcomeMismatch::Stray {
+                        outcome,
+                        member,
+                        with: m.outcome,
+                    })
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// [`OUTCOME_MEMBERS`] in the schema. The member's own property schema
+/// allows null, for the other outcomes; with its outcome, `then` takes the
+/// null away.
 fn outcome_needs(schema: &mut Schema) {
-    let needs = |outcome: &str, member: &str| {
-        serde_json::json!({
-            "if": { "properties": { "outcome": { "const": outcome } } },
-            "then": { "required": [member] }
+    let rules: Vec<Value> = OUTCOME_MEMBERS
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "if": {
+                    "properties": { "outcome": { "const": m.outcome.as_str() } },
+                    "required": ["outcome"]
+                },
+                "then": {
+                    "required": [m.member],
+                    "properties": { m.member: { "type": m.json_type } }
+                },
+                "else": { "properties": { m.member: { "type": "null" } } }
+            })
         })
-    };
-    schema.insert(
-        "allOf".to_owned(),
-        serde_json::json!([needs("pending", "missing"), needs("rejected", "error")]),
-    );
+        .collect();
+    schema.insert("allOf".to_owned(), Value::Array(rules));
 }
 
 /// Why a frame was rejected. tern-sim reads only `class`.
@@ -427,6 +598,32 @@ mod tests {
                 thread: "t".into()
             })
         );
+    }
+
+    #[test]
+    fn a_seq_is_an_integer_by_value_within_its_range() {
+        for (text, seq) in [
+            ("1", Some(1)),
+            ("2.0", Some(2)),
+            ("2e0", Some(2)),
+            ("0.2E1", Some(2)),
+            ("200e-2", Some(2)),
+            ("9007199254740991", Some(MAX_SEQ)),
+            ("9007199254740991.0", Some(MAX_SEQ)),
+            ("9007199254740992", None),
+            ("18446744073709551616", None),
+            ("1e400", None),
+            ("0", None),
+            ("-0", None),
+            ("-1", None),
+            ("2.5", None),
+            ("1e-400", None),
+            ("\"2\"", None),
+            ("null", None),
+        ] {
+            let member: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(seq_value(&member), seq, "{text}");
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 pub mod lines;
 pub mod schema;
 pub mod strict;
+mod unique;
 
 use std::cell::RefCell;
 use std::collections::VecDeque;

@@ -8,6 +8,13 @@
 //! not read. Here, each line is read as its type and written back, and the
 //! first place where the two differ is the deviation, named by its JSON
 //! pointer.
+//!
+//! Strict mode and the schema are one language, and a test judges a table
+//! of lines with both: a line passes here exactly when it is valid against
+//! its request's definition (`InitLine`, `DeliverLine`, ...), numbers
+//! compared by value as JSON Schema compares them. The one thing a schema
+//! cannot see, a repeated key, is refused here as Tern refuses it
+//! ([`super::unique`]).
 
 use std::fmt;
 
@@ -16,7 +23,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tern_model::wire::Pointer;
 
-use super::lines::{DeliverAnswer, ExecuteAnswer, InitAnswer, Op, ViewAnswer};
+use super::lines::{seq_value, DeliverAnswer, ExecuteAnswer, InitAnswer, Op, ViewAnswer, MAX_SEQ};
+use super::unique::UniqueKeys;
 
 /// Where a line leaves the protocol's form, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +60,9 @@ pub fn check_line(op: Op, line: &[u8]) -> Result<(), Deviation> {
     let root = Pointer::root;
     let value: Value = serde_json::from_slice(line)
         .map_err(|e| Deviation::at(root(), format!("not a JSON line ({e})")))?;
+    let mut reader = serde_json::Deserializer::from_slice(line);
+    serde_path_to_error::deserialize::<_, UniqueKeys>(&mut reader)
+        .map_err(|e| located(root(), e))?;
     let Value::Object(members) = &value else {
         return Err(Deviation::at(root(), "a line is a JSON object"));
     };
@@ -84,12 +95,11 @@ pub fn check_line(op: Op, line: &[u8]) -> Result<(), Deviation> {
         }
     }
     match members.get("seq") {
-        Some(Value::Number(n)) if n.is_u64() => {}
-        Some(Value::Null) if said == "error" => {}
+        Some(seq) if seq_value(seq).is_some() => {}
         Some(other) => {
             return Err(Deviation::at(
                 root().key("seq"),
-                format!("the request's seq, an integer from 1, not {other}"),
+                format!("the request's seq, an integer from 1 to {MAX_SEQ}, not {other}"),
             ))
         }
         None => return Err(Deviation::at(root(), "missing member `seq`")),
@@ -101,10 +111,11 @@ pub fn check_line(op: Op, line: &[u8]) -> Result<(), Deviation> {
             Err(Deviation::at(at, format!("a string, not {body}")))
         }
         "ok" => match op {
-            Op::Init => conforms::<InitAnswer>(body, at),
-            Op::Deliver => conforms::<DeliverAnswer>(body, at),
-            Op::Execute => conforms::<ExecuteAnswer>(body, at),
-            Op::View => conforms::<ViewAnswer>(body, at),
+            Op::Init => conforms::<InitAnswer>(body, at).map(drop),
+            Op::Deliver => conforms::<DeliverAnswer>(body, at.clone())
+                .and_then(|answer| events_match_outcomes(&answer, at)),
+            Op::Execute => conforms::<ExecuteAnswer>(body, at).map(drop),
+            Op::View => conforms::<ViewAnswer>(body, at).map(drop),
             Op::Shutdown => conforms::<()>(body, at),
         },
         _ => Ok(()),
@@ -113,12 +124,29 @@ pub fn check_line(op: Op, line: &[u8]) -> Result<(), Deviation> {
 
 /// `value`, read as a `T` and written back, is `value` itself: nothing
 /// missing, nothing extra, nothing in another form. An optional member may
-/// be left out or written as null, as the schema allows.
-fn conforms<T: DeserializeOwned + Serialize>(value: &Value, at: Pointer) -> Result<(), Deviation> {
+/// be left out or written as null, as the schema allows. Gives the `T`, for
+/// the rules its type cannot hold.
+fn conforms<T: DeserializeOwned + Serialize>(value: &Value, at: Pointer) -> Result<T, Deviation> {
     let typed: T = serde_path_to_error::deserialize(value).map_err(|e| located(at.clone(), e))?;
     let written = serde_json::to_value(&typed)
         .map_err(|e| Deviation::at(at.clone(), format!("cannot be written back ({e})")))?;
-    first_difference(value, &written, at)
+    first_difference(value, &written, at)?;
+    Ok(typed)
+}
+
+/// Each event has `missing` exactly when pending and `error` exactly when
+/// rejected: a pending event with `"missing": null` reads as one without
+/// the list, which the harness could only refuse later, as a bad event.
+fn events_match_outcomes(answer: &DeliverAnswer, at: Pointer) -> Result<(), Deviation> {
+    for (i, event) in answer.events.iter().enumerate() {
+        event.outcome_members().map_err(|e| {
+            Deviation::at(
+                at.clone().key("events").index(i).key(e.member()),
+                e.to_string(),
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// A reading error below `at`, at the member it concerns.
@@ -232,7 +260,11 @@ mod tests {
             ),
             (Op::View, r#"{"seq":4,"log":{"any":"thing"}}"#),
             (Op::Shutdown, r#"{"seq":5,"ok":null}"#),
-            (Op::View, r#"{"seq":null,"error":"not JSON"}"#),
+            (Op::View, r#"{"seq":4,"error":"not JSON"}"#),
+            // Numbers are compared by value, as JSON Schema compares them.
+            (Op::View, r#"{"seq":4.0,"log":null}"#),
+            (Op::View, r#"{"seq":40e-1,"log":null}"#),
+            (Op::View, r#"{"seq":9007199254740991,"log":null}"#),
         ] {
             assert_eq!(check(op, line), Ok(()), "{line}");
         }
@@ -308,6 +340,40 @@ mod tests {
                 "at /seq: the request's seq",
             ),
             (Op::View, r#"[1]"#, "a line is a JSON object"),
+            (
+                Op::View,
+                r#"{"seq":null,"error":"not JSON"}"#,
+                "at /seq: the request's seq, an integer from 1 to 9007199254740991, not null",
+            ),
+            (Op::View, r#"{"seq":0,"log":1}"#, "at /seq"),
+            (Op::View, r#"{"seq":4.5,"log":1}"#, "at /seq"),
+            (Op::View, r#"{"seq":9007199254740992,"log":1}"#, "at /seq"),
+            (Op::View, r#"{"seq":1e400,"log":1}"#, "at /seq"),
+            (
+                Op::View,
+                r#"{"seq":7,"seq":4,"log":1}"#,
+                "at /seq: duplicate key `seq`",
+            ),
+            (
+                Op::View,
+                r#"{"seq":4,"log":[{"a":{"b~/":1,"b~/":2}}]}"#,
+                "at /log/0/a/b~0~1: duplicate key `b~/`",
+            ),
+            (
+                Op::Deliver,
+                r#"{"seq":2,"ok":{"events":[{"outcome":"pending","event":"delivered","id":"a:2","thread":"t","missing":null}]}}"#,
+                "at /ok/events/0/missing: an event with outcome `pending` needs `missing`, and not null",
+            ),
+            (
+                Op::Deliver,
+                r#"{"seq":2,"ok":{"events":[{"outcome":"rejected","event":"delivered","id":null,"thread":null}]}}"#,
+                "at /ok/events/0/error: an event with outcome `rejected` needs `error`",
+            ),
+            (
+                Op::Deliver,
+                r#"{"seq":2,"ok":{"events":[{"outcome":"accepted","event":"delivered","id":"a:1","thread":"t","missing":[]}]}}"#,
+                "at /ok/events/0/missing: `missing` comes only with outcome `pending`, not with `accepted`",
+            ),
             (
                 Op::Shutdown,
                 r#"{"seq":5,"ok":{}}"#,
