@@ -209,3 +209,58 @@ fn a_clean_certification_has_no_command_to_reproduce() {
             && !text.contains("\"differences\"")
     );
 }
+
+/// `run --impl` names the whole replay command, `--impl` with it: run
+/// through a shell, as a user pastes it, it fails the same way.
+#[test]
+fn run_over_the_protocol_names_the_whole_replay_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = format!("{} agent --mutant trusts-from", common::BIN);
+    let out = run_in(
+        dir.path(),
+        &[
+            "run", "--impl", &agent, "--seed", "1", "--seeds", "20", "--steps", "120",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("replay: "))
+        .expect("a replay line");
+    assert!(
+        line.ends_with(&format!(" --impl '{agent}'")),
+        "the command names the implementation: {line}"
+    );
+    let command = line.replacen("tern-sim", common::BIN, 1);
+    let replayed = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        replayed.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
+    // A trace whose header names no version says so in words.
+    let trace = line
+        .strip_prefix("tern-sim replay ")
+        .and_then(|l| l.split(' ').next())
+        .unwrap();
+    let text = std::fs::read_to_string(dir.path().join(trace)).unwrap();
+    let version = format!("\"{}\"", env!("CARGO_PKG_VERSION"));
+    assert!(text.contains(&version));
+    std::fs::write(
+        dir.path().join("old.jsonl"),
+        text.replacen(&version, "\"\"", 1),
+    )
+    .unwrap();
+    let o = run_in(dir.path(), &["replay", "old.jsonl", "--impl", &agent]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("recorded with an unknown tern-sim version (the trace names none)"),
+        "{err}"
+    );
+}

@@ -18,6 +18,7 @@ use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::judge::compare::RejectNames;
 use tern_harness::simulator::faults::FaultSet;
+use tern_reports::certify::files::shell_quoted;
 use tern_reports::certify::{html, junit, terminal, write, Certified, Report};
 use tern_reports::escape;
 use tern_reports::shards::certify as certify_part;
@@ -251,7 +252,7 @@ pub fn run(args: CertifyArgs) -> Status {
         match SubprocessImpl::new(cmd.as_str(), limits) {
             Ok(s) => under_test.push((
                 cmd.clone(),
-                format!(" --impl '{cmd}'{}", args.timeouts.flag()),
+                format!(" --impl {}{}", shell_quoted(cmd), args.timeouts.flag()),
                 over_protocol,
                 Box::new(s),
             )),

@@ -61,9 +61,13 @@ fn chosen(
         return Err(Status::Trouble);
     }
     if version != env!("CARGO_PKG_VERSION") {
+        let recorded = if version.is_empty() {
+            "an unknown tern-sim version (the trace names none)".to_owned()
+        } else {
+            format!("tern-sim {}", tty(version))
+        };
         errln!(
-            "tern-sim replay: note: recorded with tern-sim {}, replayed with {}; only the same version reproduces a run exactly",
-            tty(version),
+            "tern-sim replay: note: recorded with {recorded}, replayed with {}; only the same version reproduces a run exactly",
             env!("CARGO_PKG_VERSION")
         );
     }

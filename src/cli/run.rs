@@ -14,6 +14,7 @@ use tern_harness::simulator::driver::{
 };
 use tern_harness::simulator::runner::Stats;
 use tern_harness::simulator::trace;
+use tern_reports::certify::files::{shell_quoted, shell_word};
 use tern_reports::run::{counterexample_text, summary, violation_json, violation_text};
 
 use tern_reports::shards::run::{Body, Finding, Setting};
@@ -178,7 +179,7 @@ pub fn run(args: RunArgs) -> Status {
             .or_else(|| {
                 args.implementation
                     .as_ref()
-                    .map(|c| format!(" --impl '{c}'{}", args.timeouts.flag()))
+                    .map(|c| format!(" --impl {}{}", shell_quoted(c), args.timeouts.flag()))
             })
             .unwrap_or_default(),
     };
@@ -406,7 +407,13 @@ pub fn print_outcome(
     out!("{}", f.counterexample);
     match (&f.trace, &f.trace_error) {
         (Some(path), _) => {
-            outln!("trace saved: {path}\nreplay: tern-sim replay {path}");
+            // The whole command: a trace of an implementation over the
+            // protocol replays only against that implementation.
+            outln!(
+                "trace saved: {path}\nreplay: tern-sim replay {}{}",
+                shell_word(path),
+                setting.flag
+            );
             Status::Violation
         }
         (None, e) => {

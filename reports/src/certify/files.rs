@@ -100,6 +100,12 @@ pub(super) fn attach(report: &mut Report, results: &[Certified]) {
     }
 }
 
+/// A command as one single-quoted shell word, whatever it holds: how
+/// reproduce commands write `--impl`.
+pub fn shell_quoted(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
 /// A path as one word of a shell command line: as it is when it needs no
 /// quoting, else in single quotes.
 pub fn shell_word(word: &str) -> String {
@@ -146,6 +152,8 @@ mod tests {
         assert_eq!(shell_word("my reports/x"), "'my reports/x'");
         assert_eq!(shell_word("it's"), "'it'\\''s'");
         assert_eq!(shell_word(""), "''");
+        assert_eq!(super::shell_quoted("python3 a.py"), "'python3 a.py'");
+        assert_eq!(super::shell_quoted("sh -c 'x'"), r"'sh -c '\''x'\'''");
     }
 
     #[test]
