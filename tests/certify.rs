@@ -534,3 +534,50 @@ fn an_exploration_violation_is_in_every_report_and_blocks_certification() {
     assert_eq!(x["skipped"], "left out (--no-explore)");
     assert!(!stdout(&out).contains("✘ exploration"));
 }
+
+/// A label names one implementation: certify refuses to name one twice,
+/// and diff refuses a report that lists one label several times.
+#[test]
+fn a_label_names_one_implementation() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec![
+            "certify",
+            "--mutant",
+            "trusts-from",
+            "--mutant",
+            "trusts-from",
+        ],
+        vec!["certify", "--impl", "x", "--impl", "x"],
+    ] {
+        let o = run_in(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("is named twice"), "{args:?}: {err}");
+    }
+    let o = run_in(
+        dir.path(),
+        &[
+            "certify",
+            "--only",
+            "identity.",
+            "--seeds",
+            "0",
+            "--report-dir",
+            "r",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let mut thrice = report(&dir.path().join("r"));
+    let one = thrice["implementations"][0].clone();
+    thrice["implementations"] = serde_json::json!([one.clone(), one.clone(), one]);
+    std::fs::write(dir.path().join("thrice.json"), thrice.to_string()).unwrap();
+    let o = run_in(dir.path(), &["diff", "r/report.json", "thrice.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("thrice.json: not a tern-sim report: at /implementations/1/label"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+}

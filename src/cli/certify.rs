@@ -262,6 +262,19 @@ pub fn run(args: CertifyArgs) -> Status {
             }
         }
     }
+    // A label names one column of every report, and `diff` matches
+    // implementations by it: the same one twice is a usage error.
+    let mut labels = std::collections::BTreeSet::new();
+    if let Some((label, ..)) = under_test
+        .iter()
+        .find(|(label, ..)| !labels.insert(label.as_str()))
+    {
+        errln!(
+            "tern-sim certify: `{}` is named twice: each implementation is certified once",
+            escape::terminal(label)
+        );
+        return Status::Trouble;
+    }
     let level = match args.level {
         LevelArg::Core => Level::Core,
         LevelArg::Profile => Level::Profile,

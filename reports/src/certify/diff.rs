@@ -191,25 +191,11 @@ pub fn diff(old: &Report, new: &Report) -> Diff {
         compare(&label, o, n, &mut out);
         return out;
     }
-    // The same label twice (the same command named twice) is matched
-    // occurrence by occurrence.
-    let keyed = |r: &'_ Report| -> Vec<((String, usize), usize)> {
-        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-        r.implementations
-            .iter()
-            .enumerate()
-            .map(|(k, i)| {
-                let n = seen.entry(i.label.as_str()).or_default();
-                *n += 1;
-                ((i.label.clone(), *n), k)
-            })
-            .collect()
-    };
-    let (old_keys, new_keys) = (keyed(old), keyed(new));
-    for (key, k) in &new_keys {
-        let n = &new.implementations[*k];
-        match old_keys.iter().find(|(o, _)| o == key) {
-            Some((_, j)) => compare(&n.label, &old.implementations[*j], n, &mut out),
+    // Labels are unique within a report (validate refuses a repeated
+    // one), so they match implementations one to one.
+    for n in &new.implementations {
+        match by_label(old, &n.label) {
+            Some(o) => compare(&n.label, o, n, &mut out),
             None => out
                 .notes
                 .push(format!("`{}` is only in the new report", n.label)),
@@ -217,9 +203,8 @@ pub fn diff(old: &Report, new: &Report) -> Diff {
     }
     // An implementation that was certified, or even only reported, and is
     // gone says nothing more about it: a regression, not a note.
-    for (key, j) in &old_keys {
-        if !new_keys.iter().any(|(n, _)| n == key) {
-            let o = &old.implementations[*j];
+    for o in &old.implementations {
+        if by_label(new, &o.label).is_none() {
             out.changes.push(Change {
                 implementation: o.label.clone(),
                 what: "implementation".into(),
@@ -230,6 +215,11 @@ pub fn diff(old: &Report, new: &Report) -> Diff {
         }
     }
     out
+}
+
+/// The implementation of `report` with this label.
+fn by_label<'r>(report: &'r Report, label: &str) -> Option<&'r ImplReport> {
+    report.implementations.iter().find(|i| i.label == label)
 }
 
 /// For people: one line per change, regressions marked.

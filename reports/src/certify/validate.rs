@@ -89,8 +89,19 @@ pub fn validate(report: &Report) -> Result<(), Malformed> {
     level("/level_requested".into(), &report.level_requested)?;
     let statuses: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
     let sim_verdicts = SimVerdict::ALL.map(SimVerdict::as_str);
+    let mut labels = std::collections::BTreeMap::new();
     for (n, i) in report.implementations.iter().enumerate() {
         let at = format!("/implementations/{n}");
+        // A label names one column: `diff` matches implementations by it.
+        if let Some(first) = labels.insert(i.label.as_str(), n) {
+            return Err(Malformed {
+                pointer: format!("{at}/label"),
+                message: format!(
+                    "the label `{}` is already that of /implementations/{first}: each implementation is listed once",
+                    i.label
+                ),
+            });
+        }
         if let Some(l) = &i.verdict.level {
             level(format!("{at}/verdict/level"), l)?;
         }
