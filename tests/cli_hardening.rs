@@ -491,6 +491,12 @@ fn escapes_and_bidi_controls_from_the_input_are_shown_not_obeyed() {
     );
     let html = std::fs::read_to_string(d.join("h/report.html")).unwrap();
     assert!(!html.contains('\u{1b}') && !html.contains('\u{202e}'));
+    let junit = std::fs::read_to_string(d.join("h/junit.xml")).unwrap();
+    assert_inert(&junit, "junit.xml");
+    assert!(junit.contains("\\u{202e}"), "{junit}");
+    // report.json keeps the name exact: JSON is for machines.
+    let json = std::fs::read_to_string(d.join("h/report.json")).unwrap();
+    assert!(json.contains('\u{202e}'));
 }
 
 #[test]

@@ -46,6 +46,25 @@ pub fn terminal(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// [`terminal`] for text of several lines that people read in a file (a
+/// CI system shows JUnit messages as they are): line breaks and tabs stay,
+/// every other control and every bidi control becomes a visible escape.
+pub fn multiline(s: &str) -> Cow<'_, str> {
+    let keep = |c: char| c == '\n' || c == '\t';
+    if !s.chars().any(|c| is_unsafe(c) && !keep(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if is_unsafe(c) && !keep(c) {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// [`terminal`], owned.
 pub fn t(s: &str) -> String {
     terminal(s).into_owned()
@@ -69,5 +88,14 @@ mod tests {
             assert!(!escaped.chars().any(is_unsafe), "{escaped}");
             assert_eq!(escaped, format!("x\\u{{{:x}}}y", bidi as u32));
         }
+    }
+
+    #[test]
+    fn multiline_text_keeps_its_lines_and_escapes_the_rest() {
+        assert_eq!(multiline("a\n\tb ✔"), "a\n\tb ✔");
+        assert_eq!(
+            multiline("x\u{202e}y\r\u{1b}[2J\nz"),
+            "x\\u{202e}y\\u{d}\\u{1b}[2J\nz"
+        );
     }
 }

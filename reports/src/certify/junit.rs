@@ -118,5 +118,11 @@ pub fn render(report: &Report) -> Result<String, String> {
             junit.add_test_suite(suite);
         }
     }
-    junit.to_string().map_err(|e| e.to_string())
+    // Names, messages and descriptions come from the implementation and
+    // the input: a CI page shows them as they are, so no bidi or other
+    // control reaches it raw. The XML's own markup is plain ASCII.
+    junit
+        .to_string()
+        .map(|xml| crate::escape::multiline(&xml).into_owned())
+        .map_err(|e| e.to_string())
 }
