@@ -581,3 +581,52 @@ fn a_label_names_one_implementation() {
     );
     assert!(o.stdout.is_empty());
 }
+
+/// A corpus of one's own need not hold the cases the built-in scopes are
+/// drawn from: those scopes are left out and named, the rest explored.
+#[test]
+fn a_corpus_of_ones_own_certifies_with_default_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let mine = dir.path().join("mine");
+    std::fs::create_dir_all(mine.join("cases")).unwrap();
+    let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    std::fs::copy(ours.join("clauses.json"), mine.join("clauses.json")).unwrap();
+    for case in [
+        "identity.spoofed-frame-does-not-occupy-id",
+        "body.unknown-field-rejected",
+    ] {
+        let file = format!("{case}.json");
+        std::fs::copy(
+            ours.join("s1-encoding").join(&file),
+            mine.join("cases").join(&file),
+        )
+        .unwrap();
+    }
+    let o = run_in(
+        dir.path(),
+        &[
+            "certify",
+            "--scenarios",
+            "mine",
+            "--seeds",
+            "1",
+            "--report-dir",
+            "r",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let says = "exploration: 8 built-in scope(s) left out, since this corpus lacks the case each is drawn from: revision-race (case `conflict.competing-successors-order-a`)";
+    assert!(stdout(&o).contains(says), "{}", stdout(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains(says));
+    let r = report(&dir.path().join("r"));
+    assert_eq!(r["scopes_left_out"].as_array().unwrap().len(), 8);
+    assert_eq!(
+        r["implementations"][0]["exploration"]["scopes"][0]["scope"],
+        "spoofed-same-id"
+    );
+}

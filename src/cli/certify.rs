@@ -19,7 +19,7 @@ use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::judge::compare::RejectNames;
 use tern_harness::simulator::faults::FaultSet;
 use tern_reports::certify::files::shell_quoted;
-use tern_reports::certify::{html, junit, terminal, write, Certified, Report};
+use tern_reports::certify::{html, junit, terminal, write, Certified, Report, ScopeLeftOut};
 use tern_reports::escape;
 use tern_reports::shards::certify as certify_part;
 use tern_reports::shards::{Command, Part};
@@ -213,10 +213,10 @@ pub fn run(args: CertifyArgs) -> Status {
         return Status::Trouble;
     }
     let limits = args.timeouts.limits();
-    let scopes = if args.no_explore {
-        Vec::new()
+    let (scopes, left_out) = if args.no_explore {
+        (Vec::new(), Vec::new())
     } else {
-        match builtin::all(Some(&corpus)) {
+        match builtin::usable(&corpus) {
             Ok(s) => s,
             Err(e) => {
                 errln!(
@@ -327,6 +327,16 @@ pub fn run(args: CertifyArgs) -> Status {
                 }
             );
         }
+    }
+    let left_out: Vec<ScopeLeftOut> = left_out
+        .into_iter()
+        .map(|l| ScopeLeftOut {
+            scope: l.scope,
+            case: l.case,
+        })
+        .collect();
+    if let Some(note) = ScopeLeftOut::note(&left_out).filter(|_| human) {
+        noteln!("{}", escape::terminal(&note));
     }
     // From here on an interrupt is noted, children are killed at once, and
     // the reports are still written, marked as interrupted.
@@ -491,6 +501,7 @@ pub fn run(args: CertifyArgs) -> Status {
         was_interrupted.is_some(),
         &certified,
     );
+    report.scopes_left_out = left_out;
     report.simulation_budget.duration = args
         .duration
         .map(|d| humantime::format_duration(d).to_string());

@@ -46,11 +46,42 @@ pub struct Report {
     /// rest is byte for byte what one machine would have written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shards: Option<ShardsRecord>,
+    /// Built-in scopes not explored because the corpus lacks the case
+    /// each is drawn from (a corpus of one's own, `--scenarios`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes_left_out: Vec<ScopeLeftOut>,
     /// The files written beside the reports ([`files`]), by their path in
     /// the report folder: the members of report.json that name them are
     /// the record.
     #[serde(skip)]
     pub attachments: BTreeMap<String, String>,
+}
+
+/// A built-in scope the corpus could not serve.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeLeftOut {
+    pub scope: String,
+    /// The corpus case the scope is drawn from, which the corpus lacks.
+    pub case: String,
+}
+
+impl ScopeLeftOut {
+    /// The note that says which scopes were left out, and why.
+    pub fn note(left_out: &[ScopeLeftOut]) -> Option<String> {
+        if left_out.is_empty() {
+            return None;
+        }
+        let named: Vec<String> = left_out
+            .iter()
+            .map(|l| format!("{} (case `{}`)", l.scope, l.case))
+            .collect();
+        Some(format!(
+            "exploration: {} built-in scope(s) left out, since this corpus lacks the case each is drawn from: {}",
+            left_out.len(),
+            named.join(", ")
+        ))
+    }
 }
 
 /// How a merged report was made.
@@ -774,6 +805,7 @@ impl Report {
             clauses: corpus.clauses.all().iter().map(clause_text).collect(),
             implementations,
             shards: None,
+            scopes_left_out: Vec::new(),
             attachments: BTreeMap::new(),
         };
         files::attach(&mut report, results);

@@ -273,6 +273,9 @@ pub fn summary(report: &Report) -> String {
             t(&why)
         ));
     }
+    if let Some(note) = super::ScopeLeftOut::note(&report.scopes_left_out) {
+        out.push_str(&format!("{}\n", t(&note)));
+    }
     if report.implementations.len() == 1 {
         out.push_str(&one(report, &report.implementations[0]));
     } else {

@@ -47,6 +47,34 @@ pub fn all(corpus: Option<&Corpus>) -> Result<Vec<Scope>, ScopeError> {
         .collect()
 }
 
+/// A built-in scope that a corpus cannot serve: the case it is drawn from
+/// is not in that corpus.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftOut {
+    pub scope: String,
+    pub case: String,
+}
+
+/// The built-in scopes `corpus` can serve, in order, and those it cannot:
+/// a corpus of one's own need not hold the cases the scopes are drawn
+/// from, and it is still explored where it can be. Any other fault of a
+/// scope is an error.
+pub fn usable(corpus: &Corpus) -> Result<(Vec<Scope>, Vec<LeftOut>), ScopeError> {
+    let mut scopes = Vec::new();
+    let mut left_out = Vec::new();
+    for (name, text) in FILES {
+        match read(name, text, Some(corpus)) {
+            Ok(scope) => scopes.push(scope),
+            Err(ScopeError::UnknownCase { id, .. }) => left_out.push(LeftOut {
+                scope: (*name).to_owned(),
+                case: id,
+            }),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((scopes, left_out))
+}
+
 pub fn by_name(name: &str, corpus: Option<&Corpus>) -> Result<Scope, ScopeError> {
     let (name, text) = FILES
         .iter()
