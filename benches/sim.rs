@@ -16,6 +16,7 @@ fn sim(c: &mut Criterion) {
         steps: 200,
         mix: mix_for(42, &faults, true),
         names: Default::default(),
+        sessions: Default::default(),
         faults,
     };
     let steps = steps_of(&config);

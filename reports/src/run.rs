@@ -6,7 +6,7 @@ use tabled::builder::Builder;
 use tabled::settings::Style;
 use tern_harness::judge::invariants::ALL as INVARIANTS;
 use tern_harness::simulator::driver::{Counterexample, ShrinkEnd};
-use tern_harness::simulator::runner::{Stats, Violation};
+use tern_harness::simulator::runner::{Sessions, Stats, Violation};
 use tern_harness::simulator::situations::{Coverage, Situation};
 
 use crate::differences;
@@ -205,12 +205,22 @@ pub fn counterexample_text(c: &Counterexample) -> String {
     } else {
         "the run in shorthand:"
     };
-    let mut out = format!(
+    let mut out = String::new();
+    match c.config.sessions {
+        Sessions::Once => {}
+        Sessions::AfterItself => out.push_str(
+            "the violation shows only on processes kept from an earlier session (the implementation claims `reinit`): the run is played once to warm its processes up, then again on the processes it kept, and that second play fails; the trace replays it so. A receiver must start each session afresh at `init`.\n",
+        ),
+        Sessions::AfterEarlierRuns => out.push_str(
+            "the violation needed what an earlier run of the batch left in a kept process (the implementation claims `reinit`): the run does not fail on fresh processes, nor after itself, so it was not shrunk and its trace does not reproduce the failure. A receiver must start each session afresh at `init`; run with --jobs 1 to find an order of runs that shows it.\n",
+        ),
+    }
+    out.push_str(&format!(
         "shrunk from {} to {} steps ({} runs); {shorthand}\n",
         c.original_len,
         c.steps.len(),
         c.shrink_runs
-    );
+    ));
     for n in &c.notes {
         out.push_str("  ");
         out.push_str(&t(n));

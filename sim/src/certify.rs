@@ -13,7 +13,8 @@ use crate::explore::search::{self, explore, Exploration, Limits, Prepared, Scope
 use crate::judge::compare::RejectNames;
 use crate::shard::Shard;
 use crate::simulator::driver::{
-    first_violation_watched, play as driver_play, shrink, Batch, Counterexample, Jobs, ShrinkBudget,
+    first_violation_watched, play as driver_play, shrink_found, Batch, Counterexample, Jobs,
+    ShrinkBudget,
 };
 use crate::simulator::runner::Stats;
 
@@ -499,7 +500,7 @@ pub fn run_simulation_watched(
             jobs: jobs.0.get(),
             ..ShrinkBudget::default()
         };
-        shrink(&config, generated, v, implementation, budget, |_| {})
+        shrink_found(&config, generated, v, implementation, budget, |_| {})
     });
     // The shrunk run once more, on this thread, for its stderr whole.
     if let Some(ce) = &out.counterexample {

@@ -106,6 +106,7 @@ fn resuming_from_checkpoints_plays_the_same_run_as_replaying_the_log() {
             steps,
             mix: mix_for(seed, &faults, true),
             names: Default::default(),
+            sessions: Default::default(),
             faults: faults.clone(),
         };
         let steps = steps_of(&config);

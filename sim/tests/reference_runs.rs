@@ -13,6 +13,7 @@ fn config(seed: u64, agents: usize, faults: FaultSet) -> RunConfig {
         steps: 150,
         mix: mix_for(seed, &faults, true),
         names: Default::default(),
+        sessions: Default::default(),
         faults,
     }
 }

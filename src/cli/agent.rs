@@ -3,17 +3,30 @@
 use std::io::{self, BufReader};
 
 use clap::Args;
-use tern_harness::implementations::mutants::Mutant;
+use tern_harness::implementations::agent::AgentMutant;
 
-use super::sim::parse_mutant;
 use super::Status;
 
 #[derive(Debug, Args)]
 pub struct AgentArgs {
-    /// Serve a mutant of the zoo instead of the reference (for testing the
-    /// subprocess path against broken implementations).
-    #[arg(long, value_parser = parse_mutant())]
-    mutant: Option<Mutant>,
+    /// Serve a mutant instead of the reference (for testing the subprocess
+    /// path against broken implementations): one of the zoo's, or one only
+    /// a process can be (`leaks-session`).
+    #[arg(long, value_parser = parse_agent_mutant)]
+    mutant: Option<AgentMutant>,
+}
+
+fn parse_agent_mutant(name: &str) -> Result<AgentMutant, String> {
+    AgentMutant::by_name(name).ok_or_else(|| {
+        format!(
+            "no mutant `{name}`: `tern-sim selftest` lists the zoo's; the process-only ones are {}",
+            AgentMutant::PROCESS_ONLY
+                .iter()
+                .map(|(n, _, what)| format!("`{n}` ({what})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
 }
 
 /// The arguments of `tern-sim agent` or `tern-sim agent --mutant NAME`
@@ -35,7 +48,7 @@ pub fn plain_args(mut args: impl Iterator<Item = std::ffi::OsString>) -> Option<
         _ => return None,
     };
     Some(AgentArgs {
-        mutant: Some(Mutant::by_name(name)?),
+        mutant: Some(AgentMutant::by_name(name)?),
     })
 }
 
@@ -66,7 +79,7 @@ mod tests {
     }
 
     /// What the whole parser reads from the same words.
-    fn parsed(line: &str) -> Option<Option<Mutant>> {
+    fn parsed(line: &str) -> Option<Option<AgentMutant>> {
         let words = std::iter::once("tern-sim").chain(line.split(' '));
         match super::super::Cli::try_parse_from(words).ok()?.command {
             super::super::Command::Agent(args) => Some(args.mutant),
@@ -80,6 +93,7 @@ mod tests {
             "agent",
             "agent --mutant memory-dedup",
             "agent --mutant=acks-acks",
+            "agent --mutant leaks-session",
         ] {
             let fast = plain(line).map(|a| a.mutant);
             assert!(fast.is_some(), "{line}");

@@ -12,6 +12,7 @@ use tern_harness::explore::trace as explore_trace;
 use tern_harness::implementations::mutants::Mutant;
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::simulator::driver::play;
+use tern_harness::simulator::runner::Sessions;
 use tern_harness::simulator::trace;
 use tern_reports::run::{violation_json, violation_text};
 
@@ -131,6 +132,15 @@ pub fn run(args: ReplayArgs) -> Status {
             t.config.faults.names(),
             imp.name()
         );
+        match t.config.sessions {
+            Sessions::Once => {}
+            Sessions::AfterItself => outln!(
+                "played twice on the same processes, as it was recorded: the first play warms up the processes the implementation keeps (`reinit`), the second is judged"
+            ),
+            Sessions::AfterEarlierRuns => outln!(
+                "note: the failure recorded here needed what an earlier run left in a process the implementation kept (`reinit`); played alone, this run does not reproduce it"
+            ),
+        }
         for n in &played.notes {
             outln!("  {}", tty(n));
         }
@@ -153,6 +163,7 @@ pub fn run(args: ReplayArgs) -> Status {
                 "trace": args.trace.display().to_string(),
                 "implementation": imp.name(),
                 "recorded_invariant": t.invariant,
+                "sessions": t.config.sessions.as_str(),
                 "violation": played.violation.as_ref().map(violation_json),
                 "shorthand": played.notes,
             })

@@ -9,10 +9,10 @@ use serde_json::{json, Value};
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted};
 use tern_harness::implementations::mutants::Mutant;
 use tern_harness::simulator::driver::{
-    first_violation_watched, shrink, unshrunk, Batch, Counterexample, ShrinkBudget, ShrinkEnd,
-    DEFAULT_HANG_WAIT,
+    first_violation_watched, reproduction, shrink_found, unshrunk, Batch, Counterexample,
+    ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
 };
-use tern_harness::simulator::runner::Stats;
+use tern_harness::simulator::runner::{Sessions, Stats};
 use tern_harness::simulator::trace;
 use tern_reports::certify::files::{shell_quoted, shell_word};
 use tern_reports::run::{counterexample_text, summary, violation_json, violation_text};
@@ -268,9 +268,10 @@ pub fn run(args: RunArgs) -> Status {
             jobs: args.jobs.get().0.get(),
         };
         let ce = if args.no_shrink {
+            let config = reproduction(&config, &generated.steps, &violation, imp.as_ref());
             unshrunk(&config, generated.steps, violation, imp.as_ref())
         } else {
-            shrink(
+            shrink_found(
                 &config,
                 generated,
                 violation,
@@ -455,7 +456,7 @@ fn print_json(setting: &Setting, runs: u64, stats: &Stats, finding: Option<&Find
 }
 
 fn counterexample_json(c: &Counterexample) -> Value {
-    json!({
+    let mut out = json!({
         "seed": c.config.seed,
         "original_steps": c.original_len,
         "shrunk_steps": c.steps.len(),
@@ -466,5 +467,10 @@ fn counterexample_json(c: &Counterexample) -> Value {
             ShrinkEnd::Interrupted => "interrupted",
         },
         "shorthand": c.notes,
-    })
+    });
+    // Only a run whose processes outlived a session says how it replays.
+    if c.config.sessions != Sessions::Once {
+        out["sessions"] = json!(c.config.sessions.as_str());
+    }
+    out
 }

@@ -223,4 +223,18 @@ pub trait Implementation: Sync {
     fn take_log(&self) -> Option<Vec<u8>> {
         None
     }
+
+    /// Whether a fresh start may take a process kept from an earlier
+    /// session (a subprocess that claims `reinit`). Either way, the
+    /// processes kept so far are shut down: after this call every start
+    /// begins from what the caller plays next, which is how a failing run
+    /// is shrunk and replayed deterministically.
+    fn set_process_reuse(&self, _allowed: bool) {}
+
+    /// How many fresh starts so far took a process kept from an earlier
+    /// session. A failure found then may depend on what that session left
+    /// in the process.
+    fn processes_reused(&self) -> u64 {
+        0
+    }
 }

@@ -15,6 +15,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -102,8 +103,24 @@ pub struct SubprocessImpl {
 /// (Spawning processes ahead for the starts that need a new one, after a
 /// crash, was tried and measured slower: the start-up work moves, it does
 /// not go.)
-#[derive(Default)]
-struct Idle(Mutex<Vec<ChildProcess>>);
+struct Idle {
+    kept: Mutex<Vec<ChildProcess>>,
+    /// Off while a failing run is shrunk or replayed on fresh processes
+    /// only ([`Implementation::set_process_reuse`]): nothing is kept then.
+    allowed: std::sync::atomic::AtomicBool,
+    /// Fresh starts that took a kept process.
+    reused: std::sync::atomic::AtomicU64,
+}
+
+impl Default for Idle {
+    fn default() -> Idle {
+        Idle {
+            kept: Mutex::default(),
+            allowed: std::sync::atomic::AtomicBool::new(true),
+            reused: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+}
 
 /// Enough for every agent of a run on every worker; a process beyond
 /// these is shut down.
@@ -116,14 +133,15 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Idle {
     /// A process started on `home` (see [`affinity`]), the one kept last.
     fn take(&self, home: Option<usize>) -> Option<ChildProcess> {
-        let mut idle = locked(&self.0);
+        let mut idle = locked(&self.kept);
         let at = idle.iter().rposition(|c| c.home == home)?;
+        self.reused.fetch_add(1, Ordering::Relaxed);
         Some(idle.remove(at))
     }
 
     fn keep(&self, child: ChildProcess) {
-        let mut idle = locked(&self.0);
-        if idle.len() < IDLE_MOST {
+        let mut idle = locked(&self.kept);
+        if idle.len() < IDLE_MOST && self.allowed.load(Ordering::Relaxed) {
             idle.push(child);
         }
         // (Else `child` is dropped here: shut down, then killed.)
@@ -132,7 +150,7 @@ impl Idle {
     /// Shuts every idle process down: before the state root goes, since
     /// they may hold files in it open.
     fn clear(&self) {
-        drop(std::mem::take(&mut *locked(&self.0)));
+        drop(std::mem::take(&mut *locked(&self.kept)));
     }
 }
 
@@ -235,6 +253,15 @@ impl Implementation for SubprocessImpl {
 
     fn take_log(&self) -> Option<Vec<u8>> {
         Some(self.logs.take())
+    }
+
+    fn set_process_reuse(&self, allowed: bool) {
+        self.idle.allowed.store(allowed, Ordering::Relaxed);
+        self.idle.clear();
+    }
+
+    fn processes_reused(&self) -> u64 {
+        self.idle.reused.load(Ordering::Relaxed)
     }
 
     fn start(

@@ -257,12 +257,64 @@ fn handle(req: &Request, receiver: &mut Box<dyn Receiver>) -> Result<Answer, Str
     }
 }
 
+/// What `tern-sim agent --mutant NAME` serves: a mutant of the zoo, or a
+/// wrong that only a process can do, one the zoo's receivers (which live
+/// in tern-sim's own process and have no process to keep) cannot have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentMutant {
+    Zoo(Mutant),
+    /// Claims `reinit`, and keeps across `init` the IDs it accepted in
+    /// earlier sessions (a cache that outlives the session): a message of
+    /// a new session with an ID an earlier one accepted in the same thread
+    /// is answered `duplicate`. Wrong only when a process is reused; a
+    /// fresh one is the reference.
+    LeaksSession,
+}
+
+impl AgentMutant {
+    /// The mutants only a process can be, by name.
+    pub const PROCESS_ONLY: [(&'static str, AgentMutant, &'static str); 1] = [(
+        "leaks-session",
+        AgentMutant::LeaksSession,
+        "answers `duplicate` for IDs an earlier session accepted (claims `reinit`)",
+    )];
+
+    pub fn by_name(name: &str) -> Option<AgentMutant> {
+        Mutant::by_name(name).map(AgentMutant::Zoo).or_else(|| {
+            AgentMutant::PROCESS_ONLY
+                .iter()
+                .find(|(n, ..)| *n == name)
+                .map(|(_, m, _)| *m)
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentMutant::Zoo(m) => m.name(),
+            AgentMutant::LeaksSession => "leaks-session",
+        }
+    }
+
+    fn zoo(self) -> Option<Mutant> {
+        match self {
+            AgentMutant::Zoo(m) => Some(m),
+            AgentMutant::LeaksSession => None,
+        }
+    }
+}
+
 /// Serves one harness until `shutdown` or the end of input.
 pub fn serve(
     input: BufReader<impl Read>,
     output: Box<dyn Write>,
-    mutant: Option<Mutant>,
+    served: Option<AgentMutant>,
 ) -> io::Result<()> {
+    let mutant = served.and_then(AgentMutant::zoo);
+    let leaks = served == Some(AgentMutant::LeaksSession);
+    // `leaks-session`'s memory: (thread, ID) accepted in this session, and
+    // in the sessions before it.
+    let mut accepted: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut earlier: BTreeSet<(String, String)> = BTreeSet::new();
     let out = Rc::new(RefCell::new(output));
     let new_world = || ProtocolWorld {
         out: out.clone(),
@@ -313,13 +365,14 @@ pub fn serve(
             // of the last session stays, in memory or in the world.
             receiver = None;
             world = new_world();
+            earlier.append(&mut accepted);
         }
         *world.seq.borrow_mut() = seq;
         let answer = match (&req, receiver.as_mut()) {
             (Request::Init(init), _) => start(init, &world, mutant).map(|r| {
                 receiver = Some(r);
                 Answer::Init(InitAnswer {
-                    name: match mutant {
+                    name: match served {
                         Some(m) => format!("tern-sim agent (mutant {})", m.name()),
                         None => "tern-sim agent".to_owned(),
                     },
@@ -333,6 +386,24 @@ pub fn serve(
             }
             (_, None) => Err("the first request must be `init`".to_owned()),
             (_, Some(r)) => handle(&req, r),
+        };
+        let answer = match answer {
+            Ok(Answer::Deliver(mut d)) if leaks => {
+                for e in &mut d.events {
+                    let (Some(id), Some(thread)) = (&e.id, &e.thread) else {
+                        continue;
+                    };
+                    let key = (thread.clone(), id.clone());
+                    if e.outcome == lines::OutcomeName::Accepted {
+                        if earlier.contains(&key) {
+                            e.outcome = lines::OutcomeName::Duplicate;
+                        }
+                        accepted.insert(key);
+                    }
+                }
+                Ok(Answer::Deliver(d))
+            }
+            other => other,
         };
         let mut o = out.borrow_mut();
         match answer {

@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use std::time::{Duration, Instant};
 
 use super::faults::{Fault, FaultSet};
-use super::runner::{Played, Run, RunConfig, Stats, Violation};
+use super::runner::{Played, Run, RunConfig, Sessions, Stats, Violation};
 use super::workload::{step_strategy, Mix, Step};
 use crate::contract::plugin::Implementation;
 use crate::judge::compare::RejectNames;
@@ -126,6 +126,7 @@ impl Batch {
             },
             faults: self.faults.clone(),
             names: self.names,
+            sessions: Sessions::Once,
         }
     }
 }
@@ -284,6 +285,65 @@ pub fn play(
     implementation: &dyn Implementation,
     record: bool,
 ) -> Played {
+    if config.sessions == Sessions::AfterItself {
+        // The warm-up starts from no kept process, so the processes the
+        // judged play takes are those of this warm-up, in the same order
+        // at every replay.
+        implementation.set_process_reuse(true);
+        let _ = play_once(config, steps, implementation, false);
+    }
+    play_once(config, steps, implementation, record)
+}
+
+/// How a failing run of a batch replays: on fresh processes, after itself,
+/// or (when neither shows the failure) not at all, since it needed what an
+/// earlier run left in a kept process. Only an implementation that reused
+/// a process can need more than a fresh play; from here on, process reuse
+/// is as the answer needs it, so shrinking and the final recording play
+/// the same way.
+pub fn reproduction(
+    config: &RunConfig,
+    steps: &[Step],
+    violation: &Violation,
+    implementation: &dyn Implementation,
+) -> RunConfig {
+    let reused = implementation.processes_reused() > 0;
+    implementation.set_process_reuse(false);
+    let once = RunConfig {
+        sessions: Sessions::Once,
+        ..config.clone()
+    };
+    if !reused {
+        return once;
+    }
+    let same = |played: Played| {
+        played
+            .violation
+            .is_some_and(|v| v.invariant.name == violation.invariant.name)
+    };
+    if same(play(&once, steps, implementation, false)) {
+        return once;
+    }
+    let twice = RunConfig {
+        sessions: Sessions::AfterItself,
+        ..config.clone()
+    };
+    if same(play(&twice, steps, implementation, false)) {
+        return twice;
+    }
+    implementation.set_process_reuse(false);
+    RunConfig {
+        sessions: Sessions::AfterEarlierRuns,
+        ..config.clone()
+    }
+}
+
+fn play_once(
+    config: &RunConfig,
+    steps: &[Step],
+    implementation: &dyn Implementation,
+    record: bool,
+) -> Played {
     match Run::new(config.clone(), implementation, record) {
         Ok(run) => run.play(steps),
         Err(v) => Played {
@@ -373,6 +433,45 @@ impl Default for ShrinkBudget<'_> {
 pub const DEFAULT_SHRINK_TIME: Duration = Duration::from_secs(120);
 /// The default wait per request while shrinking a timeout.
 pub const DEFAULT_HANG_WAIT: Duration = Duration::from_millis(500);
+
+/// A failure found in a batch, made a counterexample: how it replays is
+/// decided first ([`reproduction`]); then it is shrunk, unless it cannot
+/// be replayed at all, when it is kept whole for the record.
+pub fn shrink_found(
+    config: &RunConfig,
+    generated: Generated,
+    violation: Violation,
+    implementation: &dyn Implementation,
+    budget: ShrinkBudget,
+    mut progress: impl FnMut(&str),
+) -> Counterexample {
+    let config = reproduction(config, &generated.steps, &violation, implementation);
+    match config.sessions {
+        Sessions::AfterEarlierRuns => {
+            progress("shrink: not tried, since the run does not fail when replayed alone");
+            unshrunk(&config, generated.steps, violation, implementation)
+        }
+        Sessions::AfterItself => {
+            progress("shrink: the run fails when played after itself on the processes it kept");
+            shrink(
+                &config,
+                generated,
+                violation,
+                implementation,
+                budget,
+                progress,
+            )
+        }
+        Sessions::Once => shrink(
+            &config,
+            generated,
+            violation,
+            implementation,
+            budget,
+            progress,
+        ),
+    }
+}
 
 /// A failing run kept whole, replayed once to record it.
 pub fn unshrunk(
@@ -475,7 +574,12 @@ pub fn shrink(
         *runs += 1;
         fail_all(&[candidate]).pop().flatten()
     };
-    let jobs = budget.jobs.max(1);
+    // After itself, a candidate's two plays share the kept processes,
+    // which candidates played side by side would take from each other.
+    let jobs = match config.sessions {
+        Sessions::AfterItself => 1,
+        _ => budget.jobs.max(1),
+    };
 
     // A failure that needs no step at all (start-up, the final checks) is
     // the smallest counterexample there is.

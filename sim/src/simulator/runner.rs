@@ -36,6 +36,47 @@ use super::happening::{FaultEvent, Happening};
 use crate::judge::compare::execution_text;
 use crate::judge::compare::RejectNames;
 
+/// How a run meets the processes of an implementation that keeps them
+/// between sessions (`reinit`). In a batch, a fresh start may take a
+/// process an earlier run left, so a failure may depend on what that run
+/// did; a counterexample says how it replays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sessions {
+    /// Played once, on processes as they come (in a counterexample: fresh
+    /// ones only).
+    #[default]
+    Once,
+    /// Played once to warm the processes up, then again on the processes
+    /// the first play kept; the second play is the one judged. A failure
+    /// that needed a process with a past, reproduced from the run itself.
+    AfterItself,
+    /// The failure needed what an earlier run of the batch left in a kept
+    /// process, and neither a fresh play nor one after itself shows it:
+    /// the steps are kept for the record, but do not reproduce it.
+    AfterEarlierRuns,
+}
+
+impl Sessions {
+    /// The name a trace's header gives it (absent for `Once`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sessions::Once => "once",
+            Sessions::AfterItself => "after-itself",
+            Sessions::AfterEarlierRuns => "after-earlier-runs",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Sessions> {
+        [
+            Sessions::Once,
+            Sessions::AfterItself,
+            Sessions::AfterEarlierRuns,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
+}
+
 /// Everything that defines a run besides its steps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunConfig {
@@ -45,6 +86,7 @@ pub struct RunConfig {
     pub faults: FaultSet,
     pub mix: Mix,
     pub names: RejectNames,
+    pub sessions: Sessions,
 }
 
 impl RunConfig {

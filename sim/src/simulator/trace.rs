@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::driver::Counterexample;
 use super::faults::FaultSet;
-use super::runner::{RunConfig, Violation};
+use super::runner::{RunConfig, Sessions, Violation};
 use super::workload::{Mix, Step};
 use crate::judge::compare::RejectNames;
 
@@ -71,6 +71,10 @@ pub fn write(out: &mut impl Write, c: &Counterexample, implementation: &str) -> 
         "names": c.config.names.as_str(),
         "original_steps": c.original_len,
     });
+    let mut header = header;
+    if c.config.sessions != Sessions::Once {
+        header["sessions"] = json!(c.config.sessions.as_str());
+    }
     writeln!(out, "{header}")?;
     for (i, step) in c.steps.iter().enumerate() {
         writeln!(out, "{}", json!({"step": i, "do": step}))?;
@@ -184,6 +188,13 @@ pub fn read(input: impl BufRead) -> Result<Trace, TraceError> {
                 RejectNames::Ignored
             } else {
                 RejectNames::Compared
+            },
+            sessions: match h.get("sessions") {
+                None => Sessions::Once,
+                Some(s) => s
+                    .as_str()
+                    .and_then(Sessions::from_name)
+                    .ok_or_else(|| field("sessions"))?,
             },
         },
         implementation: h["implementation"].as_str().unwrap_or("").to_owned(),
