@@ -695,3 +695,51 @@ fn a_full_state_file_system_is_the_machines_fault() {
     assert!(!out.contains("CERTIFIED"), "no verdict: {out}");
     assert!(!dir.path().join("r/report.json").exists());
 }
+
+/// Replay's memory is bounded: a trace longer than the longest run
+/// tern-sim plays, or a line longer than any trace line, is refused
+/// before any step is played; `--steps` has the same bound.
+#[test]
+fn replay_and_runs_are_bounded_in_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let header = r#"{"tern_sim_trace":5,"seed":1,"agents":3,"faults":"none","mix":{"talk":1023,"attacks":0,"crashes":false,"partitions":false}}"#;
+    let mut long = format!("{header}\n");
+    for n in 0..100_001 {
+        long.push_str(&format!(
+            "{{\"step\":{n},\"do\":{{\"wait\":{{\"ms\":1}}}}}}\n"
+        ));
+    }
+    std::fs::write(d.join("long.jsonl"), long).unwrap();
+    let o = run_in(d, &["replay", "long.jsonl"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("line 100002: more than 100000 steps"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(d.join("line.jsonl"), "a".repeat(5 << 20)).unwrap();
+    let o = run_in(d, &["replay", "line.jsonl"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("line 1: a line longer than"),
+        "{}",
+        stderr(&o)
+    );
+    let big = format!(
+        r#"{{"tern_sim_trace":5,"seed":1,"agents":3,"faults":"none","mix":{{"talk":1023,"attacks":0,"crashes":false,"partitions":false}},"original_steps":{}}}"#,
+        u64::MAX
+    );
+    std::fs::write(d.join("claims.jsonl"), big).unwrap();
+    let o = run_in(d, &["replay", "claims.jsonl"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("original_steps"), "{}", stderr(&o));
+    for command in ["run", "certify", "selftest"] {
+        let o = run_in(d, &[command, "--steps", "100001"]);
+        assert_eq!(o.status.code(), Some(2), "{command}");
+        assert!(
+            stderr(&o).contains("at most 100000 steps per run"),
+            "{command}"
+        );
+    }
+}

@@ -26,7 +26,7 @@ use tern_reports::shards::{Command, Part};
 
 use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
-use super::sim::{parse_agents, parse_duration, parse_mutant, JobsArg, TimeoutArgs};
+use super::sim::{parse_agents, parse_duration, parse_mutant, parse_steps, JobsArg, TimeoutArgs};
 use super::{FormatArg, Status};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -87,7 +87,7 @@ pub struct CertifyArgs {
     agents: usize,
 
     /// Steps per simulation run.
-    #[arg(long, default_value_t = tern_harness::certify::DEFAULT_STEPS)]
+    #[arg(long, default_value_t = tern_harness::certify::DEFAULT_STEPS, value_parser = parse_steps)]
     steps: usize,
 
     /// Explore every schedule of the built-in scopes after the simulation

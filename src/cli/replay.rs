@@ -1,6 +1,6 @@
 //! `tern-sim replay TRACE`: re-runs a saved counterexample exactly.
 
-use std::io::BufReader;
+use std::io::{BufReader, Read};
 use std::path::PathBuf;
 
 use clap::Args;
@@ -88,8 +88,25 @@ fn chosen(
     })
 }
 
+/// The largest trace replay reads: a run of the longest length tern-sim
+/// plays, with its notes, is a few tens of MB.
+const MAX_TRACE_BYTES: u64 = 256 << 20;
+
 pub fn run(args: ReplayArgs) -> Status {
-    let bytes = match std::fs::read(&args.trace) {
+    let read = std::fs::File::open(&args.trace).and_then(|f| {
+        let mut bytes = Vec::new();
+        f.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes)?;
+        Ok(bytes)
+    });
+    let bytes = match read {
+        Ok(b) if b.len() as u64 > MAX_TRACE_BYTES => {
+            errln!(
+                "tern-sim replay: {}: larger than {} MiB, more than any trace of a run tern-sim plays",
+                args.trace.display(),
+                MAX_TRACE_BYTES >> 20
+            );
+            return Status::Trouble;
+        }
         Ok(b) => b,
         Err(e) => {
             errln!("tern-sim replay: cannot read {}: {e}", args.trace.display());

@@ -23,7 +23,8 @@ use tern_reports::shards::{Command, Part};
 use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{
-    implementation, parse_agents, parse_duration, parse_mutant, FaultArgs, JobsArg, TimeoutArgs,
+    implementation, parse_agents, parse_duration, parse_mutant, parse_steps, FaultArgs, JobsArg,
+    TimeoutArgs,
 };
 use super::{FormatArg, Status};
 
@@ -54,7 +55,7 @@ pub struct RunArgs {
     seed: Option<u64>,
 
     /// Steps per run.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = parse_steps)]
     steps: usize,
 
     /// Use every kind of message in every run, instead of a random subset per run.

@@ -33,7 +33,7 @@ use tern_reports::shards::{Command, Part};
 
 use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
-use super::sim::{parse_agents, JobsArg};
+use super::sim::{parse_agents, parse_steps, JobsArg};
 use super::{FormatArg, Status};
 
 #[derive(Debug, Args)]
@@ -58,7 +58,7 @@ pub struct SelftestArgs {
     agents: Option<usize>,
 
     /// Steps per simulation run, for the mutants and the reference alike.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = parse_steps)]
     steps: usize,
 
     /// Output format: `human`, or `json` for one document on standard output.

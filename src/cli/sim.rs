@@ -8,7 +8,7 @@ use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::simulator::driver::Jobs;
 use tern_harness::simulator::faults::{Fault, FaultSet};
-use tern_harness::simulator::scenario::MAX_AGENTS;
+use tern_harness::simulator::scenario::{MAX_AGENTS, MAX_STEPS};
 
 /// Faults, each a flag; `--faults` turns on the default mix (all of them).
 #[derive(Debug, Clone, Args)]
@@ -75,6 +75,18 @@ pub fn parse_agents(s: &str) -> Result<usize, String> {
     let n: usize = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
     if n == 0 || n > MAX_AGENTS {
         return Err(format!("between 1 and {MAX_AGENTS} agents"));
+    }
+    Ok(n)
+}
+
+/// `--steps N`: from 0 (start-up and the final checks only) to
+/// [`MAX_STEPS`].
+pub fn parse_steps(s: &str) -> Result<usize, String> {
+    let n: usize = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if n > MAX_STEPS {
+        return Err(format!(
+            "at most {MAX_STEPS} steps per run (a longer run would hold more memory than a run should; play more seeds instead)"
+        ));
     }
     Ok(n)
 }

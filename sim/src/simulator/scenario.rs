@@ -18,6 +18,11 @@ pub const NAMES: [&str; 16] = [
 ];
 pub const ADVERSARY: &str = "mallory";
 pub const MAX_AGENTS: usize = NAMES.len();
+/// The longest run: every agent's ledger keeps every message of the run,
+/// about 6.5 KB a step at five agents, so 100,000 steps is some 700 MB,
+/// and a run of that length is a soak's work in one seed. Longer runs,
+/// and traces of them, are refused before any step is played.
+pub const MAX_STEPS: usize = 100_000;
 
 /// Threads `plan` and `ops` share context `main`; `side` is alone in
 /// `annex`, where everyone has another principal. That keeps the rule "keys

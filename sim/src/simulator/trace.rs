@@ -3,7 +3,7 @@
 //! but its steps), then one line per step, then the violation found, then the
 //! run in shorthand for people. Replay reads the header and the steps only.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::path::Path;
 
 use serde_json::{json, Value};
@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::driver::Counterexample;
 use super::faults::FaultSet;
 use super::runner::{RunConfig, Sessions, Violation};
+use super::scenario::MAX_STEPS;
 use super::workload::{Mix, Step};
 use crate::judge::compare::RejectNames;
 
@@ -23,6 +24,10 @@ use crate::judge::compare::RejectNames;
 /// the run's length. The steps of an older trace would play another run,
 /// so it is refused.
 pub const FORMAT: u64 = 5;
+
+/// The longest line a trace holds: a note of a step with a frame at the
+/// size limit, with room to spare.
+pub const MAX_LINE: usize = 4 << 20;
 
 /// A trace as read back.
 #[derive(Debug, Clone)]
@@ -107,13 +112,31 @@ pub fn save(path: &Path, c: &Counterexample, implementation: &str) -> io::Result
 }
 
 /// Reads a trace.
-pub fn read(input: impl BufRead) -> Result<Trace, TraceError> {
+pub fn read(mut input: impl BufRead) -> Result<Trace, TraceError> {
     let mut header: Option<Value> = None;
     let mut steps = Vec::new();
     let mut invariant = None;
-    for (i, line) in input.lines().enumerate() {
-        let line = line?;
-        let n = i + 1;
+    let mut bytes = Vec::new();
+    for n in 1.. {
+        // Lines are read with a bound, so that a file that is no trace
+        // (one endless line) costs no more memory than a trace's line.
+        bytes.clear();
+        let read = (&mut input)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut bytes)?;
+        if read == 0 {
+            break;
+        }
+        if bytes.len() > MAX_LINE {
+            return Err(TraceError::Format {
+                line: n,
+                message: format!("a line longer than {MAX_LINE} bytes: not a trace line"),
+            });
+        }
+        let line = std::str::from_utf8(&bytes).map_err(|_| TraceError::Format {
+            line: n,
+            message: "not UTF-8".to_owned(),
+        })?;
         if line.trim().is_empty() {
             continue;
         }
@@ -139,6 +162,11 @@ pub fn read(input: impl BufRead) -> Result<Trace, TraceError> {
             continue;
         }
         if let Some(step) = v.get("do") {
+            if steps.len() == MAX_STEPS {
+                return Err(fail(format!(
+                    "more than {MAX_STEPS} steps, the longest run tern-sim plays"
+                )));
+            }
             let step: Step =
                 serde_json::from_value(step.clone()).map_err(|e| fail(format!("bad step: {e}")))?;
             steps.push(step);
@@ -173,7 +201,7 @@ pub fn read(input: impl BufRead) -> Result<Trace, TraceError> {
         None => steps.len(),
         Some(n) => n
             .as_u64()
-            .filter(|n| *n as usize >= steps.len())
+            .filter(|n| *n as usize >= steps.len() && *n as usize <= MAX_STEPS)
             .ok_or_else(|| field("original_steps"))? as usize,
     };
     Ok(Trace {
