@@ -264,3 +264,66 @@ fn run_over_the_protocol_names_the_whole_replay_command() {
         "{err}"
     );
 }
+
+/// A process that leaks a session's state into the next is caught by
+/// `run`, its counterexample is shrunk by playing each candidate after
+/// itself on the processes it kept, and the trace replays the same way:
+/// the whole replay command `run` prints fails the same way again, and a
+/// correct agent passes it.
+#[test]
+fn a_leak_across_sessions_is_shrunk_and_replayed_after_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = format!("{} agent --mutant leaks-session", common::BIN);
+    let run = std::process::Command::new(common::BIN)
+        .args([
+            "run", "--impl", &agent, "--seed", "1", "--seeds", "30", "--jobs", "1",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert_eq!(run.status.code(), Some(1), "{out}");
+    assert!(out.contains("violation of dedup"), "{out}");
+    assert!(
+        out.contains("the violation shows only on processes kept from an earlier session"),
+        "{out}"
+    );
+    let shrunk: usize = out
+        .split("shrunk from 200 to ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a shrunk counterexample");
+    assert!(shrunk <= 5, "shrinking works after itself: {shrunk} steps");
+    let line = out
+        .lines()
+        .find_map(|l| l.strip_prefix("replay: "))
+        .expect("a replay command");
+    let trace = line.split(' ').nth(2).unwrap();
+    let header = std::fs::read_to_string(dir.path().join(trace)).unwrap();
+    assert!(header
+        .lines()
+        .next()
+        .unwrap()
+        .contains(r#""sessions":"after-itself""#));
+    let replay = |command: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", command])
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let again = replay(&line.replacen("tern-sim", common::BIN, 1));
+    let text = String::from_utf8_lossy(&again.stdout);
+    assert_eq!(again.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("played twice on the same processes"),
+        "{text}"
+    );
+    assert!(text.contains("violation of dedup"), "{text}");
+    let correct = replay(&format!(
+        "{bin} replay {trace} --impl '{bin} agent'",
+        bin = common::BIN
+    ));
+    assert_eq!(correct.status.code(), Some(0));
+}
