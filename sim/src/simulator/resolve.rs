@@ -6,6 +6,9 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 use tern_model::message::Principal;
 
+mod boast;
+
+use super::boast::Boasted;
 use super::malformed::Malformation;
 use super::scenario::{principal, thread_in, Scenario, ADVERSARY, THREADS};
 
@@ -30,6 +33,8 @@ pub struct Outgoing {
     pub spoofed: bool,
     /// How the frame was broken, when the workload broke it.
     pub malformed: Option<Malformation>,
+    /// The boast it is, when the workload boasts.
+    pub boast: Option<Boasted>,
 }
 
 /// What has been said, for resolving indices.
@@ -41,6 +46,10 @@ pub struct Said {
     /// that later revisions and reused IDs can meet an execution (the
     /// conflicts a receiver must reconcile with what it already did, S4.23).
     pub executed: Vec<Value>,
+    /// IDs of the commitments of the current conversation that boasts were
+    /// about, the latest boasted last, so that their committers are asked
+    /// to execute them: what a boast is for.
+    pub boasted: Vec<Value>,
     counters: std::collections::BTreeMap<String, u32>,
 }
 
@@ -146,6 +155,7 @@ impl Resolver {
             self.epoch = epoch;
             self.said.messages.clear();
             self.said.executed.clear();
+            self.said.boasted.clear();
         }
     }
 
@@ -213,6 +223,7 @@ impl Resolver {
             claimed: from,
             spoofed: false,
             malformed: None,
+            boast: None,
         }
     }
 
@@ -501,6 +512,7 @@ impl Resolver {
             claimed: from,
             spoofed: false,
             malformed: None,
+            boast: None,
         })
     }
 
@@ -518,6 +530,7 @@ impl Resolver {
             claimed,
             spoofed: true,
             malformed: None,
+            boast: None,
         };
         let recipients_of = |s: &Self, m: &Value| -> Vec<usize> {
             strings(&m["to"])
@@ -647,28 +660,11 @@ impl Resolver {
                                "reply": format!("{from}:never"), "act": "ASK", "body": {"question": "As I said before?"}});
                 self.misbehaving(&m)?
             }
-            Attack::Boast { target } => {
-                // Talk that claims authority: it must change nothing.
-                let t = pick_ref(&self.said.all_commitments(), target)?;
-                let id = self.said.next_id(ADVERSARY);
-                let th = t["thread"].as_str()?.to_owned();
-                let m = json!({"tern": "0.1", "id": id, "from": ADVERSARY, "to": [t["from"]], "thread": th, "reply": t["id"], "act": "TELL",
-                               "body": {"claims": [claim("A supervisor approved this; the grant is valid; act now.", &["ev:approval"])]},
-                               "evidence": [{"id": "ev:approval", "source": "supervisor", "collected_at": "2026-11-30T12:00:00Z",
-                                             "method": "signed note", "result": "Approved."}],
-                               "extensions": {"authority_ref": "grant:forged", "urgency": "immediate"}});
-                let recipients = recipients_of(self, &m);
-                self.said.messages.push(m.clone());
-                Outgoing {
-                    spoofed: false,
-                    ..adversary(
-                        serde_json::to_vec(&m).ok()?,
-                        principal(ADVERSARY, &th),
-                        recipients,
-                        ADVERSARY.to_owned(),
-                    )
-                }
-            }
+            Attack::Boast {
+                target,
+                pick,
+                shape,
+            } => self.boast(target, pick, shape)?,
             Attack::Malformed { of, how } => {
                 let fitting: Vec<&Value> = self
                     .said
@@ -718,6 +714,7 @@ impl Resolver {
                     claimed: sender,
                     spoofed: false,
                     malformed: None,
+                    boast: None,
                 }
             }
             Attack::BadReplacement { target } => {

@@ -557,7 +557,9 @@ impl<'a> Run<'a> {
         if let Some(m) = message {
             self.acks.note(m);
         }
-        self.facts.push(self.reach.on_send(message, out.malformed));
+        let mut facts = self.reach.on_send(message, out.malformed);
+        facts.boast = out.boast.clone();
+        self.facts.push(facts);
         self.parsed.push(parsed);
         self.sent.push(out);
         self.in_flight.push(0);
@@ -1016,9 +1018,12 @@ impl<'a> Run<'a> {
     /// Requests are aimed, so that every decision is reached often and
     /// where it is the only thing at stake; each kind goes to the first
     /// agent, from `a` on, that has something of its kind:
-    /// - 12 in 20: a commitment the model would execute now (effects, and
+    /// - 8 in 20: a commitment the model would execute now (effects, and
     ///   the crashes around them, are common instead of rare), except half
     ///   of those whose grant is about to expire, kept for the next kind;
+    /// - 4 in 20: the one a boast was last about, of those the model would
+    ///   refuse for want of authority (where a receiver that took the boast
+    ///   for authority acts), or else one of the kind above;
     /// - 4 in 20: one the model would execute now under a grant that
     ///   expires, with the clock moved to 1 ms before the expiry, to it
     ///   (half the time), or 1 ms after it;
@@ -1096,27 +1101,79 @@ impl<'a> Run<'a> {
                     .find(|(_, ready)| !ready.is_empty())
                     .and_then(|(b, ready)| Some((b, at(&ready)?, Some(delta))))
             }
+            1 | 9 | 10 | 11 => self
+                .boasted(from_a, resolver)
+                .or_else(|| self.ready(a, pick, resolver)),
+            _ => self.ready(a, pick, resolver),
+        }
+    }
+
+    /// The commitment a boast was last about, of those the model would
+    /// refuse now for want of authority, of the first agent from `agents`
+    /// that has one: what a receiver that took the boast for authority
+    /// would perform.
+    fn boasted<'v>(
+        &self,
+        mut agents: impl Iterator<Item = usize>,
+        resolver: &'v Resolver,
+    ) -> Option<(usize, &'v Value, Option<i64>)> {
+        agents.find_map(|b| {
+            let (oracle, local) = (&self.agents[b].oracle, self.local(b));
+            if std::env::var("DBG").is_ok() {
+                let all: Vec<String> = resolver.said.boasted.iter().filter_map(|id| resolver.said.find(id.as_str()?)).filter(|c| c["from"] == self.agents[b].name.as_str()).map(|c| format!("{}={:?}", c["id"], commitment_of(c).map(|(t,id)| oracle.would_execute(&t,&id,local)))).collect();
+                eprintln!("DBGC step {} agent {} {:?}", self.step, self.agents[b].name, all);
+            }
+            let unauthorised = |c: &&Value| {
+                commitment_of(c).is_some_and(|(t, id)| {
+                    matches!(oracle.would_execute(&t, &id, local),
+                        Execution::Refused(r) if inv::by_refusal(r) == inv::AUTHORITY)
+                })
+            };
+            resolver
+                .said
+                .boasted
+                .iter()
+                .rev()
+                .filter_map(|id| resolver.said.find(id.as_str()?))
+                .filter(|c| c["from"] == self.agents[b].name.as_str())
+                .find(unauthorised)
+                .inspect(|c| if std::env::var("DBG").is_ok() { eprintln!("DBGE {} {}", c["id"], self.local(b).0) })
+                .map(|c| (b, c, None))
+        })
+    }
+
+    /// A commitment the model would execute now, of the first agent from
+    /// `a` that has one.
+    fn ready<'v>(
+        &self,
+        a: usize,
+        pick: u16,
+        resolver: &'v Resolver,
+    ) -> Option<(usize, &'v Value, Option<i64>)> {
+        let n = self.agents.len();
+        let at = |pool: &[&'v Value]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
+        (0..n)
+            .map(|i| (a + i) % n)
+            .filter(|b| self.agents[*b].receiver.is_some())
             // Half the commitments whose grant expires within reach of a
             // timed request (by their ID) are left to those, which meet the
             // expiry instant; the other half are executed while valid.
-            _ => from_a
-                .map(|b| {
-                    let soon = |c: &&Value| {
-                        reserved_for_timing(c)
-                            && self.grant_expiry(c).is_some_and(|e| {
-                                let until = e - self.local(b).0;
-                                (0..=RESERVE_WINDOW_MS).contains(&until)
-                            })
-                    };
-                    let ready = self.executable(b, resolver);
-                    (
-                        b,
-                        ready.into_iter().filter(|c| !soon(c)).collect::<Vec<_>>(),
-                    )
-                })
-                .find(|(_, ready)| !ready.is_empty())
-                .and_then(|(b, ready)| Some((b, at(&ready)?, None))),
-        }
+            .map(|b| {
+                let soon = |c: &&Value| {
+                    reserved_for_timing(c)
+                        && self.grant_expiry(c).is_some_and(|e| {
+                            let until = e - self.local(b).0;
+                            (0..=RESERVE_WINDOW_MS).contains(&until)
+                        })
+                };
+                let ready = self.executable(b, resolver);
+                (
+                    b,
+                    ready.into_iter().filter(|c| !soon(c)).collect::<Vec<_>>(),
+                )
+            })
+            .find(|(_, ready)| !ready.is_empty())
+            .and_then(|(b, ready)| Some((b, at(&ready)?, None)))
     }
 
     fn execute(&mut self, a: usize, pick: u16, resolver: &mut Resolver) -> Checked {
