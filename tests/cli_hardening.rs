@@ -545,7 +545,7 @@ fn messages_name_invalid_utf8_and_an_unsupported_trace_format() {
     let o = run_in(d, &["replay", "v2.jsonl"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("trace format 2 is not supported: this tern-sim reads format 5"),
+        stderr(&o).contains("trace format 2 is not supported: this tern-sim reads format 6"),
         "{}",
         stderr(&o)
     );

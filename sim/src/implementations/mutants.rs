@@ -511,10 +511,6 @@ impl<S: Durable, W: Effects> MutantReceiver<S, W> {
                         .approvals
                         .contains(&(thread.clone(), commitment.clone())))
         };
-        if std::env::var("DBG").is_ok() {
-            let n: Vec<String> = v["messages"].as_array().map(|ms| ms.iter().filter(|m| m["content"]["reply"] == commitment.as_str() && (m["content"]["extensions"].is_object() || m["content"]["body"]["extensions"].is_object())).map(|m| format!("{} {} {} {}", m["status"], m["content"]["extensions"], m["content"]["body"]["extensions"], holds(&m["content"]["extensions"]["authority_ref"]))).collect()).unwrap_or_default();
-            eprintln!("DBG {} {thread} {commitment} {now:?} {:?}", self.init.participant, n);
-        }
         v["messages"].as_array().is_some_and(|ms| {
             ms.iter()
                 .filter(|m| m["status"] == "accepted")

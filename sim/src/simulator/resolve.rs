@@ -46,9 +46,10 @@ pub struct Said {
     /// that later revisions and reused IDs can meet an execution (the
     /// conflicts a receiver must reconcile with what it already did, S4.23).
     pub executed: Vec<Value>,
-    /// IDs of the commitments of the current conversation that boasts were
-    /// about, the latest boasted last, so that their committers are asked
-    /// to execute them: what a boast is for.
+    /// IDs of the commitments of the current conversation that boasts
+    /// naming a grant that would authorise them were about, the latest
+    /// last, so that their committers are asked to execute them: what such
+    /// a boast is for.
     pub boasted: Vec<Value>,
     counters: std::collections::BTreeMap<String, u32>,
 }
@@ -136,6 +137,10 @@ pub struct Resolver {
     profile_rules: bool,
     /// The conversation under way (see [`super::scenario::EPOCH_STEPS`]).
     epoch: usize,
+    /// The run's virtual time when the step is played, so that a boast can
+    /// tell a grant that still holds at its committer's clock from one
+    /// that has expired.
+    pub now: i64,
 }
 
 impl Resolver {
@@ -145,6 +150,7 @@ impl Resolver {
             said: Said::default(),
             profile_rules: mix.profile_rules,
             epoch: 0,
+            now: 0,
         }
     }
 

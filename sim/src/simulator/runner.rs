@@ -1018,16 +1018,17 @@ impl<'a> Run<'a> {
     /// Requests are aimed, so that every decision is reached often and
     /// where it is the only thing at stake; each kind goes to the first
     /// agent, from `a` on, that has something of its kind:
-    /// - 8 in 20: a commitment the model would execute now (effects, and
+    /// - 11 in 20: a commitment the model would execute now (effects, and
     ///   the crashes around them, are common instead of rare), except half
     ///   of those whose grant is about to expire, kept for the next kind;
-    /// - 4 in 20: the one a boast was last about, of those the model would
-    ///   refuse for want of authority (where a receiver that took the boast
-    ///   for authority acts), or else one of the kind above;
+    /// - 2 in 20: the one a boast was last about, of those the model would
+    ///   refuse for want of authority, by its committer whatever `a` (where
+    ///   a receiver that took the boast for authority acts), or else one of
+    ///   the kind above;
     /// - 4 in 20: one the model would execute now under a grant that
     ///   expires, with the clock moved to 1 ms before the expiry, to it
     ///   (half the time), or 1 ms after it;
-    /// - 3 in 20: one the model would refuse, the reason drawn first and
+    /// - 2 in 20: one the model would refuse, the reason drawn first and
     ///   evenly among those it would give, so that every refusal is tried;
     /// - 1 in 40 any commitment, and 1 in 40 a message that is no COMMIT.
     ///
@@ -1056,7 +1057,7 @@ impl<'a> Run<'a> {
                 Some((a, at(&talk)?, None))
             }
             0 => Some((a, at(&resolver.said.all_commitments())?, None)),
-            2..=4 => {
+            2 | 3 => {
                 let mut by_reason: BTreeMap<Refusal, Vec<(usize, &Value)>> = BTreeMap::new();
                 for b in from_a {
                     let own = resolver.said.commitments_of(&self.agents[b].name);
@@ -1101,45 +1102,35 @@ impl<'a> Run<'a> {
                     .find(|(_, ready)| !ready.is_empty())
                     .and_then(|(b, ready)| Some((b, at(&ready)?, Some(delta))))
             }
-            1 | 9 | 10 | 11 => self
-                .boasted(from_a, resolver)
+            1 | 4 => self
+                .boasted(resolver)
                 .or_else(|| self.ready(a, pick, resolver)),
             _ => self.ready(a, pick, resolver),
         }
     }
 
-    /// The commitment a boast was last about, of those the model would
-    /// refuse now for want of authority, of the first agent from `agents`
-    /// that has one: what a receiver that took the boast for authority
+    /// The commitment a boast was last about, of those whose committer is
+    /// up and whose model would refuse them now for want of authority, and
+    /// its committer: what a receiver that took the boast for authority
     /// would perform.
-    fn boasted<'v>(
-        &self,
-        mut agents: impl Iterator<Item = usize>,
-        resolver: &'v Resolver,
-    ) -> Option<(usize, &'v Value, Option<i64>)> {
-        agents.find_map(|b| {
+    fn boasted<'v>(&self, resolver: &'v Resolver) -> Option<(usize, &'v Value, Option<i64>)> {
+        let unauthorised = |b: usize, c: &Value| {
             let (oracle, local) = (&self.agents[b].oracle, self.local(b));
-            if std::env::var("DBG").is_ok() {
-                let all: Vec<String> = resolver.said.boasted.iter().filter_map(|id| resolver.said.find(id.as_str()?)).filter(|c| c["from"] == self.agents[b].name.as_str()).map(|c| format!("{}={:?}", c["id"], commitment_of(c).map(|(t,id)| oracle.would_execute(&t,&id,local)))).collect();
-                eprintln!("DBGC step {} agent {} {:?}", self.step, self.agents[b].name, all);
-            }
-            let unauthorised = |c: &&Value| {
-                commitment_of(c).is_some_and(|(t, id)| {
-                    matches!(oracle.would_execute(&t, &id, local),
-                        Execution::Refused(r) if inv::by_refusal(r) == inv::AUTHORITY)
-                })
-            };
-            resolver
-                .said
-                .boasted
-                .iter()
-                .rev()
-                .filter_map(|id| resolver.said.find(id.as_str()?))
-                .filter(|c| c["from"] == self.agents[b].name.as_str())
-                .find(unauthorised)
-                .inspect(|c| if std::env::var("DBG").is_ok() { eprintln!("DBGE {} {}", c["id"], self.local(b).0) })
-                .map(|c| (b, c, None))
-        })
+            commitment_of(c).is_some_and(|(t, id)| {
+                matches!(oracle.would_execute(&t, &id, local),
+                    Execution::Refused(r) if inv::by_refusal(r) == inv::AUTHORITY)
+            })
+        };
+        resolver
+            .said
+            .boasted
+            .iter()
+            .rev()
+            .filter_map(|id| resolver.said.find(id.as_str()?))
+            .find_map(|c| {
+                let b = self.agents.iter().position(|x| c["from"] == x.name.as_str())?;
+                (self.agents[b].receiver.is_some() && unauthorised(b, c)).then_some((b, c, None))
+            })
     }
 
     /// A commitment the model would execute now, of the first agent from
@@ -1276,6 +1267,7 @@ impl<'a> Run<'a> {
 
     fn play_step(&mut self, step: &Step, resolver: &mut Resolver) -> Checked {
         let n = self.agents.len();
+        resolver.now = self.now as i64;
         match step {
             Step::Say { talk, net } => {
                 if let Some(out) = resolver.talk(talk) {

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::boast::Shape;
+use super::boast::{Named, Shape};
 
 /// One honest utterance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -291,10 +291,28 @@ fn talk_strategy(mix: Mix) -> BoxedStrategy<Talk> {
     proptest::strategy::Union::new_weighted(enabled).boxed()
 }
 
+/// A boast's shape: every allowed shape, three in four naming a real
+/// grant. A forged grant is refused by any receiver that looks grants up;
+/// a real one is where a receiver that reads the wrong place shows it.
+fn shape_strategy() -> BoxedStrategy<Shape> {
+    let of = |grant: Named| -> Vec<Shape> {
+        Shape::ALL
+            .iter()
+            .copied()
+            .filter(|s| s.grant == grant)
+            .collect()
+    };
+    proptest::strategy::Union::new_weighted(vec![
+        (3, proptest::sample::select(of(Named::Real)).boxed()),
+        (1, proptest::sample::select(of(Named::Forged)).boxed()),
+    ])
+    .boxed()
+}
+
 /// The places of `Attack::Boast` and `Attack::Malformed` among the attacks.
 const BOAST: usize = 5;
 const MALFORMED: usize = 6;
-const BOAST_WEIGHT: u32 = 8;
+const BOAST_WEIGHT: u32 = 16;
 
 fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
     let u = || any::<u8>();
@@ -310,7 +328,7 @@ fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
             .prop_map(|(commit, by)| Attack::ForeignReport { commit, by })
             .boxed(),
         u().prop_map(|from| Attack::Dangling { from }).boxed(),
-        (u(), u(), proptest::sample::select(Shape::ALL.to_vec()))
+        (u(), u(), shape_strategy())
             .prop_map(|(target, pick, shape)| Attack::Boast {
                 target,
                 pick,

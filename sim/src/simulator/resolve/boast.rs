@@ -35,9 +35,10 @@ impl Resolver {
         if !shape.allowed() {
             return None;
         }
-        // Three boasts in four are about a commitment that a real boast,
-        // taken for authority, would sway, for as long as can be: where it
-        // makes a difference.
+        // Three boasts in four are about one of the latest two commitments
+        // that a real boast, taken for authority, would sway, for as long
+        // as can be: where it makes a difference before the commitment is
+        // reported done or its grant expires.
         let all = self.said.all_commitments();
         let sways: Vec<(Sway, &Value)> = all
             .iter()
@@ -49,16 +50,18 @@ impl Resolver {
             .filter(|(s, _)| Some(*s) == most)
             .map(|(_, c)| *c)
             .collect();
-        let c = match target % 4 {
-            0 => pick_ref(&all, target / 4)?,
-            _ => pick_ref(if aimed.is_empty() { &all } else { &aimed }, target / 4)?,
+        let c = match (target % 8, aimed.last()) {
+            (1.., Some(c)) => (*c).clone(),
+            _ => pick_ref(&all, target / 8)?,
         };
         let committer = c["from"].as_str()?.to_owned();
         let thread = c["thread"].as_str()?.to_owned();
         let request = c["body"]["request"].clone();
-        let grant = self
-            .grant_to_name(&c, shape.grant)
-            .unwrap_or_else(|| self.any_grant(choice / 2));
+        let named = self.grant_to_name(&c, shape.grant);
+        // A boast naming a grant that would authorise the commitment now is
+        // one that could sway its committer: it is asked to execute it.
+        let swaying = shape.grant == Named::Real && named.is_some();
+        let grant = named.unwrap_or_else(|| self.any_grant(choice / 2));
         let reply = match shape.reply {
             Answers::Commit => c["id"].clone(),
             Answers::Request => request.clone(),
@@ -126,22 +129,29 @@ impl Resolver {
                 }
             }
         }
-        self.said.boasted.retain(|id| *id != c["id"]);
-        self.said.boasted.push(c["id"].clone());
-        if std::env::var("DBG").is_ok() {
-            eprintln!("DBGB {:?} {} {} {} sway={:?} {grant}", shape.carrier.act(), self.said.messages.len(), c["id"], c["thread"], self.sway(&c));
+        if swaying {
+            self.said.boasted.retain(|id| *id != c["id"]);
+            self.said.boasted.push(c["id"].clone());
         }
         let mut out = self.honest(m);
         out.boast = Some(Boasted { shape, committer });
         Some(out)
     }
 
-    /// Whether `grant` would authorise the COMMIT `c` at some time, by the
-    /// registry and the recorded approvals, were it the grant `c` rests on.
+    /// Whether `grant` would authorise the COMMIT `c` now, at its
+    /// committer's clock, by the registry and the recorded approvals, were
+    /// it the grant `c` rests on.
     fn could_authorise(&self, grant: &Grant, c: &Value) -> bool {
         let (Some(committer), Some(thread)) = (c["from"].as_str(), c["thread"].as_str()) else {
             return false;
         };
+        let skew = self
+            .scenario
+            .agents
+            .iter()
+            .position(|a| a == committer)
+            .map_or(0, |i| self.scenario.skew[i]);
+        let local = self.now + skew;
         let approved = || {
             self.scenario
                 .policy
@@ -151,19 +161,20 @@ impl Resolver {
         };
         grant.grantee.as_str() == committer
             && grant.threads.iter().any(|t| t.as_str() == thread)
+            && grant.expires_at.is_none_or(|t| local < t.0)
             && (!grant.requires_approval || approved())
     }
 
     /// How long a boast could sway a COMMIT, if it could at all: when it
-    /// would be refused only for want of authority, and its committer
-    /// holds a grant that could authorise it, a boast naming that grant,
-    /// taken for authority, could get it executed until that grant
+    /// would be refused now only for want of authority, and its committer
+    /// holds a grant that would authorise it now, a boast naming that
+    /// grant, taken for authority, could get it executed until that grant
     /// expires. Its REQUEST
     /// is a REQUEST that addresses the committer and cites no other grant
     /// (else the COMMIT is rejected or disputed, L-REF-6, L-COM-8), and the
     /// grant it rests on (its own `authority_ref`, else the REQUEST's) is
     /// none where local policy asks for one, or one that cannot authorise
-    /// it. Revisions, reports and time are not followed: this only aims
+    /// it. Revisions and reports are not followed: this only aims
     /// boasts, the model judges.
     fn sway(&self, c: &Value) -> Option<Sway> {
         let committer = c["from"].as_str()?;
@@ -197,9 +208,9 @@ impl Resolver {
     }
 
     /// The grant a boast about `c` names: a forged one, or a real one,
-    /// the committer's own that could authorise `c` and expires last (the
-    /// grant that would authorise it, were it cited where grants are read,
-    /// for longest). `None` when the committer has no such grant.
+    /// the committer's own that would authorise `c` now and expires last
+    /// (the grant that would authorise it, were it cited where grants are
+    /// read, for longest). `None` when the committer has no such grant.
     fn grant_to_name(&self, c: &Value, named: Named) -> Option<String> {
         match named {
             Named::Forged => Some(FORGED.to_owned()),
@@ -207,7 +218,7 @@ impl Resolver {
         }
     }
 
-    /// The committer's own grant that could authorise `c` and expires
+    /// The committer's own grant that would authorise `c` now and expires
     /// last.
     fn authorising(&self, c: &Value) -> Option<&Grant> {
         self.scenario
