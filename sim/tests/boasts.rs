@@ -81,4 +81,3 @@ fn the_mutant_is_caught_only_by_a_real_grant_in_the_extensions_of_a_reply_to_the
         );
     }
 }
-

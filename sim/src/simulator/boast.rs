@@ -215,7 +215,12 @@ const fn every_shape() -> [Shape; COUNT] {
         while c < Carrier::ALL.len() {
             while r < Answers::ALL.len() {
                 while g < Named::ALL.len() {
-                    let s = Shape::new(Place::ALL[p], Carrier::ALL[c], Answers::ALL[r], Named::ALL[g]);
+                    let s = Shape::new(
+                        Place::ALL[p],
+                        Carrier::ALL[c],
+                        Answers::ALL[r],
+                        Named::ALL[g],
+                    );
                     if s.allowed() {
                         out[n] = s;
                         n += 1;
@@ -259,9 +264,12 @@ mod tests {
             assert_eq!(s.index(), i);
         }
         assert!(!Shape::new(Place::Claims, Carrier::Ack, Answers::Commit, Named::Real).allowed());
-        assert!(
-            !Shape::new(Place::Claims, Carrier::Propose, Answers::Neither, Named::Forged)
-                .allowed()
-        );
+        assert!(!Shape::new(
+            Place::Claims,
+            Carrier::Propose,
+            Answers::Neither,
+            Named::Forged
+        )
+        .allowed());
     }
 }

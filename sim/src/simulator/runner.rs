@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
-use tern_model::ledger::{Execution, Ledger, LocalTime, Refusal, SharedMessage};
+use tern_model::ledger::{Event, EventKind, Execution, Ledger, LocalTime, Refusal, SharedMessage};
 use tern_model::message::{GrantRef, MessageRef, Principal, ThreadId};
 use tern_model::WireError;
 
@@ -817,6 +817,7 @@ impl<'a> Run<'a> {
         if let Err(m) =
             oracle::delivery_events(&expected, &reply.events, was_unreported, self.config.names)
         {
+            let m = self.lost_release(a, &expected, &reply.events, m);
             return Err(self.mismatch(a, m));
         }
         if !reply.outgoing.is_empty() {
@@ -963,6 +964,54 @@ impl<'a> Run<'a> {
             self.config.names,
         )
         .map_err(|m| self.mismatch(a, m))
+    }
+
+    /// A release the model expects and the receiver did not report, of a
+    /// message the receiver had shown in a view and no longer holds: it
+    /// lost that message (`history-preserved`), which is why it could not
+    /// release it. Otherwise the disagreement `m` as it was.
+    fn lost_release(
+        &mut self,
+        a: usize,
+        expected: &[Event],
+        actual: &[Event],
+        m: Mismatch,
+    ) -> Mismatch {
+        if m.invariant != inv::OUTCOMES {
+            return m;
+        }
+        let released = |events: &[Event]| -> Vec<(ThreadId, MessageRef)> {
+            events
+                .iter()
+                .filter(|e| e.kind == EventKind::Released)
+                .filter_map(|e| Some((e.thread.clone()?, e.id.clone()?)))
+                .collect()
+        };
+        let reported = released(actual);
+        for (thread, id) in released(expected) {
+            let agent = &mut self.agents[a];
+            let shown = agent
+                .seen_ids
+                .get(thread.as_str())
+                .is_some_and(|s| s.contains(id.as_str()));
+            if reported.contains(&(thread.clone(), id.clone())) || !shown {
+                continue;
+            }
+            let Some(Ok(view)) = agent.receiver.as_mut().map(|r| r.view(&thread)) else {
+                continue;
+            };
+            let held = view.to_value()["messages"]
+                .as_array()
+                .is_some_and(|ms| ms.iter().any(|x| x["id"] == id.as_str()));
+            if !held {
+                return Mismatch::new(
+                    inv::HISTORY,
+                    format!("{id} released, and still in the view of {thread}"),
+                    format!("{id} not released, and missing from the view of {thread}, which showed it before"),
+                );
+            }
+        }
+        m
     }
 
     /// The expiry of the grant a COMMIT the workload said cites, if any.
@@ -1128,7 +1177,10 @@ impl<'a> Run<'a> {
             .rev()
             .filter_map(|id| resolver.said.find(id.as_str()?))
             .find_map(|c| {
-                let b = self.agents.iter().position(|x| c["from"] == x.name.as_str())?;
+                let b = self
+                    .agents
+                    .iter()
+                    .position(|x| c["from"] == x.name.as_str())?;
                 (self.agents[b].receiver.is_some() && unauthorised(b, c)).then_some((b, c, None))
             })
     }

@@ -35,10 +35,10 @@ impl Resolver {
         if !shape.allowed() {
             return None;
         }
-        // Three boasts in four are about one of the latest two commitments
-        // that a real boast, taken for authority, would sway, for as long
-        // as can be: where it makes a difference before the commitment is
-        // reported done or its grant expires.
+        // Seven boasts in eight are about the latest commitment that a real
+        // boast, taken for authority, would sway, for as long as can be:
+        // where it makes a difference, before the commitment is reported
+        // done or its committer's grant expires.
         let all = self.said.all_commitments();
         let sways: Vec<(Sway, &Value)> = all
             .iter()
@@ -254,7 +254,9 @@ impl Resolver {
             None => return None,
         };
         let chain = self.said.about("REVISE", "target", &target["id"]);
-        let previous = chain.last().map_or(target["id"].clone(), |r| r["id"].clone());
+        let previous = chain
+            .last()
+            .map_or(target["id"].clone(), |r| r["id"].clone());
         let mut replacement = target["body"].clone();
         if place == Place::Claims {
             replacement["claims"] = Value::Array(claims);
