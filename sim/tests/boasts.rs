@@ -11,6 +11,9 @@ use tern_harness::simulator::faults::FaultSet;
 use tern_harness::simulator::runner::RunConfig;
 use tern_harness::simulator::workload::{Attack, Step};
 
+/// A change to every boast's shape.
+type Move = fn(&mut Shape);
+
 /// `selftest --simulation-only`'s batch.
 fn batch() -> Batch {
     Batch {
@@ -28,7 +31,7 @@ fn batch() -> Batch {
 
 /// The first of `seeds` whose run, its boasts reshaped by `change`, fails
 /// against the mutant, with the invariant that caught it.
-fn first_failure(seeds: u64, change: fn(&mut Shape)) -> Option<(u64, &'static str)> {
+fn first_failure(seeds: u64, change: Move) -> Option<(u64, &'static str)> {
     let imp = MutantImpl(Mutant::ExtensionGrantAuthorises);
     let batch = batch();
     (0..seeds).find_map(|seed| {
@@ -60,7 +63,7 @@ fn the_mutant_is_caught_only_by_a_real_grant_in_the_extensions_of_a_reply_to_the
     assert_eq!(invariant, "authority-before-effect");
     // Up to the run that caught it, the same runs with each boast moved
     // off the mutant's spot along one axis pass.
-    let moved: [(&str, fn(&mut Shape)); 3] = [
+    let moved: [(&str, Move); 3] = [
         ("a forged grant", |s| s.grant = Named::Forged),
         ("replying to the REQUEST", |s| {
             if s.reply == Answers::Commit {
