@@ -551,7 +551,7 @@ fn messages_name_invalid_utf8_and_an_unsupported_trace_format() {
     let o = run_in(d, &["replay", "v2.jsonl"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("trace format 2 is not supported: this tern-sim reads format 5"),
+        stderr(&o).contains("trace format 2 is not supported: this tern-sim reads format 6"),
         "{}",
         stderr(&o)
     );
@@ -703,7 +703,7 @@ fn a_full_state_file_system_is_the_machines_fault() {
 fn replay_and_runs_are_bounded_in_length() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let header = r#"{"tern_sim_trace":5,"seed":1,"agents":3,"faults":"none","mix":{"talk":1023,"attacks":0,"crashes":false,"partitions":false}}"#;
+    let header = r#"{"tern_sim_trace":6,"seed":1,"agents":3,"faults":"none","mix":{"talk":1023,"attacks":0,"crashes":false,"partitions":false}}"#;
     let mut long = format!("{header}\n");
     for n in 0..100_001 {
         long.push_str(&format!(
@@ -727,7 +727,7 @@ fn replay_and_runs_are_bounded_in_length() {
         stderr(&o)
     );
     let big = format!(
-        r#"{{"tern_sim_trace":5,"seed":1,"agents":3,"faults":"none","mix":{{"talk":1023,"attacks":0,"crashes":false,"partitions":false}},"original_steps":{}}}"#,
+        r#"{{"tern_sim_trace":6,"seed":1,"agents":3,"faults":"none","mix":{{"talk":1023,"attacks":0,"crashes":false,"partitions":false}},"original_steps":{}}}"#,
         u64::MAX
     );
     std::fs::write(d.join("claims.jsonl"), big).unwrap();

@@ -130,7 +130,7 @@ fn bad_arguments_and_bad_traces_exit_2() {
     assert!(String::from_utf8(o.stderr)
         .unwrap()
         .contains("line 1: not a tern-sim trace"));
-    std::fs::write(&bad, "{\"tern_sim_trace\":5,\"seed\":1,\"agents\":2,\"faults\":\"none\",\"mix\":{\"talk\":1,\"attacks\":0,\"crashes\":false,\"partitions\":false}}\n{\"do\":{\"nonsense\":1}}\n").unwrap();
+    std::fs::write(&bad, "{\"tern_sim_trace\":6,\"seed\":1,\"agents\":2,\"faults\":\"none\",\"mix\":{\"talk\":1,\"attacks\":0,\"crashes\":false,\"partitions\":false}}\n{\"do\":{\"nonsense\":1}}\n").unwrap();
     let o = run(&["replay", bad.to_str().unwrap()], dir.path());
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8(o.stderr)

@@ -186,10 +186,11 @@ pub fn situations(explored: &[Explored]) -> Coverage {
 }
 
 /// What a scope can be seen to reach: every situation but the ways of
-/// breaking a frame, which name what the simulator's workload did to a
-/// frame and which a scope's fixed frames do not say.
+/// breaking a frame and the shapes of boasts, which name what the
+/// simulator's workload did to a frame and which a scope's fixed frames do
+/// not say.
 fn recognised(s: Situation) -> bool {
-    !matches!(s, Situation::Malformed(_))
+    !matches!(s, Situation::Malformed(_) | Situation::Boast(_))
 }
 
 /// The situations table for people.

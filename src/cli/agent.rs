@@ -35,7 +35,7 @@ fn parse_agent_mutant(name: &str) -> Result<AgentMutant, String> {
 /// `None`, for clap to read and answer as always. `tern-sim agent` is
 /// started for every agent of every run and after every crash, so its
 /// start-up is on the path of each: the full parser, with every
-/// subcommand and 108 mutants, is about a third of it.
+/// subcommand and 109 mutants, is about a third of it.
 pub fn plain_args(mut args: impl Iterator<Item = std::ffi::OsString>) -> Option<AgentArgs> {
     if args.next()? != "agent" {
         return None;

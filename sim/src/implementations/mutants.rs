@@ -24,6 +24,7 @@ use crate::contract::storage::{Durable, Storage};
 use crate::contract::world::{AgentWorld, Effects};
 use crate::implementations::reference::{Record, Recording, ReferenceReceiver};
 use crate::judge::invariants::{self as inv, Invariant};
+use crate::simulator::boast::{Answers, Carrier, Named, Place, Shape};
 use crate::simulator::malformed::Malformation;
 use crate::simulator::situations::{Moment, Situation};
 
@@ -132,6 +133,7 @@ zoo! {
     DistrustsTail = "distrusts-tail-after-failed-start", HISTORY, "after a start-up that crashed once it had written something, takes its log's last delivery for a torn write and drops it, although it had answered it", "a crash during recovery once durable, then the restart", Own, Moment(Moment::CrashInRecoveryDurable);
     ForgetsEquivocatedEffects = "forgets-equivocated-effects", AT_MOST_ONCE, "drops from its view the effect of a commitment whose ID is reused after the effect, as if the conflict undid it", "an ID conflict on a COMMIT revealed after its effect", Own, Moment(Moment::IdConflictAfterEffect);
     ForgetsConflictedEffects = "forgets-conflicted-effects", AT_MOST_ONCE, "drops from its view the effect of a commitment whose revisions conflict after the effect, as if the conflict undid it", "competing REVISEs of a COMMIT known after its effect", Own, Moment(Moment::RevisionConflictAfterEffect);
+    ExtensionGrantAuthorises = "extension-grant-authorises", AUTHORITY, "takes a grant named in the extensions of a message that replies to its COMMIT as the commitment's authority, checked against its registry", "its own grant named in the extensions of an accepted reply to its COMMIT, then an execution refused for authority", Own, Boast(Shape::new(Place::Extensions, Carrier::Tell, Answers::Commit, Named::Real));
     SkipsTruncationCheck = "skips-truncation-check", STRICT_PARSING, "reads a truncated frame as far as it goes", "a truncated frame", SkipsCheck, Malformed(Malformation::Truncated);
     SkipsClaimDuplicateKeys = "skips-claim-duplicate-keys", STRICT_PARSING, "lets a repeated key inside a claim through", "a frame with a repeated key in a claim", SkipsCheck, Malformed(Malformation::DuplicateClaimKey);
     SkipsEvidenceDuplicateKeys = "skips-evidence-duplicate-keys", STRICT_PARSING, "lets a repeated key inside an evidence object through", "a frame with a repeated key in evidence", SkipsCheck, Malformed(Malformation::DuplicateEvidenceKey);
@@ -470,6 +472,55 @@ impl<S: Durable, W: Effects> MutantReceiver<S, W> {
         self.inner.storage().append(Record::Seen { key }.encode())?;
         self.inner.storage().sync()?;
         self.inner.deliver(frame, principal, now)
+    }
+
+    /// `extension-grant-authorises`: whether an accepted message replying
+    /// to the commitment names, in its envelope's or its body's
+    /// extensions, a grant that would authorise it, were it the COMMIT's
+    /// `authority_ref`. The grant itself is checked as the reference checks
+    /// one (registry, grantee, scope, expiry, approval); only where it was
+    /// read from is wrong, so a forged grant, or one named anywhere else,
+    /// changes nothing.
+    fn grant_named_in_a_reply(
+        &mut self,
+        thread: &ThreadId,
+        commitment: &MessageRef,
+        now: LocalTime,
+    ) -> bool {
+        let Ok(view) = self.inner.view(thread) else {
+            return false;
+        };
+        let v = view.to_value();
+        let config = &self.init.config;
+        let holds = |named: &Value| {
+            let Some(grant) = named
+                .as_str()
+                .and_then(|g| tern_model::message::GrantRef::new(g).ok())
+                .and_then(|g| config.grants.get(&g))
+            else {
+                return false;
+            };
+            let needs_approval =
+                grant.requires_approval || config.policy.approval_required.contains(thread);
+            grant.grantee == self.init.participant
+                && grant.threads.contains(thread)
+                && grant.expires_at.is_none_or(|t| now < t)
+                && (!needs_approval
+                    || config
+                        .policy
+                        .approvals
+                        .contains(&(thread.clone(), commitment.clone())))
+        };
+        v["messages"].as_array().is_some_and(|ms| {
+            ms.iter()
+                .filter(|m| m["status"] == "accepted")
+                .map(|m| &m["content"])
+                .filter(|c| c["reply"] == commitment.as_str())
+                .any(|c| {
+                    holds(&c["extensions"]["authority_ref"])
+                        || holds(&c["body"]["extensions"]["authority_ref"])
+                })
+        })
     }
 
     fn thread_has_evidence(&mut self, thread: &ThreadId) -> bool {
@@ -826,6 +877,15 @@ impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
             (Mutant::ClaimsAuthorise, Refusal::NoAuthority | Refusal::UnknownGrant) => {
                 self.thread_has_evidence(thread)
             }
+            (
+                Mutant::ExtensionGrantAuthorises,
+                Refusal::NoAuthority
+                | Refusal::UnknownGrant
+                | Refusal::GrantNotForExecutor
+                | Refusal::OutOfScope
+                | Refusal::GrantExpired
+                | Refusal::ApprovalRequired,
+            ) => self.grant_named_in_a_reply(thread, commitment, when),
             (Mutant::ExecutesOthers, Refusal::NotOwnCommitment) => true,
             (Mutant::ReExecutes, Refusal::AlreadyExecuted) => true,
             (
@@ -1009,13 +1069,27 @@ mod tests {
         "execution under clock skew",
     ];
 
+    /// The boast shapes a mutant is wrong in. A defect reading a grant from
+    /// another place, act, position or registry would be a mutant of its
+    /// own for each; the zoo has the one an independent implementation
+    /// was found with, `extension-grant-authorises`, which is wrong in the
+    /// extensions of every act replying to the COMMIT with a real grant
+    /// and names its TELL as its situation. The other shapes are reached
+    /// so that a receiver wrong there is met, not yet proved to be caught.
+    const BOASTS_WITH_A_MUTANT: usize = 1;
+
     #[test]
     fn every_mutant_names_a_situation_and_the_gap_is_known() {
         let needed: BTreeSet<Situation> = Mutant::ALL.iter().map(|m| m.situation()).collect();
         let missing: Vec<String> = Situation::all()
-            .filter(|s| !needed.contains(s))
+            .filter(|s| !needed.contains(s) && !matches!(s, Situation::Boast(_)))
             .map(Situation::name)
             .collect();
         assert_eq!(missing, WITHOUT_A_MUTANT, "situations without a mutant");
+        let boasts = needed
+            .iter()
+            .filter(|s| matches!(s, Situation::Boast(_)))
+            .count();
+        assert_eq!(boasts, BOASTS_WITH_A_MUTANT, "boast shapes with a mutant");
     }
 }

@@ -195,11 +195,17 @@ pub fn classify_view(expected: &Value, actual: &Value) -> Invariant {
         );
         // Named by what the model's progress is, not by what its
         // annotations happen to mention: a terminal state shown otherwise
-        // broke `terminal-stays-terminal`, a blocked one shown fulfilled
-        // broke `blocked-not-completion`; any other disagreement falls
-        // through to the checks below.
+        // broke `terminal-stays-terminal`, and so did one whose terminal
+        // reports disagree (still terminal, unresolved which) shown
+        // active; a blocked one shown fulfilled broke
+        // `blocked-not-completion`; any other disagreement falls through
+        // to the checks below.
+        let terminal_unresolved = ep == "unresolved"
+            && e["annotations"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|x| x == "conflicting_terminal"));
         if ep != ap {
-            if matches!(ep, "fulfilled" | "failed") {
+            if matches!(ep, "fulfilled" | "failed") || (terminal_unresolved && ap == "active") {
                 return TERMINAL;
             }
             if ep == "blocked" && ap == "fulfilled" {
@@ -273,6 +279,20 @@ mod tests {
         assert_eq!(
             classify_view(&view("blocked", &[]), &view("fulfilled", &[])).name,
             BLOCKED.name
+        );
+        // Terminal reports that disagree leave it terminal, unresolved
+        // which: shown active, it was reopened.
+        let conflicting = view("unresolved", &["conflicting_terminal"]);
+        assert_eq!(
+            classify_view(&conflicting, &view("active", &[])).name,
+            TERMINAL.name
+        );
+        // Concurrent active and blocked reports leave it unresolved too,
+        // but nothing terminal was reported.
+        let concurrent = view("unresolved", &["concurrent_reports"]);
+        assert_eq!(
+            classify_view(&concurrent, &view("active", &[])).name,
+            VIEWS.name
         );
     }
 }

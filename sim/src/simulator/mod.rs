@@ -1,6 +1,7 @@
 //! The simulator: randomized multi-agent Tern conversations through a faulty
 //! network into implementations under test, checked at every operation.
 
+pub mod boast;
 pub mod driver;
 pub mod faults;
 pub mod happening;

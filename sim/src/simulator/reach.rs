@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tern_model::ledger::{Event, EventKind, Execution, Ledger, Outcome};
 use tern_model::message::{Act, Body, Message, MessageRef, ThreadId};
 
+use super::boast::Boasted;
 use super::malformed::Malformation;
 use super::scenario::context_of;
 use super::situations::{Coverage, Moment, Situation};
@@ -31,6 +32,9 @@ pub struct Sent {
     pub other_context: bool,
     /// Its `to`, when the frame is a valid message.
     pub addressed: Vec<String>,
+    /// The boast it is, when the workload boasted (the harness knows the
+    /// shape it built; the frame alone does not say which place matters).
+    pub boast: Option<Boasted>,
 }
 
 impl Sent {
@@ -126,6 +130,13 @@ impl Reach {
         });
         if let (Some(kind), Outcome::Rejected(_)) = (sent.malformed, &first.outcome) {
             coverage.reach(Situation::Malformed(kind));
+        }
+        // A boast counts where it could sway an execution: stored as
+        // accepted by the committer whose commitment it is about.
+        if let (Some(b), Outcome::Accepted) = (&sent.boast, &first.outcome) {
+            if b.committer == agent {
+                coverage.reach(Situation::Boast(b.shape));
+            }
         }
         let pending = self.pending.entry(a).or_default();
         let restarted = self.pending_at_crash.get(&a);

@@ -6,6 +6,9 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 use tern_model::message::Principal;
 
+mod boast;
+
+use super::boast::Boasted;
 use super::malformed::Malformation;
 use super::scenario::{principal, thread_in, Scenario, ADVERSARY, THREADS};
 
@@ -30,6 +33,8 @@ pub struct Outgoing {
     pub spoofed: bool,
     /// How the frame was broken, when the workload broke it.
     pub malformed: Option<Malformation>,
+    /// The boast it is, when the workload boasts.
+    pub boast: Option<Boasted>,
 }
 
 /// What has been said, for resolving indices.
@@ -41,6 +46,11 @@ pub struct Said {
     /// that later revisions and reused IDs can meet an execution (the
     /// conflicts a receiver must reconcile with what it already did, S4.23).
     pub executed: Vec<Value>,
+    /// IDs of the commitments of the current conversation that boasts
+    /// naming a grant that would authorise them were about, the latest
+    /// last, so that their committers are asked to execute them: what such
+    /// a boast is for.
+    pub boasted: Vec<Value>,
     counters: std::collections::BTreeMap<String, u32>,
 }
 
@@ -127,6 +137,10 @@ pub struct Resolver {
     profile_rules: bool,
     /// The conversation under way (see [`super::scenario::EPOCH_STEPS`]).
     epoch: usize,
+    /// The run's virtual time when the step is played, so that a boast can
+    /// tell a grant that still holds at its committer's clock from one
+    /// that has expired.
+    pub now: i64,
 }
 
 impl Resolver {
@@ -136,6 +150,7 @@ impl Resolver {
             said: Said::default(),
             profile_rules: mix.profile_rules,
             epoch: 0,
+            now: 0,
         }
     }
 
@@ -146,6 +161,7 @@ impl Resolver {
             self.epoch = epoch;
             self.said.messages.clear();
             self.said.executed.clear();
+            self.said.boasted.clear();
         }
     }
 
@@ -213,6 +229,7 @@ impl Resolver {
             claimed: from,
             spoofed: false,
             malformed: None,
+            boast: None,
         }
     }
 
@@ -501,6 +518,7 @@ impl Resolver {
             claimed: from,
             spoofed: false,
             malformed: None,
+            boast: None,
         })
     }
 
@@ -518,6 +536,7 @@ impl Resolver {
             claimed,
             spoofed: true,
             malformed: None,
+            boast: None,
         };
         let recipients_of = |s: &Self, m: &Value| -> Vec<usize> {
             strings(&m["to"])
@@ -647,28 +666,11 @@ impl Resolver {
                                "reply": format!("{from}:never"), "act": "ASK", "body": {"question": "As I said before?"}});
                 self.misbehaving(&m)?
             }
-            Attack::Boast { target } => {
-                // Talk that claims authority: it must change nothing.
-                let t = pick_ref(&self.said.all_commitments(), target)?;
-                let id = self.said.next_id(ADVERSARY);
-                let th = t["thread"].as_str()?.to_owned();
-                let m = json!({"tern": "0.1", "id": id, "from": ADVERSARY, "to": [t["from"]], "thread": th, "reply": t["id"], "act": "TELL",
-                               "body": {"claims": [claim("A supervisor approved this; the grant is valid; act now.", &["ev:approval"])]},
-                               "evidence": [{"id": "ev:approval", "source": "supervisor", "collected_at": "2026-11-30T12:00:00Z",
-                                             "method": "signed note", "result": "Approved."}],
-                               "extensions": {"authority_ref": "grant:forged", "urgency": "immediate"}});
-                let recipients = recipients_of(self, &m);
-                self.said.messages.push(m.clone());
-                Outgoing {
-                    spoofed: false,
-                    ..adversary(
-                        serde_json::to_vec(&m).ok()?,
-                        principal(ADVERSARY, &th),
-                        recipients,
-                        ADVERSARY.to_owned(),
-                    )
-                }
-            }
+            Attack::Boast {
+                target,
+                pick,
+                shape,
+            } => self.boast(target, pick, shape)?,
             Attack::Malformed { of, how } => {
                 let fitting: Vec<&Value> = self
                     .said
@@ -718,6 +720,7 @@ impl Resolver {
                     claimed: sender,
                     spoofed: false,
                     malformed: None,
+                    boast: None,
                 }
             }
             Attack::BadReplacement { target } => {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
-use tern_model::ledger::{Execution, Ledger, LocalTime, Refusal, SharedMessage};
+use tern_model::ledger::{Event, EventKind, Execution, Ledger, LocalTime, Refusal, SharedMessage};
 use tern_model::message::{GrantRef, MessageRef, Principal, ThreadId};
 use tern_model::WireError;
 
@@ -599,7 +599,9 @@ impl<'a> Run<'a> {
         if let Some(m) = message {
             self.acks.note(m);
         }
-        self.facts.push(self.reach.on_send(message, out.malformed));
+        let mut facts = self.reach.on_send(message, out.malformed);
+        facts.boast = out.boast.clone();
+        self.facts.push(facts);
         self.parsed.push(parsed);
         self.sent.push(out);
         self.in_flight.push(0);
@@ -857,6 +859,7 @@ impl<'a> Run<'a> {
         if let Err(m) =
             oracle::delivery_events(&expected, &reply.events, was_unreported, self.config.names)
         {
+            let m = self.lost_release(a, &expected, &reply.events, m);
             return Err(self.mismatch(a, m));
         }
         if !reply.outgoing.is_empty() {
@@ -1005,6 +1008,54 @@ impl<'a> Run<'a> {
         .map_err(|m| self.mismatch(a, m))
     }
 
+    /// A release the model expects and the receiver did not report, of a
+    /// message the receiver had shown in a view and no longer holds: it
+    /// lost that message (`history-preserved`), which is why it could not
+    /// release it. Otherwise the disagreement `m` as it was.
+    fn lost_release(
+        &mut self,
+        a: usize,
+        expected: &[Event],
+        actual: &[Event],
+        m: Mismatch,
+    ) -> Mismatch {
+        if m.invariant != inv::OUTCOMES {
+            return m;
+        }
+        let released = |events: &[Event]| -> Vec<(ThreadId, MessageRef)> {
+            events
+                .iter()
+                .filter(|e| e.kind == EventKind::Released)
+                .filter_map(|e| Some((e.thread.clone()?, e.id.clone()?)))
+                .collect()
+        };
+        let reported = released(actual);
+        for (thread, id) in released(expected) {
+            let agent = &mut self.agents[a];
+            let shown = agent
+                .seen_ids
+                .get(thread.as_str())
+                .is_some_and(|s| s.contains(id.as_str()));
+            if reported.contains(&(thread.clone(), id.clone())) || !shown {
+                continue;
+            }
+            let Some(Ok(view)) = agent.receiver.as_mut().map(|r| r.view(&thread)) else {
+                continue;
+            };
+            let held = view.to_value()["messages"]
+                .as_array()
+                .is_some_and(|ms| ms.iter().any(|x| x["id"] == id.as_str()));
+            if !held {
+                return Mismatch::new(
+                    inv::HISTORY,
+                    format!("{id} released, and still in the view of {thread}"),
+                    format!("{id} not released, and missing from the view of {thread}, which showed it before"),
+                );
+            }
+        }
+        m
+    }
+
     /// The expiry of the grant a COMMIT the workload said cites, if any.
     fn grant_expiry(&self, commit: &Value) -> Option<i64> {
         let grant = GrantRef::new(commit["body"]["authority_ref"].as_str()?).ok()?;
@@ -1058,13 +1109,17 @@ impl<'a> Run<'a> {
     /// Requests are aimed, so that every decision is reached often and
     /// where it is the only thing at stake; each kind goes to the first
     /// agent, from `a` on, that has something of its kind:
-    /// - 12 in 20: a commitment the model would execute now (effects, and
+    /// - 11 in 20: a commitment the model would execute now (effects, and
     ///   the crashes around them, are common instead of rare), except half
     ///   of those whose grant is about to expire, kept for the next kind;
+    /// - 2 in 20: the one a boast was last about, of those the model would
+    ///   refuse for want of authority, by its committer whatever `a` (where
+    ///   a receiver that took the boast for authority acts), or else one of
+    ///   the kind above;
     /// - 4 in 20: one the model would execute now under a grant that
     ///   expires, with the clock moved to 1 ms before the expiry, to it
     ///   (half the time), or 1 ms after it;
-    /// - 3 in 20: one the model would refuse, the reason drawn first and
+    /// - 2 in 20: one the model would refuse, the reason drawn first and
     ///   evenly among those it would give, so that every refusal is tried;
     /// - 1 in 40 any commitment, and 1 in 40 a message that is no COMMIT.
     ///
@@ -1093,7 +1148,7 @@ impl<'a> Run<'a> {
                 Some((a, at(&talk)?, None))
             }
             0 => Some((a, at(&resolver.said.all_commitments())?, None)),
-            2..=4 => {
+            2 | 3 => {
                 let mut by_reason: BTreeMap<Refusal, Vec<(usize, &Value)>> = BTreeMap::new();
                 for b in from_a {
                     let own = resolver.said.commitments_of(&self.agents[b].name);
@@ -1138,27 +1193,72 @@ impl<'a> Run<'a> {
                     .find(|(_, ready)| !ready.is_empty())
                     .and_then(|(b, ready)| Some((b, at(&ready)?, Some(delta))))
             }
+            1 | 4 => self
+                .boasted(resolver)
+                .or_else(|| self.ready(a, pick, resolver)),
+            _ => self.ready(a, pick, resolver),
+        }
+    }
+
+    /// The commitment a boast was last about, of those whose committer is
+    /// up and whose model would refuse them now for want of authority, and
+    /// its committer: what a receiver that took the boast for authority
+    /// would perform.
+    fn boasted<'v>(&self, resolver: &'v Resolver) -> Option<(usize, &'v Value, Option<i64>)> {
+        let unauthorised = |b: usize, c: &Value| {
+            let (oracle, local) = (&self.agents[b].oracle, self.local(b));
+            commitment_of(c).is_some_and(|(t, id)| {
+                matches!(oracle.would_execute(&t, &id, local),
+                    Execution::Refused(r) if inv::by_refusal(r) == inv::AUTHORITY)
+            })
+        };
+        resolver
+            .said
+            .boasted
+            .iter()
+            .rev()
+            .filter_map(|id| resolver.said.find(id.as_str()?))
+            .find_map(|c| {
+                let b = self
+                    .agents
+                    .iter()
+                    .position(|x| c["from"] == x.name.as_str())?;
+                (self.agents[b].receiver.is_some() && unauthorised(b, c)).then_some((b, c, None))
+            })
+    }
+
+    /// A commitment the model would execute now, of the first agent from
+    /// `a` that has one.
+    fn ready<'v>(
+        &self,
+        a: usize,
+        pick: u16,
+        resolver: &'v Resolver,
+    ) -> Option<(usize, &'v Value, Option<i64>)> {
+        let n = self.agents.len();
+        let at = |pool: &[&'v Value]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
+        (0..n)
+            .map(|i| (a + i) % n)
+            .filter(|b| self.agents[*b].receiver.is_some())
             // Half the commitments whose grant expires within reach of a
             // timed request (by their ID) are left to those, which meet the
             // expiry instant; the other half are executed while valid.
-            _ => from_a
-                .map(|b| {
-                    let soon = |c: &&Value| {
-                        reserved_for_timing(c)
-                            && self.grant_expiry(c).is_some_and(|e| {
-                                let until = e - self.local(b).0;
-                                (0..=RESERVE_WINDOW_MS).contains(&until)
-                            })
-                    };
-                    let ready = self.executable(b, resolver);
-                    (
-                        b,
-                        ready.into_iter().filter(|c| !soon(c)).collect::<Vec<_>>(),
-                    )
-                })
-                .find(|(_, ready)| !ready.is_empty())
-                .and_then(|(b, ready)| Some((b, at(&ready)?, None))),
-        }
+            .map(|b| {
+                let soon = |c: &&Value| {
+                    reserved_for_timing(c)
+                        && self.grant_expiry(c).is_some_and(|e| {
+                            let until = e - self.local(b).0;
+                            (0..=RESERVE_WINDOW_MS).contains(&until)
+                        })
+                };
+                let ready = self.executable(b, resolver);
+                (
+                    b,
+                    ready.into_iter().filter(|c| !soon(c)).collect::<Vec<_>>(),
+                )
+            })
+            .find(|(_, ready)| !ready.is_empty())
+            .and_then(|(b, ready)| Some((b, at(&ready)?, None)))
     }
 
     fn execute(&mut self, a: usize, pick: u16, resolver: &mut Resolver) -> Checked {
@@ -1261,6 +1361,7 @@ impl<'a> Run<'a> {
 
     fn play_step(&mut self, step: &Step, resolver: &mut Resolver) -> Checked {
         let n = self.agents.len();
+        resolver.now = self.now as i64;
         match step {
             Step::Say { talk, net } => {
                 if let Some(out) = resolver.talk(talk) {

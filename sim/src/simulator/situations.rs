@@ -10,6 +10,7 @@
 
 use tern_model::ledger::{Refusal, RejectClass};
 
+use super::boast::Shape;
 use super::malformed::Malformation;
 use crate::judge::invariants;
 
@@ -69,13 +70,15 @@ moments! {
 }
 
 /// A situation: one of the moments above, an outcome the model can give, a
-/// refusal it can give, or a way of breaking a frame.
+/// refusal it can give, a way of breaking a frame, or a shape of authority
+/// boast accepted by the receiver it could sway.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Situation {
     Moment(Moment),
     Rejected(RejectClass),
     Refused(Refusal),
     Malformed(Malformation),
+    Boast(Shape),
 }
 
 impl Situation {
@@ -87,24 +90,31 @@ impl Situation {
             .chain(RejectClass::ALL.iter().map(|c| Situation::Rejected(*c)))
             .chain(Refusal::ALL.iter().map(|r| Situation::Refused(*r)))
             .chain(Malformation::ALL.iter().map(|m| Situation::Malformed(*m)))
+            .chain(Shape::ALL.iter().map(|s| Situation::Boast(*s)))
     }
 
     pub fn count() -> usize {
-        Moment::ALL.len() + RejectClass::ALL.len() + Refusal::ALL.len() + Malformation::ALL.len()
+        Moment::ALL.len()
+            + RejectClass::ALL.len()
+            + Refusal::ALL.len()
+            + Malformation::ALL.len()
+            + Shape::ALL.len()
     }
 
     /// The situation's place in [`Situation::all`].
     fn index(self) -> usize {
-        let (m, c, r) = (
+        let (m, c, r, k) = (
             Moment::ALL.len(),
             RejectClass::ALL.len(),
             Refusal::ALL.len(),
+            Malformation::ALL.len(),
         );
         match self {
             Situation::Moment(x) => x as usize,
             Situation::Rejected(x) => m + x as usize,
             Situation::Refused(x) => m + c + x as usize,
             Situation::Malformed(x) => m + c + r + x as usize,
+            Situation::Boast(x) => m + c + r + k + x.index(),
         }
     }
 
@@ -115,6 +125,7 @@ impl Situation {
             Situation::Rejected(_) => "rejected",
             Situation::Refused(_) => "refused",
             Situation::Malformed(_) => "malformed",
+            Situation::Boast(_) => "boast",
         }
     }
 
@@ -124,6 +135,7 @@ impl Situation {
             Situation::Rejected(c) => format!("rejected: {c}"),
             Situation::Refused(r) => format!("refused: {r}"),
             Situation::Malformed(m) => format!("malformed: {}", m.name()),
+            Situation::Boast(s) => s.name(),
         }
     }
 
@@ -134,6 +146,7 @@ impl Situation {
             Situation::Rejected(c) => invariants::by_class(c).clauses,
             Situation::Refused(r) => invariants::by_refusal(r).clauses,
             Situation::Malformed(m) => m.clauses(),
+            Situation::Boast(s) => s.clauses(),
         }
     }
 

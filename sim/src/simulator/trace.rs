@@ -21,9 +21,10 @@ use crate::judge::compare::RejectNames;
 /// more attacks and twenty-one ways of breaking a frame, and the scenario
 /// has more grants. Format 4: the pick is 16 bits, a broken frame's `how`
 /// names a kind and a variant (forty-two kinds), and grants expire within
-/// the run's length. The steps of an older trace would play another run,
-/// so it is refused.
-pub const FORMAT: u64 = 5;
+/// the run's length. Format 6: a boast has a shape and a pick, and two
+/// kinds of `execute` pick ask for commitments boasts were about. The steps
+/// of an older trace would play another run, so it is refused.
+pub const FORMAT: u64 = 6;
 
 /// The longest line a trace holds: a note of a step with a frame at the
 /// size limit, with room to spare.

@@ -9,6 +9,8 @@ use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::boast::{Named, Shape};
+
 /// One honest utterance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -78,8 +80,10 @@ pub enum Attack {
     ForeignReport { commit: u8, by: u8 },
     /// A reply to a message that was never sent.
     Dangling { from: u8 },
-    /// A talk message that boasts of authority it does not have.
-    Boast { target: u8 },
+    /// Talk that names a grant as if it were authority, about the
+    /// `target`th commitment, in one [`Shape`]; `pick` chooses among the
+    /// grants it could name and where its extensions sit.
+    Boast { target: u8, pick: u8, shape: Shape },
     /// An earlier message, broken one wire rule at a time: `how` picks the
     /// [`Malformation`](super::malformed::Malformation).
     Malformed { of: u8, how: u8 },
@@ -287,8 +291,28 @@ fn talk_strategy(mix: Mix) -> BoxedStrategy<Talk> {
     proptest::strategy::Union::new_weighted(enabled).boxed()
 }
 
-/// The place of `Attack::Malformed` among the attacks.
+/// A boast's shape: every allowed shape, three in four naming a real
+/// grant. A forged grant is refused by any receiver that looks grants up;
+/// a real one is where a receiver that reads the wrong place shows it.
+fn shape_strategy() -> BoxedStrategy<Shape> {
+    let of = |grant: Named| -> Vec<Shape> {
+        Shape::ALL
+            .iter()
+            .copied()
+            .filter(|s| s.grant == grant)
+            .collect()
+    };
+    proptest::strategy::Union::new_weighted(vec![
+        (3, proptest::sample::select(of(Named::Real)).boxed()),
+        (1, proptest::sample::select(of(Named::Forged)).boxed()),
+    ])
+    .boxed()
+}
+
+/// The places of `Attack::Boast` and `Attack::Malformed` among the attacks.
+const BOAST: usize = 5;
 const MALFORMED: usize = 6;
+const BOAST_WEIGHT: u32 = 16;
 
 fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
     let u = || any::<u8>();
@@ -304,7 +328,13 @@ fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
             .prop_map(|(commit, by)| Attack::ForeignReport { commit, by })
             .boxed(),
         u().prop_map(|from| Attack::Dangling { from }).boxed(),
-        u().prop_map(|target| Attack::Boast { target }).boxed(),
+        (u(), u(), shape_strategy())
+            .prop_map(|(target, pick, shape)| Attack::Boast {
+                target,
+                pick,
+                shape,
+            })
+            .boxed(),
         (
             u(),
             0..(super::malformed::Malformation::ALL.len() * super::malformed::VARIANTS) as u8,
@@ -325,12 +355,21 @@ fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
             .boxed(),
         u().prop_map(|of| Attack::OtherContext { of }).boxed(),
     ];
-    // Broken frames weigh eight: they are forty-two kinds in one.
+    // Broken frames weigh eight: they are forty-two kinds in one. Boasts
+    // weigh BOAST_WEIGHT: they are seventy-eight shapes in one, and a
+    // shape counts only where its committer accepts it.
     let enabled: Vec<(u32, BoxedStrategy<Attack>)> = all
         .into_iter()
         .enumerate()
         .filter(|(i, _)| mix.attacks & (1 << i) != 0)
-        .map(|(i, s)| (if i == MALFORMED { 8 } else { 1 }, s))
+        .map(|(i, s)| {
+            let weight = match i {
+                MALFORMED => 8,
+                BOAST => BOAST_WEIGHT,
+                _ => 1,
+            };
+            (weight, s)
+        })
         .collect();
     (!enabled.is_empty()).then(|| proptest::strategy::Union::new_weighted(enabled).boxed())
 }
