@@ -1101,6 +1101,35 @@ impl<'a> Run<'a> {
         by_reason
     }
 
+    /// A commitment the model would refuse, the reason drawn first and
+    /// evenly among those it would give, so that every refusal is tried.
+    fn refused_pick<'v>(
+        &self,
+        a: usize,
+        pick: u16,
+        resolver: &'v Resolver,
+    ) -> Option<(usize, &'v Value, Option<i64>)> {
+        let n = self.agents.len();
+        let mut by_reason: BTreeMap<Refusal, Vec<(usize, &Value)>> = BTreeMap::new();
+        for b in (0..n)
+            .map(|i| (a + i) % n)
+            .filter(|b| self.agents[*b].receiver.is_some())
+        {
+            let own = resolver.said.commitments_of(&self.agents[b].name);
+            for (r, cs) in self.refused_by_reason(b, &own) {
+                by_reason
+                    .entry(r)
+                    .or_default()
+                    .extend(cs.into_iter().map(|c| (b, c)));
+            }
+        }
+        let pool = by_reason
+            .values()
+            .nth((pick as usize / 20) % by_reason.len().max(1))?;
+        let (b, c) = pool[pick as usize % pool.len()];
+        Some((b, c, None))
+    }
+
     /// What an execute step asks, from its pick: which agent executes
     /// which commitment, and whether the clock is first moved to the
     /// commitment's grant expiry (by this many milliseconds from it).
@@ -1114,8 +1143,9 @@ impl<'a> Run<'a> {
     ///   of those whose grant is about to expire, kept for the next kind;
     /// - 2 in 20: the one a boast was last about, of those the model would
     ///   refuse for want of authority, by its committer whatever `a` (where
-    ///   a receiver that took the boast for authority acts), or else one of
-    ///   the kind above;
+    ///   a receiver that took the boast for authority acts); when no boast
+    ///   was made, one in 20 is of the kind above and one of the refusals
+    ///   below;
     /// - 4 in 20: one the model would execute now under a grant that
     ///   expires, with the clock moved to 1 ms before the expiry, to it
     ///   (half the time), or 1 ms after it;
@@ -1148,23 +1178,12 @@ impl<'a> Run<'a> {
                 Some((a, at(&talk)?, None))
             }
             0 => Some((a, at(&resolver.said.all_commitments())?, None)),
-            2 | 3 => {
-                let mut by_reason: BTreeMap<Refusal, Vec<(usize, &Value)>> = BTreeMap::new();
-                for b in from_a {
-                    let own = resolver.said.commitments_of(&self.agents[b].name);
-                    for (r, cs) in self.refused_by_reason(b, &own) {
-                        by_reason
-                            .entry(r)
-                            .or_default()
-                            .extend(cs.into_iter().map(|c| (b, c)));
-                    }
-                }
-                let pool = by_reason
-                    .values()
-                    .nth((pick as usize / 20) % by_reason.len().max(1))?;
-                let (b, c) = pool[pick as usize % pool.len()];
-                Some((b, c, None))
-            }
+            // A boast's commitment when a boast was made, else (as in most
+            // runs before any) a refusal, so that refusals keep their share.
+            1 => self
+                .boasted(resolver)
+                .or_else(|| self.refused_pick(a, pick, resolver)),
+            2 | 3 => self.refused_pick(a, pick, resolver),
             5..=8 => {
                 // The instant itself is the boundary most often got wrong.
                 let delta = [-1i64, 0, 0, 1][(pick as usize / 20) % 4];
@@ -1193,7 +1212,7 @@ impl<'a> Run<'a> {
                     .find(|(_, ready)| !ready.is_empty())
                     .and_then(|(b, ready)| Some((b, at(&ready)?, Some(delta))))
             }
-            1 | 4 => self
+            4 => self
                 .boasted(resolver)
                 .or_else(|| self.ready(a, pick, resolver)),
             _ => self.ready(a, pick, resolver),
