@@ -142,7 +142,7 @@ pub fn read(mut input: impl BufRead) -> Result<Trace, TraceError> {
             continue;
         }
         let fail = |message: String| TraceError::Format { line: n, message };
-        let v: Value = serde_json::from_str(&line).map_err(|e| fail(e.to_string()))?;
+        let v: Value = serde_json::from_str(line).map_err(|e| fail(e.to_string()))?;
         if header.is_none() {
             match v.get("tern_sim_trace") {
                 Some(f) if *f == json!(FORMAT) => {}
