@@ -1144,7 +1144,8 @@ impl<'a> Run<'a> {
     /// - 2 in 20: the one a boast was last about, of those the model would
     ///   refuse for want of authority, by its committer whatever `a` (where
     ///   a receiver that took the boast for authority acts); when no boast
-    ///   was made, one in 20 is of the kind above and one of the refusals
+    ///   was made, one of these is of the kind above, and the other half
+    ///   the time of that kind and half the time one of the refusals
     ///   below;
     /// - 4 in 20: one the model would execute now under a grant that
     ///   expires, with the clock moved to 1 ms before the expiry, to it
@@ -1178,11 +1179,16 @@ impl<'a> Run<'a> {
                 Some((a, at(&talk)?, None))
             }
             0 => Some((a, at(&resolver.said.all_commitments())?, None)),
-            // A boast's commitment when a boast was made, else (as in most
-            // runs before any) a refusal, so that refusals keep their share.
-            1 => self
-                .boasted(resolver)
-                .or_else(|| self.refused_pick(a, pick, resolver)),
+            // A boast's commitment when a boast was made; else (as in most
+            // runs before any) half the time a refusal, half the time one
+            // ready, so that each keeps most of its share.
+            1 => self.boasted(resolver).or_else(|| {
+                if (pick / 20) % 2 == 0 {
+                    self.refused_pick(a, pick, resolver)
+                } else {
+                    self.ready(a, pick, resolver)
+                }
+            }),
             2 | 3 => self.refused_pick(a, pick, resolver),
             5..=8 => {
                 // The instant itself is the boundary most often got wrong.
