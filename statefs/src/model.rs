@@ -253,6 +253,11 @@ impl Model {
             .map(|n| n.target.as_os_str())
     }
 
+    /// A device node's number.
+    pub fn rdev(&self, ino: Ino) -> Option<u32> {
+        self.inodes.get(&ino).map(|n| n.rdev)
+    }
+
     /// A regular file's data: durable bytes and pending changes.
     pub fn data(&self, ino: Ino) -> Option<&FileData> {
         self.inodes
