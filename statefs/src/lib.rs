@@ -10,6 +10,7 @@ mod handles;
 pub mod lost;
 pub mod model;
 mod mount;
+mod mountinfo;
 pub mod probe;
 mod reaper;
 mod state;

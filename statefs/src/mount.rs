@@ -16,6 +16,7 @@ use crate::crash::Cut;
 use crate::fs::{Core, StateFs};
 use crate::gate::{ArmError, HeldOp};
 use crate::lost::Lost;
+use crate::mountinfo;
 use crate::probe::Unavailable;
 use crate::state::{State, Verdict};
 use crate::tree::Tree;
@@ -74,9 +75,8 @@ pub enum PowerLossError {
     Backing(#[from] BackingError),
 }
 
-/// How long an unmount waits for the FUSE thread to end. A lazily
-/// detached mount that a process still uses keeps it serving; it is left
-/// to end by itself rather than waited for forever.
+/// How long an unmount waits for the FUSE thread to end, which it does as
+/// soon as the kernel lets go of the connection.
 const JOIN_WAIT: Duration = Duration::from_secs(5);
 
 fn path_err(path: &Path) -> impl FnOnce(io::Error) -> MountError + '_ {
@@ -106,10 +106,14 @@ impl StateFs {
             return Err(refused.into());
         }
         // A mount left by a harness that died is a dead end
-        // ("Transport endpoint is not connected"): take it away first.
+        // ("Transport endpoint is not connected"): take it away first, if
+        // it is one of ours.
         if let Err(e) = std::fs::metadata(mountpoint) {
             if e.raw_os_error() == Some(libc::ENOTCONN) {
-                let _ = detach(mountpoint);
+                let absolute = std::path::absolute(mountpoint).map_err(path_err(mountpoint))?;
+                if mountinfo::ours_at(&absolute).is_some() {
+                    let _ = detach(&absolute);
+                }
             }
         }
         let mountpoint = mountpoint.canonicalize().map_err(path_err(mountpoint))?;
@@ -121,18 +125,14 @@ impl StateFs {
             });
         }
         let core = Arc::clone(&self.core);
-        let mut session = fuser::Session::new(self, &mountpoint, &config()).map_err(|source| {
-            MountError::Mount {
-                path: mountpoint.clone(),
-                source,
-            }
-        })?;
+        let mut session = open_session(self, &mountpoint)?;
         let unmounter = session.unmount_callable();
         let mut mounted = Mounted {
             core: Arc::clone(&core),
             mountpoint: mountpoint.clone(),
             backing,
             unmounter: Some(unmounter),
+            dev: mountinfo::ours_at(&mountpoint),
             session: None,
             reaper: None,
         };
@@ -171,39 +171,105 @@ pub fn mount(backing: &Path, mountpoint: &Path) -> Result<Mounted, MountError> {
     StateFs::open(backing)?.mount(mountpoint)
 }
 
-/// Mount options. With fusermount3 (or fusermount) installed, the mount
-/// is made through it with `auto_unmount`, so that it goes away even when
-/// the harness is killed; `auto_unmount` needs `allow_root` (fuser checks
-/// the caller, so only the owner and root get in). Without it the mount is
-/// made directly (as root), and a later mount at the same place removes a
-/// mount left by a killed harness.
-fn config() -> Config {
+/// Mounts through fuser: with `auto_unmount` when fusermount3 (or
+/// fusermount) is installed, so that the mount goes away even when the
+/// harness is killed, else (or if fusermount refuses, as it does for a
+/// user when `/etc/fuse.conf` lacks `user_allow_other`) without. Without
+/// it a mount left by a killed harness stays until the next mount at the
+/// same place removes it.
+fn open_session(fs: StateFs, mountpoint: &Path) -> Result<fuser::Session<StateFs>, MountError> {
+    let mount_err = |source| MountError::Mount {
+        path: mountpoint.to_path_buf(),
+        source,
+    };
+    if !fusermount_installed() {
+        return fuser::Session::new(fs, mountpoint, &config(false)).map_err(mount_err);
+    }
+    // Session::new consumes the file system even when it fails, so the
+    // first try gets a second handle on the same core.
+    let retry = StateFs {
+        core: Arc::clone(&fs.core),
+    };
+    match fuser::Session::new(fs, mountpoint, &config(true)) {
+        Ok(session) => Ok(session),
+        Err(_) => fuser::Session::new(retry, mountpoint, &config(false)).map_err(mount_err),
+    }
+}
+
+/// Mount options; `auto_unmount` needs `allow_root` (fuser then checks the
+/// caller, so only the owner and root get in).
+fn config(auto_unmount: bool) -> Config {
     let mut config = Config::default();
     config.mount_options = vec![
-        MountOption::FSName("tern-statefs".into()),
-        MountOption::Subtype("tern-statefs".into()),
+        MountOption::FSName(mountinfo::NAME.into()),
+        MountOption::Subtype(mountinfo::NAME.into()),
         // Permission checks by the kernel, against the backing files'
         // modes, as on an ordinary file system.
         MountOption::DefaultPermissions,
         MountOption::NoDev,
         MountOption::NoSuid,
     ];
-    if fusermount_installed() {
+    if auto_unmount {
         config.mount_options.push(MountOption::AutoUnmount);
         config.acl = SessionACL::RootAndOwner;
     }
     config
 }
 
+/// The fusermount program on `PATH`, if any.
+fn fusermount() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| ["fusermount3", "fusermount"].map(|name| dir.join(name)))
+        .find(|p| p.is_file())
+}
+
 fn fusermount_installed() -> bool {
-    let Some(path) = std::env::var_os("PATH") else {
-        return false;
-    };
-    std::env::split_paths(&path).any(|dir| {
-        ["fusermount3", "fusermount"]
-            .iter()
-            .any(|name| dir.join(name).is_file())
-    })
+    fusermount().is_some()
+}
+
+/// How an unmount went.
+#[derive(PartialEq, Eq)]
+enum Unmounted {
+    /// Gone; the FUSE thread ends now.
+    Gone,
+    /// Busy, so detached: out of the namespace, but the FUSE thread serves
+    /// whoever still uses it until the last one lets go.
+    Detached,
+}
+
+/// Unmounts what fuser left: a busy direct mount, or a mount made through
+/// fusermount, which on its socket's closing unmounts only a dead file
+/// system, never a live one.
+fn unmount_now(mountpoint: &Path) -> io::Result<Unmounted> {
+    let c = CString::new(mountpoint.as_os_str().as_bytes())?;
+    // SAFETY: `c` is a valid NUL-terminated path.
+    if unsafe { libc::umount2(c.as_ptr(), 0) } == 0 {
+        return Ok(Unmounted::Gone);
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        // Not (or no longer) a mountpoint.
+        Some(libc::EINVAL) => Ok(Unmounted::Gone),
+        Some(libc::EBUSY) => detach(mountpoint).map(|()| Unmounted::Detached),
+        // Not root: fusermount may unmount what its user mounted.
+        Some(libc::EPERM) => {
+            let program = fusermount().ok_or(err)?;
+            let status = std::process::Command::new(program)
+                .args(["-u", "-z", "-q", "--"])
+                .arg(mountpoint)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()?;
+            if status.success() {
+                Ok(Unmounted::Detached)
+            } else {
+                Err(io::Error::other(format!("fusermount -u: {status}")))
+            }
+        }
+        _ => Err(err),
+    }
 }
 
 /// `umount2(MNT_DETACH)`: the mount leaves the namespace at once, and goes
@@ -225,6 +291,9 @@ pub struct Mounted {
     mountpoint: PathBuf,
     backing: PathBuf,
     unmounter: Option<SessionUnmounter>,
+    /// The mount's device as the mount table shows it: an unmount removes
+    /// only this mount, never something mounted at the same place later.
+    dev: Option<String>,
     session: Option<JoinHandle<io::Result<()>>>,
     reaper: Option<JoinHandle<()>>,
 }
@@ -355,23 +424,36 @@ impl Mounted {
             self.core.changed.notify_all();
         }
         let mut result = Ok(());
+        let mut how = Unmounted::Gone;
         if let Some(mut unmounter) = self.unmounter.take() {
-            if let Err(source) = unmounter.unmount() {
-                if detach(&self.mountpoint).is_err() {
-                    result = Err(MountError::Unmount {
-                        path: self.mountpoint.clone(),
-                        source,
-                    });
+            // fuser first: a plain umount(2) of a direct mount (refused if
+            // busy), or, for a mount made through fusermount, closing its
+            // socket, after which fusermount leaves a live mount alone.
+            let _ = unmounter.unmount();
+            let still_ours = mountinfo::ours_at(&self.mountpoint);
+            if still_ours.is_some() && still_ours == self.dev {
+                match unmount_now(&self.mountpoint) {
+                    Ok(done) => how = done,
+                    Err(source) => {
+                        result = Err(MountError::Unmount {
+                            path: self.mountpoint.clone(),
+                            source,
+                        })
+                    }
                 }
             }
         }
         if let Some(session) = self.session.take() {
-            let start = Instant::now();
-            while !session.is_finished() && start.elapsed() < JOIN_WAIT {
-                thread::sleep(Duration::from_millis(5));
-            }
-            if session.is_finished() {
-                let _ = session.join();
+            // A detached mount still in use keeps its thread serving: it is
+            // left to end by itself rather than waited for.
+            if how == Unmounted::Gone {
+                let start = Instant::now();
+                while !session.is_finished() && start.elapsed() < JOIN_WAIT {
+                    thread::sleep(Duration::from_millis(2));
+                }
+                if session.is_finished() {
+                    let _ = session.join();
+                }
             }
         }
         if let Some(reaper) = self.reaper.take() {
