@@ -42,11 +42,24 @@ pub struct Kept {
     pub torn: bool,
 }
 
+/// Past this many unsynced changes of one file, they are merged (see
+/// [`FileData::merge`]), so that a program that never syncs cannot make
+/// the model hold every write it ever made.
+pub const MERGE_CHANGES: usize = 4096;
+
+/// Past this many unsynced written bytes (or twice the file's length, if
+/// that is more), the changes are merged too.
+pub const MERGE_BYTES: u64 = 16 << 20;
+
 /// The durable bytes of a file and its unsynced changes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileData {
     durable: Vec<u8>,
     pending: Vec<Change>,
+    /// Written bytes among `pending`, kept as it grows.
+    pending_bytes: u64,
+    /// The live length, kept as it changes.
+    live_len: u64,
 }
 
 impl FileData {
@@ -54,8 +67,10 @@ impl FileData {
     /// power loss).
     pub fn durable_only(bytes: Vec<u8>) -> FileData {
         FileData {
+            live_len: bytes.len() as u64,
             durable: bytes,
             pending: Vec::new(),
+            pending_bytes: 0,
         }
     }
 
@@ -80,29 +95,57 @@ impl FileData {
 
     /// The live length, without building the live bytes.
     pub fn live_len(&self) -> u64 {
-        let mut len = self.durable.len() as u64;
-        for change in &self.pending {
-            len = match change {
-                Change::Write { offset, bytes } => len.max(offset + bytes.len() as u64),
-                Change::SetLen(to) => *to,
-            };
-        }
-        len
+        self.live_len
     }
 
     /// Records a write. Callers bound `offset + bytes.len()` (see
     /// [`crate::model::MAX_FILE_LEN`]) so that replay fits in memory.
     pub fn write(&mut self, offset: u64, bytes: &[u8]) {
         if !bytes.is_empty() {
+            self.live_len = self.live_len.max(offset + bytes.len() as u64);
+            self.pending_bytes += bytes.len() as u64;
             self.pending.push(Change::Write {
                 offset,
                 bytes: bytes.to_vec(),
             });
+            self.merge_if_long();
         }
     }
 
     /// Records a size change.
     pub fn set_len(&mut self, len: u64) {
+        self.live_len = len;
+        self.pending.push(Change::SetLen(len));
+        self.merge_if_long();
+    }
+
+    fn merge_if_long(&mut self) {
+        if self.pending.len() > MERGE_CHANGES
+            || self.pending_bytes > MERGE_BYTES.max(2 * self.live_len)
+        {
+            self.merge();
+        }
+    }
+
+    /// Replaces the unsynced changes with two that have the same effect:
+    /// one write of the live bytes from offset 0, then the live size. A
+    /// torn cut of a merged file keeps a prefix of its live bytes over its
+    /// durable ones (and the size only if it keeps everything): coarser
+    /// than the changes as made, but still a state the writes could leave.
+    pub fn merge(&mut self) {
+        if self.pending.len() <= 2 {
+            return;
+        }
+        let live = self.live();
+        let len = live.len() as u64;
+        self.pending.clear();
+        self.pending_bytes = len;
+        if !live.is_empty() {
+            self.pending.push(Change::Write {
+                offset: 0,
+                bytes: live,
+            });
+        }
         self.pending.push(Change::SetLen(len));
     }
 
@@ -111,6 +154,7 @@ impl FileData {
         if !self.pending.is_empty() {
             self.durable = self.live();
             self.pending.clear();
+            self.pending_bytes = 0;
         }
     }
 
@@ -121,13 +165,7 @@ impl FileData {
 
     /// Written bytes among the pending changes.
     pub fn pending_bytes(&self) -> u64 {
-        self.pending
-            .iter()
-            .map(|c| match c {
-                Change::Write { bytes, .. } => bytes.len() as u64,
-                Change::SetLen(_) => 0,
-            })
-            .sum()
+        self.pending_bytes
     }
 
     /// The durable bytes plus the pending changes replayed in order up to
@@ -231,5 +269,33 @@ mod tests {
         assert_eq!(kept.changes, 3);
         assert!(!kept.torn);
         assert_eq!(d.torn(1000).0, d.live());
+    }
+
+    #[test]
+    fn many_unsynced_changes_are_merged_into_the_same_live_bytes() {
+        let mut d = FileData::durable_only(b"durable".to_vec());
+        for i in 0..(MERGE_CHANGES as u64 + 1) {
+            d.write(i % 100, &[b'a' + (i % 26) as u8]);
+        }
+        let live = d.live();
+        assert_eq!(d.pending().len(), 2);
+        assert_eq!(d.live_len(), live.len() as u64);
+        let mut expect = b"durable".to_vec();
+        for i in 0..(MERGE_CHANGES as u64 + 1) {
+            let at = (i % 100) as usize;
+            if expect.len() <= at {
+                expect.resize(at + 1, 0);
+            }
+            expect[at] = b'a' + (i % 26) as u8;
+        }
+        assert_eq!(live, expect);
+        // A torn cut keeps a prefix of the live bytes over the durable ones.
+        let (torn, kept) = d.torn(3);
+        assert_eq!(&torn[..3], &live[..3]);
+        assert_eq!(&torn[3..7], &b"durable"[3..]);
+        assert!(kept.torn);
+        d.sync();
+        assert_eq!(d.durable(), &live[..]);
+        assert_eq!(d.pending_bytes(), 0);
     }
 }
