@@ -205,7 +205,10 @@ impl FileData {
 /// Applies `change` to `bytes`, a write only up to its first `limit` bytes.
 fn apply(bytes: &mut Vec<u8>, change: &Change, limit: u64) {
     match change {
-        Change::Write { offset, bytes: data } => {
+        Change::Write {
+            offset,
+            bytes: data,
+        } => {
             let take = data.len().min(usize::try_from(limit).unwrap_or(usize::MAX));
             let data = &data[..take];
             // Offsets were bounded when the write was recorded.

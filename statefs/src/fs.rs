@@ -174,15 +174,19 @@ impl Filesystem for StateFs {
         let owner = owner(req);
         let name_owned = name.to_owned();
         let place = Place::Entry(parent.0, name);
-        self.gated(req, OpKind::Mknod, place, None, move |st, verdict| {
-            match verdict {
+        self.gated(
+            req,
+            OpKind::Mknod,
+            place,
+            None,
+            move |st, verdict| match verdict {
                 Verdict::Apply => match st.mknod(parent.0, &name_owned, mode, rdev, owner) {
                     Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
                     Err(e) => reply.error(e),
                 },
                 Verdict::Refuse => reply.error(REFUSED),
-            }
-        });
+            },
+        );
     }
 
     fn mkdir(
@@ -197,43 +201,55 @@ impl Filesystem for StateFs {
         let owner = owner(req);
         let name_owned = name.to_owned();
         let place = Place::Entry(parent.0, name);
-        self.gated(req, OpKind::Mkdir, place, None, move |st, verdict| {
-            match verdict {
+        self.gated(
+            req,
+            OpKind::Mkdir,
+            place,
+            None,
+            move |st, verdict| match verdict {
                 Verdict::Apply => match st.mkdir(parent.0, &name_owned, mode, owner) {
                     Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
                     Err(e) => reply.error(e),
                 },
                 Verdict::Refuse => reply.error(REFUSED),
-            }
-        });
+            },
+        );
     }
 
     fn unlink(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         let name_owned = name.to_owned();
         let place = Place::Entry(parent.0, name);
-        self.gated(req, OpKind::Unlink, place, None, move |st, verdict| {
-            match verdict {
+        self.gated(
+            req,
+            OpKind::Unlink,
+            place,
+            None,
+            move |st, verdict| match verdict {
                 Verdict::Apply => match st.unlink(parent.0, &name_owned) {
                     Ok(()) => reply.ok(),
                     Err(e) => reply.error(e),
                 },
                 Verdict::Refuse => reply.error(REFUSED),
-            }
-        });
+            },
+        );
     }
 
     fn rmdir(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         let name_owned = name.to_owned();
         let place = Place::Entry(parent.0, name);
-        self.gated(req, OpKind::Rmdir, place, None, move |st, verdict| {
-            match verdict {
+        self.gated(
+            req,
+            OpKind::Rmdir,
+            place,
+            None,
+            move |st, verdict| match verdict {
                 Verdict::Apply => match st.rmdir(parent.0, &name_owned) {
                     Ok(()) => reply.ok(),
                     Err(e) => reply.error(e),
                 },
                 Verdict::Refuse => reply.error(REFUSED),
-            }
-        });
+            },
+        );
     }
 
     fn symlink(
@@ -248,15 +264,19 @@ impl Filesystem for StateFs {
         let name_owned = link_name.to_owned();
         let target = target.to_owned();
         let place = Place::Entry(parent.0, link_name);
-        self.gated(req, OpKind::Symlink, place, None, move |st, verdict| {
-            match verdict {
+        self.gated(
+            req,
+            OpKind::Symlink,
+            place,
+            None,
+            move |st, verdict| match verdict {
                 Verdict::Apply => match st.symlink(parent.0, &name_owned, &target, owner) {
                     Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
                     Err(e) => reply.error(e),
                 },
                 Verdict::Refuse => reply.error(REFUSED),
-            }
-        });
+            },
+        );
     }
 
     fn rename(
@@ -272,8 +292,12 @@ impl Filesystem for StateFs {
         let (from, to) = (name.to_owned(), newname.to_owned());
         let at = Place::Entry(parent.0, name);
         let dest = Place::Entry(newparent.0, newname);
-        self.gated(req, OpKind::Rename, at, Some(dest), move |st, verdict| {
-            match verdict {
+        self.gated(
+            req,
+            OpKind::Rename,
+            at,
+            Some(dest),
+            move |st, verdict| match verdict {
                 Verdict::Apply => {
                     match st.rename(parent.0, &from, newparent.0, &to, flags.bits()) {
                         Ok(()) => reply.ok(),
@@ -281,8 +305,8 @@ impl Filesystem for StateFs {
                     }
                 }
                 Verdict::Refuse => reply.error(REFUSED),
-            }
-        });
+            },
+        );
     }
 
     fn link(
@@ -296,15 +320,19 @@ impl Filesystem for StateFs {
         let name_owned = newname.to_owned();
         let at = Place::Ino(ino.0);
         let dest = Place::Entry(newparent.0, newname);
-        self.gated(req, OpKind::Link, at, Some(dest), move |st, verdict| {
-            match verdict {
+        self.gated(
+            req,
+            OpKind::Link,
+            at,
+            Some(dest),
+            move |st, verdict| match verdict {
                 Verdict::Apply => match st.link(ino.0, newparent.0, &name_owned) {
                     Ok(attr) => reply.entry(&TTL, &attr, Generation(0)),
                     Err(e) => reply.error(e),
                 },
                 Verdict::Refuse => reply.error(REFUSED),
-            }
-        });
+            },
+        );
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
@@ -344,15 +372,19 @@ impl Filesystem for StateFs {
         reply: ReplyWrite,
     ) {
         let data = data.to_vec();
-        self.gated(req, OpKind::Write, Place::Ino(ino.0), None, move |st, verdict| {
-            match verdict {
+        self.gated(
+            req,
+            OpKind::Write,
+            Place::Ino(ino.0),
+            None,
+            move |st, verdict| match verdict {
                 Verdict::Apply => match st.write(fh.0, offset, &data, flags.0) {
                     Ok(n) => reply.written(n),
                     Err(e) => reply.error(e),
                 },
                 Verdict::Refuse => reply.error(REFUSED),
-            }
-        });
+            },
+        );
     }
 
     fn flush(
@@ -381,19 +413,32 @@ impl Filesystem for StateFs {
         reply.ok();
     }
 
-    fn fsync(&self, req: &Request, ino: INodeNo, _fh: FileHandle, datasync: bool, reply: ReplyEmpty) {
+    fn fsync(
+        &self,
+        req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        datasync: bool,
+        reply: ReplyEmpty,
+    ) {
         let kind = if datasync {
             OpKind::Fdatasync
         } else {
             OpKind::Fsync
         };
-        self.gated(req, kind, Place::Ino(ino.0), None, move |st, verdict| match verdict {
-            Verdict::Apply => match st.fsync(ino.0, datasync) {
-                Ok(()) => reply.ok(),
-                Err(e) => reply.error(e),
+        self.gated(
+            req,
+            kind,
+            Place::Ino(ino.0),
+            None,
+            move |st, verdict| match verdict {
+                Verdict::Apply => match st.fsync(ino.0, datasync) {
+                    Ok(()) => reply.ok(),
+                    Err(e) => reply.error(e),
+                },
+                Verdict::Refuse => reply.error(REFUSED),
             },
-            Verdict::Refuse => reply.error(REFUSED),
-        });
+        );
     }
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
@@ -446,15 +491,19 @@ impl Filesystem for StateFs {
         _datasync: bool,
         reply: ReplyEmpty,
     ) {
-        self.gated(req, OpKind::Fsyncdir, Place::Ino(ino.0), None, move |st, verdict| {
-            match verdict {
+        self.gated(
+            req,
+            OpKind::Fsyncdir,
+            Place::Ino(ino.0),
+            None,
+            move |st, verdict| match verdict {
                 Verdict::Apply => match st.fsyncdir(ino.0) {
                     Ok(()) => reply.ok(),
                     Err(e) => reply.error(e),
                 },
                 Verdict::Refuse => reply.error(REFUSED),
-            }
-        });
+            },
+        );
     }
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
@@ -493,8 +542,12 @@ impl Filesystem for StateFs {
         let owner = owner(req);
         let name_owned = name.to_owned();
         let place = Place::Entry(parent.0, name);
-        self.gated(req, OpKind::Create, place, None, move |st, verdict| {
-            match verdict {
+        self.gated(
+            req,
+            OpKind::Create,
+            place,
+            None,
+            move |st, verdict| match verdict {
                 Verdict::Apply => match st.create(parent.0, &name_owned, mode, flags, owner) {
                     Ok((attr, fh)) => reply.created(
                         &TTL,
@@ -506,7 +559,7 @@ impl Filesystem for StateFs {
                     Err(e) => reply.error(e),
                 },
                 Verdict::Refuse => reply.error(REFUSED),
-            }
-        });
+            },
+        );
     }
 }

@@ -644,7 +644,8 @@ impl Model {
             let Some(node) = self.inodes.get(&ino) else {
                 continue;
             };
-            tree.nodes.insert(path, self.tree_node(node, node.data.live(), node.mode));
+            tree.nodes
+                .insert(path, self.tree_node(node, node.data.live(), node.mode));
         }
         tree
     }

@@ -51,7 +51,9 @@ fn unescape(field: &str) -> PathBuf {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let octal = b.get(i + 1..i + 4).filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
         match (b[i], octal) {
             (b'\\', Some(d)) => {
                 out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
@@ -83,7 +85,8 @@ mod tests {
 
     #[test]
     fn reads_the_fields_and_undoes_the_escapes() {
-        let table = "36 35 98:0 / /mnt/a\\040b rw,noatime master:1 - fuse.tern-statefs tern-statefs rw\n\
+        let table =
+            "36 35 98:0 / /mnt/a\\040b rw,noatime master:1 - fuse.tern-statefs tern-statefs rw\n\
                      37 35 98:1 / /x rw - ext4 /dev/sda rw\n\
                      38 35 0:52 / /y rw - fuse tern-statefs rw\n\
                      39 35 0:53 / /z rw - fuse other rw\n";

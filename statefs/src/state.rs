@@ -480,7 +480,11 @@ impl State {
             (ino, Kind::Dir, OsString::from(".")),
             (parent, Kind::Dir, OsString::from("..")),
         ];
-        entries.extend(listed.into_iter().map(|(name, child, kind)| (child, kind, name)));
+        entries.extend(
+            listed
+                .into_iter()
+                .map(|(name, child, kind)| (child, kind, name)),
+        );
         Ok(self.handles.add_dir(OpenDir { entries }))
     }
 
@@ -537,7 +541,10 @@ fn timespec(t: Option<TimeOrNow>) -> libc::timespec {
         },
         Some(TimeOrNow::SpecificTime(t)) => {
             let (secs, nanos) = match t.duration_since(UNIX_EPOCH) {
-                Ok(d) => (i64::try_from(d.as_secs()).unwrap_or(i64::MAX), d.subsec_nanos()),
+                Ok(d) => (
+                    i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+                    d.subsec_nanos(),
+                ),
                 Err(e) => {
                     let d = e.duration();
                     // Before 1970: whole seconds down, nanoseconds up.

@@ -174,9 +174,7 @@ fn a_rename_with_a_directory_fsync_is_durable() {
     let Some(f) = mounted(with_state) else { return };
     python(
         &f.mnt,
-        &format!(
-            "{REPLACE_STATE}d = os.open('.', os.O_RDONLY)\nos.fsync(d)\nos.close(d)\n"
-        ),
+        &format!("{REPLACE_STATE}d = os.open('.', os.O_RDONLY)\nos.fsync(d)\nos.close(d)\n"),
     );
     let lost = f.fs.power_loss(Cut::Clean).unwrap();
     assert_eq!(names(&f.mnt), ["state"]);
@@ -324,7 +322,7 @@ fn a_held_operation_can_resume() {
     let mut child = spawn_python(&f.mnt, WRITE_FSYNC_WRITE);
     let held = f.fs.wait_held(Duration::from_secs(20)).unwrap();
     assert_eq!(held.kind, OpKind::Write);
-    assert_eq!(held.pid != 0, true);
+    assert_ne!(held.pid, 0);
     // Held: the write has not happened.
     assert_eq!(fs::read(f.backing.join("state")).unwrap(), b"old");
     assert_eq!(f.fs.resume(), 1);
@@ -412,7 +410,13 @@ fn the_passthrough_does_what_a_program_does_in_a_state_dir() {
         let b = std::ffi::CString::new(m.join(b).to_str().unwrap()).unwrap();
         // SAFETY: valid paths.
         let rc = unsafe {
-            libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), flags)
+            libc::renameat2(
+                libc::AT_FDCWD,
+                a.as_ptr(),
+                libc::AT_FDCWD,
+                b.as_ptr(),
+                flags,
+            )
         };
         if rc == 0 {
             Ok(())

@@ -34,7 +34,11 @@ fn mount_state(path: &Path) -> Option<Result<(), i32>> {
     table
         .lines()
         .any(|l| l.split(' ').nth(4) == Some(wanted.as_ref()))
-        .then(|| fs::metadata(path).map(|_| ()).map_err(|e| e.raw_os_error().unwrap_or(0)))
+        .then(|| {
+            fs::metadata(path)
+                .map(|_| ())
+                .map_err(|e| e.raw_os_error().unwrap_or(0))
+        })
 }
 
 #[test]
@@ -51,7 +55,11 @@ fn a_killed_harness_leaves_no_mount_in_the_way() {
     fs::write(backing.join("state"), b"kept").unwrap();
 
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_mounts_and_waits_to_be_killed", "--nocapture"])
+        .args([
+            "--exact",
+            "child_mounts_and_waits_to_be_killed",
+            "--nocapture",
+        ])
         .env(CHILD_BACKING, &backing)
         .env(CHILD_MNT, &mnt)
         .stdout(Stdio::piped())
