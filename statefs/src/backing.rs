@@ -132,7 +132,7 @@ fn scan_dir(
 /// [`Model::power_loss`], when live and durable are the same. Owners and
 /// times are not part of the model: files belong to the caller and carry
 /// the current time.
-pub fn rewrite(root: &Path, model: &Model) -> Result<(), BackingError> {
+pub(crate) fn rewrite(root: &Path, model: &Model) -> Result<(), BackingError> {
     clear(root)?;
     let mut first_name: BTreeMap<Ino, PathBuf> = BTreeMap::new();
     let mut dirs = Vec::new();

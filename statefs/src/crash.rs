@@ -151,12 +151,15 @@ impl Model {
             self.next += 1;
         }
 
-        let first_path = |paths: &BTreeMap<PathBuf, Ino>, ino: Ino| {
-            paths
-                .iter()
-                .find(|(_, i)| **i == ino)
-                .map(|(p, _)| p.clone())
+        // Each inode's first path in path order, live and after.
+        let first_paths = |paths: &BTreeMap<PathBuf, Ino>| {
+            let mut first: BTreeMap<Ino, PathBuf> = BTreeMap::new();
+            for (path, ino) in paths {
+                first.entry(*ino).or_insert_with(|| path.clone());
+            }
+            first
         };
+        let (first_after, first_live) = (first_paths(&survivors.paths), first_paths(&live));
         let mut new_inodes: BTreeMap<Ino, Inode> = BTreeMap::new();
         for (ino, node) in &self.inodes {
             let kept = if node.kind == Kind::File {
@@ -180,9 +183,9 @@ impl Model {
             if let (Some(kept), false) = (kept, pending.is_empty()) {
                 let survived = renumber.contains_key(ino);
                 let path = if survived {
-                    first_path(&survivors.paths, *ino)
+                    first_after.get(ino).cloned()
                 } else {
-                    first_path(&live, *ino)
+                    first_live.get(ino).cloned()
                 };
                 // A file with neither a live nor a surviving name (open and
                 // unlinked, say) has nothing a harness could look at.

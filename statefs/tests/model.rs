@@ -414,3 +414,12 @@ fn crash_tree_previews_the_power_loss() {
     m.power_loss(Cut::Torn { seed: 3 });
     assert_eq!(preview, m.tree());
 }
+
+#[test]
+fn the_handles_a_harness_keeps_can_be_shared_between_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<tern_statefs::Mounted>();
+    shared::<tern_statefs::Lost>();
+    shared::<tern_statefs::HeldOp>();
+    shared::<Model>();
+}
