@@ -361,6 +361,7 @@ impl Mounted {
     /// no crash after all. Returns how many there were.
     pub fn resume(&self) -> usize {
         let mut st = self.core.lock();
+        st.at_crash = None;
         let held = st.gate.take_all();
         let count = held.len();
         for (_, job) in held {
@@ -369,7 +370,8 @@ impl Mounted {
         count
     }
 
-    /// A power loss: everything not durable is dropped (with
+    /// A power loss: everything not durable at the crash point, if one was
+    /// reached, else now, is dropped (with
     /// [`Cut::Torn`], each file keeps a seeded prefix of its unsynced
     /// writes), the backing folder is rewritten to what is left, and the
     /// file system goes on serving that.
@@ -383,6 +385,9 @@ impl Mounted {
             job(&mut st, Verdict::Refuse);
         }
         st.handles.clear();
+        if let Some(at_crash) = st.at_crash.take() {
+            st.model = at_crash;
+        }
         let lost = st.model.power_loss(cut);
         backing::rewrite(&st.backing, &st.model)?;
         self.core.changed.notify_all();
@@ -392,7 +397,8 @@ impl Mounted {
     /// What [`Mounted::power_loss`] with `cut` would leave now, without
     /// making it.
     pub fn preview(&self, cut: Cut) -> Tree {
-        self.core.lock().model.crash_tree(cut)
+        let st = self.core.lock();
+        st.at_crash.as_ref().unwrap_or(&st.model).crash_tree(cut)
     }
 
     /// The live state as the model sees it (the backing folder should
@@ -418,6 +424,7 @@ impl Mounted {
         {
             let mut st = self.core.lock();
             st.open = false;
+            st.at_crash = None;
             for (_, job) in st.gate.take_all() {
                 job(&mut st, Verdict::Refuse);
             }

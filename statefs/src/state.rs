@@ -46,6 +46,11 @@ pub(crate) struct State {
     pub(crate) model: Model,
     pub(crate) handles: Handles,
     pub(crate) gate: Gate<Job>,
+    /// The model as it was when the crash point was reached. What the
+    /// kernel does after it without a caller to stop (writing back pages of
+    /// a shared mapping) still reaches the backing folder and the live
+    /// model, but a power loss starts from here.
+    pub(crate) at_crash: Option<Model>,
     /// False once unmounting began: the reaper thread stops.
     pub(crate) open: bool,
 }
@@ -80,6 +85,7 @@ impl State {
             model,
             handles: Handles::default(),
             gate: Gate::new(),
+            at_crash: None,
             open: true,
         }
     }

@@ -316,6 +316,27 @@ fn a_crash_at_a_rename_keeps_the_old_file() {
 }
 
 #[test]
+fn a_killed_process_with_a_shared_mapping_exits() {
+    let Some(f) = mounted(|_| {}) else { return };
+    // create, size change, then the create of `other` is held. Killed, the
+    // process writes its mapped page back on the way out: that write-back
+    // must not be held, or the process never exits.
+    let held = crash_at(
+        &f,
+        3,
+        "import mmap, os\n\
+         fd = os.open('m', os.O_RDWR | os.O_CREAT, 0o644)\n\
+         os.ftruncate(fd, 4096)\n\
+         mm = mmap.mmap(fd, 4096)\n\
+         mm[0:5] = b'hello'\n\
+         os.open('other', os.O_WRONLY | os.O_CREAT, 0o644)\n",
+    );
+    assert_eq!(held.kind, OpKind::Create);
+    assert_eq!(held.path, PathBuf::from("other"));
+    assert!(names(&f.mnt).is_empty());
+}
+
+#[test]
 fn a_held_operation_can_resume() {
     let Some(f) = mounted(with_state) else { return };
     f.fs.arm(1).unwrap();
