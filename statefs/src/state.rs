@@ -166,8 +166,13 @@ impl State {
             }
         }
         if let Some(mode) = mode {
-            let path = path.as_ref().ok_or(Errno::ENOENT)?;
-            fs::set_permissions(path, fs::Permissions::from_mode(mode & 0o7777))?;
+            let perm = fs::Permissions::from_mode(mode & 0o7777);
+            match (open, &path) {
+                // fchmod: works for a file that no longer has a name.
+                (Some(open), _) => open.file.set_permissions(perm)?,
+                (None, Some(path)) => fs::set_permissions(path, perm)?,
+                (None, None) => return Err(Errno::ENOENT),
+            }
             if self.model.contains(ino) {
                 self.model.set_mode(ino, mode).map_err(diverged)?;
             }
