@@ -39,7 +39,7 @@ pub enum OpKind {
     Rmdir,
     /// `rename`/`renameat2`.
     Rename,
-    /// `truncate`/`ftruncate`, or an `O_TRUNC` open of a non-empty file.
+    /// `truncate`/`ftruncate`, or an `O_TRUNC` open of an existing file.
     Truncate,
 }
 
