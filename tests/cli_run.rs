@@ -164,8 +164,10 @@ fn selftest_kills_every_mutant_by_its_invariant() {
         assert!(!m["needs"].as_str().unwrap().is_empty(), "{m}");
         if m["killed_in"] == "simulation" {
             // Aimed requests depend on the state the earlier steps built,
-            // so some counterexamples keep more context than they did.
-            assert!(m["shrunk_length"].as_u64().unwrap() <= 60, "{m}");
+            // so some counterexamples keep more context than they did; with
+            // boasts aimed at what a real grant would sway (trace format 6),
+            // executes-pending and executes-rejected shrink to 62 and 63.
+            assert!(m["shrunk_length"].as_u64().unwrap() <= 70, "{m}");
             assert_eq!(m["runs_to_kill"], m["seeds_needed"], "{m}");
         } else {
             // Only what the workload does not reach falls to the corpus.
