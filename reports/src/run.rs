@@ -57,15 +57,16 @@ pub fn summary(runs: u64, stats: &Stats, violations: u64) -> String {
         out.push_str(&table(rows));
     }
     out.push('\n');
-    out.push_str(&situations_table(&stats.situations, violations > 0));
+    out.push_str(&situations_table(stats, violations > 0));
     out
 }
 
 /// The situation catalogue with how often a batch reached each, and the
 /// ones it never reached. (`run` always judges by the profile, so every
-/// situation applies.)
-pub fn situations_table(coverage: &Coverage, stopped_early: bool) -> String {
-    situations_table_of(coverage, |_| true, stopped_early)
+/// situation applies, but those only a power loss reaches are left out of
+/// runs without one.)
+pub fn situations_table(stats: &Stats, stopped_early: bool) -> String {
+    situations_table_of(&stats.situations, |s| stats.shows(s), stopped_early)
 }
 
 /// The situation table of the situations `shown` keeps.
@@ -129,8 +130,8 @@ pub fn situation_rows_table(rows: &[SituationRow], stopped_early: bool) -> Strin
 }
 
 /// The same as data: every situation with its count, and the missed ones.
-pub fn situations_json(coverage: &Coverage) -> Value {
-    situations_json_of(coverage, |_| true)
+pub fn situations_json(stats: &Stats) -> Value {
+    situations_json_of(&stats.situations, |s| stats.shows(s))
 }
 
 /// The same, of the situations `shown` keeps.

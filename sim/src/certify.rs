@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use crate::contract::plugin::{Capability, Identity, Implementation};
+use crate::contract::plugin::{Capability, Durability, Identity, Implementation};
 use crate::corpus::play::{identify, play, CaseRun, Failure, Status};
 use crate::corpus::{Case, Level};
 use crate::explore::scope::Scope;
@@ -16,6 +16,7 @@ use crate::simulator::driver::{
     first_violation_watched, play as driver_play, shrink_found, Batch, Counterexample, Jobs,
     ShrinkBudget,
 };
+use crate::simulator::faults::Fault;
 use crate::simulator::runner::Stats;
 
 /// The simulation budget: a batch of runs. Certification always uses every
@@ -50,7 +51,11 @@ pub struct CorpusRun {
 /// The simulation part.
 #[derive(Debug, Clone)]
 pub struct SimulationRun {
+    /// The budget played: with fault `power-loss` added where the
+    /// implementation's crashes are power losses.
     pub budget: Budget,
+    /// What a crash of the implementation took.
+    pub durability: Durability,
     pub runs: u64,
     pub stats: Stats,
     pub counterexample: Option<Counterexample>,
@@ -419,6 +424,15 @@ fn not_run_failure(expected: &str, why: String) -> Failure {
     }
 }
 
+/// Turns power-loss crashes off again when dropped.
+struct PowerOff<'a>(&'a dyn Implementation);
+
+impl Drop for PowerOff<'_> {
+    fn drop(&mut self) {
+        self.0.set_power_loss(false);
+    }
+}
+
 /// Plays the budget's runs until the first violation, which is shrunk.
 pub fn run_simulation(
     budget: &Budget,
@@ -451,8 +465,19 @@ pub fn run_simulation_watched(
     started: impl Fn(usize, u64) + Sync,
     stop: impl Fn() -> bool + Sync,
 ) -> SimulationRun {
+    // Crashes over the protocol are power losses wherever FUSE serves them.
+    let mut budget = budget.clone();
+    budget.faults.0.remove(&Fault::PowerLoss);
+    if budget.faults.has(Fault::Crash) && implementation.set_power_loss(true) {
+        budget.faults.0.insert(Fault::PowerLoss);
+    }
+    // Only the simulation's crashes are power losses: the corpus and the
+    // exploration crash by kills.
+    let _off = PowerOff(implementation);
+    let budget = &budget;
     let mut out = SimulationRun {
         budget: budget.clone(),
+        durability: implementation.durability(),
         runs: 0,
         stats: Stats::default(),
         counterexample: None,

@@ -11,7 +11,9 @@ use super::Status;
 pub struct AgentArgs {
     /// Serve a mutant instead of the reference (for testing the subprocess
     /// path against broken implementations): one of the zoo's, or one only
-    /// a process can be (`leaks-session`).
+    /// a process can be (`leaks-session`, and four whose log gets
+    /// durability wrong, which only a power loss catches: `skips-fsync`,
+    /// `skips-dir-fsync`, `renames-unsynced`, `syncs-every-second`).
     #[arg(long, value_parser = parse_agent_mutant)]
     mutant: Option<AgentMutant>,
 }

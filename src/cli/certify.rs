@@ -173,9 +173,10 @@ pub fn load_corpus(given: Option<&Path>, command: &str) -> Result<Corpus, Status
 }
 
 /// The simulation of an implementation whose corpus run was interrupted.
-fn interrupted_before(budget: &Budget) -> SimulationRun {
+fn interrupted_before(budget: &Budget, implementation: &dyn Implementation) -> SimulationRun {
     SimulationRun {
         budget: budget.clone(),
+        durability: implementation.durability(),
         runs: 0,
         stats: Default::default(),
         counterexample: None,
@@ -390,7 +391,7 @@ pub fn run(args: CertifyArgs) -> Status {
             // Interrupted during the corpus: the simulation was due but
             // never ran, which is `incomplete`, not `not_run` (that is for
             // `--seeds 0` or a missing `execute` claim).
-            interrupted_before(&budget)
+            interrupted_before(&budget, imp.as_ref())
         } else {
             run_simulation_watched(
                 &played,
@@ -415,7 +416,10 @@ pub fn run(args: CertifyArgs) -> Status {
         if args.duration.is_some() {
             // Too short a soak is not a clean one.
             sim.complete &= sim.runs >= budget.seeds;
-            sim.budget = budget.clone();
+            sim.budget = Budget {
+                faults: sim.budget.faults.clone(),
+                ..budget.clone()
+            };
         }
         let sim_time = started.elapsed() - corpus_time;
         let progress = Progress::new(

@@ -12,11 +12,12 @@ use tern_harness::explore::trace as explore_trace;
 use tern_harness::implementations::mutants::Mutant;
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::simulator::driver::play;
+use tern_harness::simulator::faults::Fault;
 use tern_harness::simulator::runner::Sessions;
 use tern_harness::simulator::trace;
 use tern_reports::run::{violation_json, violation_text};
 
-use super::sim::{implementation, parse_mutant, TimeoutArgs};
+use super::sim::{implementation, parse_mutant, power_loss, TimeoutArgs};
 use super::{FormatArg, Status};
 use tern_reports::escape::t as tty;
 
@@ -134,7 +135,19 @@ pub fn run(args: ReplayArgs) -> Status {
         Ok(imp) => imp,
         Err(status) => return status,
     };
-    let played = play(&t.config, &t.steps, imp.as_ref(), true);
+    // Crashes recorded as power losses are played as power losses; where
+    // FUSE is unavailable they can only be kills, which may not fail the
+    // same way, and the output says so.
+    let mut config = t.config.clone();
+    let recorded_power = config.faults.has(Fault::PowerLoss);
+    let durability = power_loss(imp.as_ref(), &mut config.faults);
+    if recorded_power && !config.faults.has(Fault::PowerLoss) {
+        errln!(
+            "tern-sim replay: note: this run was recorded with power-loss crashes; here {}, so it may not fail the same way",
+            durability.map_or_else(|| "crashes are simulated in process".to_owned(), |d| d.label())
+        );
+    }
+    let played = play(&config, &t.steps, imp.as_ref(), true);
     if let Some(status) = super::machine_trouble("replay") {
         return status;
     }

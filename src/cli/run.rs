@@ -23,8 +23,8 @@ use tern_reports::shards::{Command, Part};
 use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{
-    implementation, parse_agents, parse_duration, parse_mutant, parse_steps, FaultArgs, JobsArg,
-    TimeoutArgs,
+    implementation, parse_agents, parse_duration, parse_mutant, parse_steps, power_loss, FaultArgs,
+    JobsArg, TimeoutArgs,
 };
 use super::{FormatArg, Status};
 
@@ -152,7 +152,7 @@ pub fn run(args: RunArgs) -> Status {
         return s;
     }
     let first = args.seed.unwrap_or_else(fresh_seed);
-    let faults = args.faults.set();
+    let mut faults = args.faults.set();
     let limits = args.timeouts.limits();
     let imp = match implementation(args.mutant, args.implementation.as_deref(), limits) {
         Ok(imp) => imp,
@@ -161,6 +161,7 @@ pub fn run(args: RunArgs) -> Status {
             return Status::Trouble;
         }
     };
+    let durability = power_loss(imp.as_ref(), &mut faults);
     let seeds = args.seeds(first);
     let setting = Setting {
         first_seed: first,
@@ -183,6 +184,7 @@ pub fn run(args: RunArgs) -> Status {
                     .map(|c| format!(" --impl {}{}", shell_quoted(c), args.timeouts.flag()))
             })
             .unwrap_or_default(),
+        durability: durability.map(|d| d.label()),
     };
     let human = matches!(args.format, FormatArg::Human);
     if human {
@@ -356,6 +358,9 @@ pub fn print_header(s: &Setting) {
         s.faults,
         s.implementation
     );
+    if let Some(d) = &s.durability {
+        outln!("durability: {d}");
+    }
 }
 
 /// What `run` says of a violation as it is found, before shrinking.
@@ -444,11 +449,15 @@ fn print_json(setting: &Setting, runs: u64, stats: &Stats, finding: Option<&Find
             "checks": stats.checks,
             "faults": stats.faults,
         },
-        "situations": tern_reports::run::situations_json(&stats.situations),
+        "situations": tern_reports::run::situations_json(stats),
         "violation": finding.map(|f| &f.json_violation),
         "counterexample": finding.map(|f| &f.json_counterexample),
         "trace": finding.and_then(|f| f.trace.as_ref()),
     });
+    // Over the protocol, what a crash took.
+    if let (Some(d), Some(map)) = (&setting.durability, out.as_object_mut()) {
+        map.insert("durability".to_owned(), json!(d));
+    }
     // A soak says so; `seed` and `runs` are then the seeds that ran.
     if let (Some(d), Some(map)) = (&setting.duration, out.as_object_mut()) {
         map.insert("duration".to_owned(), json!(d));

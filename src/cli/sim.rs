@@ -2,7 +2,7 @@
 //! implementation under test.
 
 use clap::Args;
-use tern_harness::contract::plugin::Implementation;
+use tern_harness::contract::plugin::{Durability, Implementation};
 use tern_harness::implementations::adapter::{Limits, SubprocessImpl};
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
@@ -41,11 +41,20 @@ pub struct FaultArgs {
 
 impl FaultArgs {
     /// The flags that ask for `set`, for a command line a person can rerun.
+    /// (`power-loss` has no flag: it comes with `--crash` wherever the
+    /// implementation's state directory can lose power.)
     pub fn flags_for(set: &FaultSet) -> String {
-        if *set == FaultSet::all() {
+        let asked = FaultSet(
+            set.0
+                .iter()
+                .copied()
+                .filter(|f| *f != Fault::PowerLoss)
+                .collect(),
+        );
+        if asked == FaultSet::all() {
             return " --faults".to_owned();
         }
-        set.0.iter().map(|f| format!(" --{f}")).collect()
+        asked.0.iter().map(|f| format!(" --{f}")).collect()
     }
 
     pub fn set(&self) -> FaultSet {
@@ -69,6 +78,18 @@ impl FaultArgs {
                 .collect(),
         )
     }
+}
+
+/// Crashes over the protocol are power losses wherever the implementation
+/// can have them (FUSE works): the fault set gains `power-loss` when it
+/// crashes and the implementation serves them. What a crash takes then, as
+/// reports name it; `None` in tern-sim's own process.
+pub fn power_loss(imp: &dyn Implementation, faults: &mut FaultSet) -> Option<Durability> {
+    faults.0.remove(&Fault::PowerLoss);
+    if faults.has(Fault::Crash) && imp.set_power_loss(true) {
+        faults.0.insert(Fault::PowerLoss);
+    }
+    Some(imp.durability()).filter(|d| *d != Durability::Simulated)
 }
 
 pub fn parse_agents(s: &str) -> Result<usize, String> {

@@ -88,7 +88,7 @@ impl StateFs {
             to: to.map(place),
             pid,
         };
-        match state.gate.admit(describe, Box::new(job)) {
+        match state.gate.admit(kind, describe, Box::new(job)) {
             Admit::Run(job) => job(&mut st, Verdict::Apply),
             Admit::Held => {
                 if st.at_crash.is_none() {

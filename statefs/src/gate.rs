@@ -107,9 +107,16 @@ pub(crate) enum Admit<J> {
     Held,
 }
 
+/// How many of the last mutating operations' kinds the gate remembers.
+pub(crate) const RECENT: usize = 64;
+
 /// The crash-point state machine, generic over the parked job.
 pub(crate) struct Gate<J> {
     seen: u64,
+    /// The kinds of the last [`RECENT`] mutating operations, with their
+    /// numbers: what a harness reads to tell where in a request a crash
+    /// point fell (between two writes, between a write and its sync).
+    recent: std::collections::VecDeque<(u64, OpKind)>,
     armed_at: Option<u64>,
     frozen: bool,
     first: Option<HeldOp>,
@@ -120,6 +127,7 @@ impl<J> Gate<J> {
     pub(crate) fn new() -> Gate<J> {
         Gate {
             seen: 0,
+            recent: std::collections::VecDeque::with_capacity(RECENT),
             armed_at: None,
             frozen: false,
             first: None,
@@ -149,10 +157,30 @@ impl<J> Gate<J> {
         self.armed_at = None;
     }
 
-    /// Counts one mutating operation and decides whether it runs.
-    /// `describe` is called only for a held one.
-    pub(crate) fn admit(&mut self, describe: impl FnOnce(u64) -> HeldOp, job: J) -> Admit<J> {
+    /// The kinds of the mutating operations numbered after `mark` (a
+    /// value of [`Gate::seen`]), oldest first: at most the last
+    /// [`RECENT`], held ones included.
+    pub(crate) fn kinds_since(&self, mark: u64) -> Vec<OpKind> {
+        self.recent
+            .iter()
+            .filter(|(seq, _)| *seq > mark)
+            .map(|(_, kind)| *kind)
+            .collect()
+    }
+
+    /// Counts one mutating operation of kind `kind` and decides whether it
+    /// runs. `describe` is called only for a held one.
+    pub(crate) fn admit(
+        &mut self,
+        kind: OpKind,
+        describe: impl FnOnce(u64) -> HeldOp,
+        job: J,
+    ) -> Admit<J> {
         self.seen += 1;
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back((self.seen, kind));
         if !self.frozen && self.armed_at == Some(self.seen) {
             self.frozen = true;
             self.armed_at = None;
@@ -224,29 +252,48 @@ mod tests {
     #[test]
     fn holds_the_kth_operation_and_every_one_after() {
         let mut g: Gate<u32> = Gate::new();
-        assert!(matches!(g.admit(op, 1), Admit::Run(1)));
+        assert!(matches!(g.admit(OpKind::Write, op, 1), Admit::Run(1)));
         g.arm(2).unwrap();
-        assert!(matches!(g.admit(op, 2), Admit::Run(2)));
-        assert!(matches!(g.admit(op, 3), Admit::Held));
+        assert!(matches!(g.admit(OpKind::Write, op, 2), Admit::Run(2)));
+        assert!(matches!(g.admit(OpKind::Write, op, 3), Admit::Held));
         assert_eq!(g.first().map(|o| o.seq), Some(3));
-        assert!(matches!(g.admit(op, 4), Admit::Held));
+        assert!(matches!(g.admit(OpKind::Write, op, 4), Admit::Held));
         assert_eq!(g.arm(1), Err(ArmError::Held));
         assert_eq!(g.seen(), 4);
         let held: Vec<u32> = g.take_all().into_iter().map(|(_, j)| j).collect();
         assert_eq!(held, [3, 4]);
-        assert!(matches!(g.admit(op, 5), Admit::Run(5)));
+        assert!(matches!(g.admit(OpKind::Write, op, 5), Admit::Run(5)));
     }
 
     #[test]
     fn a_released_operation_leaves_the_gate_closed() {
         let mut g: Gate<u32> = Gate::new();
         g.arm(1).unwrap();
-        assert!(matches!(g.admit(op, 1), Admit::Held));
+        assert!(matches!(g.admit(OpKind::Write, op, 1), Admit::Held));
         assert_eq!(g.held_pids(), [7]);
         assert_eq!(g.take_where(|o| o.pid == 7), [1]);
         assert!(g.held_pids().is_empty());
-        assert!(matches!(g.admit(op, 2), Admit::Held));
+        assert!(matches!(g.admit(OpKind::Write, op, 2), Admit::Held));
         assert_eq!(g.first().map(|o| o.seq), Some(1));
+    }
+
+    #[test]
+    fn remembers_the_kinds_of_the_last_operations() {
+        let mut g: Gate<u32> = Gate::new();
+        let _ = g.admit(OpKind::Create, op, 1);
+        let mark = g.seen();
+        let _ = g.admit(OpKind::Write, op, 2);
+        g.arm(2).unwrap();
+        let _ = g.admit(OpKind::Write, op, 3);
+        let _ = g.admit(OpKind::Fdatasync, op, 4);
+        assert_eq!(
+            g.kinds_since(mark),
+            [OpKind::Write, OpKind::Write, OpKind::Fdatasync]
+        );
+        for n in 0..(RECENT as u32 + 5) {
+            let _ = g.admit(OpKind::Rename, op, n);
+        }
+        assert_eq!(g.kinds_since(0).len(), RECENT);
     }
 
     #[test]
@@ -255,6 +302,6 @@ mod tests {
         assert_eq!(g.arm(0), Err(ArmError::Zero));
         g.arm(1).unwrap();
         g.disarm();
-        assert!(matches!(g.admit(op, 1), Admit::Run(1)));
+        assert!(matches!(g.admit(OpKind::Write, op, 1), Admit::Run(1)));
     }
 }

@@ -204,6 +204,15 @@ impl Model {
         }
     }
 
+    /// Everything but the root is gone, durable or not: the file system of
+    /// a machine whose disk was wiped. Inode numbers go on from where they
+    /// were, so that nothing the kernel cached under an old number is
+    /// taken for a new file.
+    pub fn wipe(&mut self) {
+        let mode = self.inodes.get(&ROOT).map_or(0o755, |r| r.durable_mode);
+        self.inodes = BTreeMap::from([(ROOT, Inode::new(Kind::Dir, mode))]);
+    }
+
     pub(crate) fn node(&self, ino: Ino) -> Result<&Inode, ModelError> {
         self.inodes.get(&ino).ok_or(ModelError::NoInode(ino))
     }

@@ -14,7 +14,7 @@ use fuser::{Config, MountOption, SessionACL, SessionUnmounter};
 use crate::backing::{self, BackingError};
 use crate::crash::Cut;
 use crate::fs::{Core, StateFs};
-use crate::gate::{ArmError, HeldOp};
+use crate::gate::{ArmError, HeldOp, OpKind};
 use crate::lost::Lost;
 use crate::mountinfo;
 use crate::probe::Unavailable;
@@ -324,6 +324,15 @@ impl Mounted {
         self.core.lock().gate.seen()
     }
 
+    /// The kinds of the mutating operations after the `mark`-th (a value
+    /// [`Mounted::mutating_ops`] gave), oldest first, held ones included;
+    /// at most the last 64. Read after a crash point, it says what the
+    /// request had done before it: a held `fsync` right after a `write`
+    /// is a crash between a write and its sync.
+    pub fn ops_since(&self, mark: u64) -> Vec<OpKind> {
+        self.core.lock().gate.kinds_since(mark)
+    }
+
     /// Holds the `k`-th mutating operation from now (`arm(1)` the next
     /// one), and every mutating operation after it, unanswered and not
     /// applied, until [`Mounted::power_loss`] or [`Mounted::resume`].
@@ -392,6 +401,25 @@ impl Mounted {
         backing::rewrite(&st.backing, &st.model)?;
         self.core.changed.notify_all();
         Ok(lost)
+    }
+
+    /// Empties the file system, durable state and all, for a new user of
+    /// the same mount: held operations are refused, open files closed (old
+    /// handles answer `EBADF`), and the backing folder emptied. A harness
+    /// that runs many short sessions keeps a few mounts and resets them
+    /// rather than mounting anew for each, which costs a round of mount
+    /// and unmount (and a fusermount process) every time.
+    pub fn reset(&self) -> Result<(), PowerLossError> {
+        let mut st = self.core.lock();
+        for (_, job) in st.gate.take_all() {
+            job(&mut st, Verdict::Refuse);
+        }
+        st.handles.clear();
+        st.at_crash = None;
+        st.model.wipe();
+        backing::rewrite(&st.backing, &st.model)?;
+        self.core.changed.notify_all();
+        Ok(())
     }
 
     /// What [`Mounted::power_loss`] with `cut` would leave now, without

@@ -402,6 +402,14 @@ fn simulation_block(out: &mut String, i: &ImplReport) {
                 .join(", ")
         }
     );
+    if let Some(d) = &sim.durability {
+        let _ = write!(
+            out,
+            "<p{}>Durability: {}.</p>",
+            if d.kill_only() { " class=\"na\"" } else { "" },
+            esc(&d.label)
+        );
+    }
     if let Some(why) = &sim.skipped {
         let _ = write!(out, "<p class=\"na\">Not run: {}.</p>", esc(why));
     }

@@ -4,7 +4,7 @@
 //! implementation that misbehaved is an error, and a case that does not
 //! apply is skipped.
 
-use quick_junit::{NonSuccessKind, Report as Junit, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{NonSuccessKind, Property, Report as Junit, TestCase, TestCaseStatus, TestSuite};
 
 use super::{section_title, Report};
 
@@ -57,6 +57,9 @@ pub fn render(report: &Report) -> Result<String, String> {
             } else {
                 "simulation".to_owned()
             });
+            if let Some(d) = &i.simulation.durability {
+                suite.add_property(Property::new("durability", d.label.clone()));
+            }
             let status = match &i.simulation.violation {
                 None => TestCaseStatus::success(),
                 Some(v) => {

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use tern_harness::certify::{Conformance, CorpusRun, ExplorationRun, SimVerdict, SimulationRun};
+use tern_harness::contract::plugin::Durability;
 use tern_harness::corpus::clauses::Clause;
 use tern_harness::corpus::play::{CaseRun, Exchange, Failure, Status};
 use tern_harness::corpus::{Case, Corpus, Level};
@@ -304,6 +305,35 @@ pub struct SimulationReport {
     /// The situations it never reached.
     #[serde(default)]
     pub missed: Vec<String>,
+    /// Over the protocol, what a crash took: `power-loss`, or `kill-only`
+    /// when FUSE was unavailable, which never checked a sync. Absent in
+    /// tern-sim's process, where storage is simulated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<DurabilityReport>,
+}
+
+/// What a simulation's crashes took, for reports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DurabilityReport {
+    /// `power-loss` or `kill-only`.
+    pub kind: String,
+    /// The sentence terminals and pages show.
+    pub label: String,
+}
+
+impl DurabilityReport {
+    pub fn of(d: &Durability) -> Option<DurabilityReport> {
+        (*d != Durability::Simulated).then(|| DurabilityReport {
+            kind: d.name().to_owned(),
+            label: d.label(),
+        })
+    }
+
+    /// Whether syncs went unchecked: a certification made so says it.
+    pub fn kill_only(&self) -> bool {
+        self.kind == "kill-only"
+    }
 }
 
 /// One situation and how often a simulation reached it.
@@ -557,7 +587,7 @@ fn situation_counts(stats: &Stats, level: Level) -> Vec<SituationCount> {
     stats
         .situations
         .iter()
-        .filter(|(s, _)| !core || s.at_core())
+        .filter(|(s, _)| (!core || s.at_core()) && stats.shows(*s))
         .map(|(s, n)| SituationCount {
             situation: s.name(),
             family: s.family().to_owned(),
@@ -607,6 +637,11 @@ fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> Expl
 fn simulation_report(sim: &SimulationRun, corpus: &Corpus, level: Level) -> SimulationReport {
     SimulationReport {
         violation: violation_report(sim, corpus),
+        durability: if sim.runs == 0 {
+            None
+        } else {
+            DurabilityReport::of(&sim.durability)
+        },
         ..simulation_counts(
             sim.verdict(),
             sim.skipped.clone(),
@@ -651,6 +686,7 @@ pub(crate) fn simulation_counts(
         situations,
         missed,
         violation: None,
+        durability: None,
     }
 }
 

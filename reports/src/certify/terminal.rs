@@ -24,8 +24,15 @@ pub fn verdict_line(i: &ImplReport, level: &str) -> String {
             t(&i.verdict.exploration.replace('_', " "))
         )
     };
+    // A certification whose crashes could not lose power never checked a
+    // sync: it says so in its verdict.
+    let kill_only = i
+        .simulation
+        .durability
+        .as_ref()
+        .is_some_and(|d| d.kill_only());
     format!(
-        "{} {name}: {} at `{level}` ({reached}; simulation {}{explored})",
+        "{} {name}: {} at `{level}` ({reached}; simulation {}{}{explored})",
         if i.verdict.certified { "✔" } else { "✘" },
         if i.verdict.certified {
             "CERTIFIED"
@@ -33,6 +40,11 @@ pub fn verdict_line(i: &ImplReport, level: &str) -> String {
             "NOT CERTIFIED"
         },
         t(&i.verdict.simulation.replace('_', " ")),
+        if kill_only {
+            ", crashes kill only: syncs not checked"
+        } else {
+            ""
+        },
     )
 }
 
@@ -139,6 +151,9 @@ fn one(report: &Report, i: &ImplReport) -> String {
     }
     if let Some(line) = report.simulation_budget.soak_line(sim.runs) {
         out.push_str(&format!("{line}\n"));
+    }
+    if let Some(d) = &sim.durability {
+        out.push_str(&format!("durability: {}\n", t(&d.label)));
     }
     if !sim.situations.is_empty() {
         let stopped_early = sim.verdict == SimVerdict::Violation.as_str();

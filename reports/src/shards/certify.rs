@@ -283,8 +283,15 @@ fn merged_simulation(
         .collect();
     let (played, totals, found) = one_batch(&runs, first_seed, seeds)?;
     let verdict = SimVerdict::of(base.skipped.is_some(), found.is_some(), true);
+    // A part whose crashes could only kill makes the whole kill-only:
+    // a weaker check is never reported as the full one.
+    let durability = shares
+        .iter()
+        .filter_map(|s| s.report.simulation.durability.clone())
+        .max_by_key(|d| d.kill_only());
     Ok(SimulationReport {
         violation: found.and_then(|i| shares[i].report.simulation.violation.clone()),
+        durability,
         ..simulation_counts(verdict, base.skipped.clone(), played, &totals, level)
     })
 }

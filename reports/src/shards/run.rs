@@ -26,6 +26,10 @@ pub struct Setting {
     /// command line (`--mutant x`, `--impl 'c'`, or nothing).
     pub implementation: String,
     pub flag: String,
+    /// What a crash takes, over the protocol (`Durability::label`); `None`
+    /// in tern-sim's process, where storage is simulated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<String>,
 }
 
 /// A batch's outcome as `run` prints it; a part holds its shard's.

@@ -119,6 +119,48 @@ impl Identity {
     }
 }
 
+/// What a crash of an implementation can take, which is what its
+/// durability is judged against. Reports name it: a certification made
+/// under [`Durability::KillOnly`] never checked a sync.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Durability {
+    /// In tern-sim's own process: storage is simulated, and a crash drops
+    /// every record that was not synced.
+    Simulated,
+    /// Over the protocol, each state directory on tern-statefs: a crash can
+    /// be a power loss (whole or torn) and can fall inside a request.
+    PowerLoss,
+    /// Over the protocol without FUSE: a crash is a SIGKILL, which loses
+    /// nothing the kernel holds, so syncs are not checked.
+    KillOnly { reason: String },
+}
+
+impl Durability {
+    /// One line for terminals and reports.
+    pub fn label(&self) -> String {
+        match self {
+            Durability::Simulated => {
+                "simulated storage (a crash drops what was not synced)".into()
+            }
+            Durability::PowerLoss => {
+                "power loss (state directories on tern-statefs; a crash drops what was not synced, and can fall inside a request)".into()
+            }
+            Durability::KillOnly { reason } => format!(
+                "kill only, FUSE unavailable: {reason} (a crash is a SIGKILL, which keeps what was not synced: syncs are not checked)"
+            ),
+        }
+    }
+
+    /// The short name reports carry: `simulated`, `power-loss`, `kill-only`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Durability::Simulated => "simulated",
+            Durability::PowerLoss => "power-loss",
+            Durability::KillOnly { .. } => "kill-only",
+        }
+    }
+}
+
 /// One running receiver.
 pub trait Receiver {
     /// Who this receiver says it is, and what it claims to support.
@@ -230,6 +272,27 @@ pub trait Implementation: Sync {
     /// begins from what the caller plays next, which is how a failing run
     /// is shrunk and replayed deterministically.
     fn set_process_reuse(&self, _allowed: bool) {}
+
+    /// The session on `storage` is over, its agent up or down: whatever
+    /// the implementation keeps for it (a state directory) goes. Called at
+    /// the end of every run, schedule and case.
+    fn release(&self, storage: &Storage) {
+        let _ = storage;
+    }
+
+    /// What a crash of this implementation takes (see [`Durability`]).
+    fn durability(&self) -> Durability {
+        Durability::Simulated
+    }
+
+    /// Serves power-loss crashes from now on (`on`), where this
+    /// implementation can have them (a subprocess, with FUSE), or kills
+    /// only; whether they are served now. A run whose crashes are power
+    /// losses has fault `power-loss`.
+    fn set_power_loss(&self, on: bool) -> bool {
+        let _ = on;
+        false
+    }
 
     /// How many fresh starts so far took a process kept from an earlier
     /// session. A failure found then may depend on what that session left

@@ -23,6 +23,96 @@ pub enum CrashPoint {
     BeforeEffect,
 }
 
+/// How much a crash takes of what the implementation had not made
+/// durable. In tern-sim's own process storage is simulated and a crash
+/// always drops what was not synced; over the protocol, with the state
+/// directory on tern-statefs (docs/statefs.md), each crash is one of these,
+/// drawn from the run's seed and written in its trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Loss {
+    /// The process is killed; the kernel keeps every write that returned.
+    Kill,
+    /// A power loss: every change that was not durable is gone.
+    Power,
+    /// A power loss that keeps, of each file, a prefix of its unsynced
+    /// writes cut at a byte the seed picks: a torn write.
+    Torn(u64),
+}
+
+impl Loss {
+    /// For people: how the crash ended the process.
+    pub fn describe(self) -> String {
+        match self {
+            Loss::Kill => "killed; the kernel keeps every write that returned".into(),
+            Loss::Power => "power loss; what was not synced is gone".into(),
+            Loss::Torn(seed) => {
+                format!("power loss, torn (seed {seed}); of what was not synced, a prefix of each file stays")
+            }
+        }
+    }
+}
+
+/// How a crash over a power-loss state directory falls: how much it takes,
+/// and, for a crash inside a request, at which of the request's mutating
+/// file operations (write, sync, create, rename, unlink, truncate; counted
+/// from 1). A request that makes fewer is crashed right after it answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct PowerCut {
+    pub loss: Loss,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_op: Option<u8>,
+}
+
+/// A mutating file operation, as an implementation's state directory saw
+/// it: what a crash point inside a request is told by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileOp {
+    Write,
+    /// `fsync` or `fdatasync` of a file.
+    Sync,
+    /// `fsync` of a directory.
+    SyncDir,
+    Create,
+    Rename,
+    /// `unlink`, `rmdir`.
+    Remove,
+    Truncate,
+    /// `mkdir`, `mknod`, `link`, `symlink`.
+    Other,
+}
+
+impl FileOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            FileOp::Write => "write",
+            FileOp::Sync => "sync",
+            FileOp::SyncDir => "directory sync",
+            FileOp::Create => "create",
+            FileOp::Rename => "rename",
+            FileOp::Remove => "unlink",
+            FileOp::Truncate => "truncate",
+            FileOp::Other => "other",
+        }
+    }
+}
+
+/// What a crash over a power-loss state directory did, for the situations
+/// a run counts and the story it tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PowerNote {
+    /// The crash fell at a held operation of a request: `op`, after
+    /// `earlier` operations of the same request.
+    Held { op: FileOp, earlier: Vec<FileOp> },
+    /// The request made fewer operations than the crash point: it answered,
+    /// and the crash fell before tern-sim took the answer. `last` is the
+    /// request's last operation.
+    Answered { last: Option<FileOp> },
+    /// A power loss was made on the state directory: whether it dropped
+    /// unsynced data, and whether it kept a torn part of a write.
+    Lost { dropped_data: bool, torn: bool },
+}
+
 #[derive(Debug, Default)]
 struct Inner {
     /// Distinguishes storages: a subprocess keeps each in a folder of its own.
@@ -33,6 +123,11 @@ struct Inner {
     fired: bool,
     /// Oldest first, at most [`KEPT_CHECKPOINTS`].
     checkpoints: Vec<Checkpoint>,
+    /// How the agent's crashes fall over a power-loss state directory: set
+    /// by the harness at each crash step, read by the subprocess adapter.
+    cut: Option<PowerCut>,
+    /// What the adapter saw of the crashes, until the harness takes it.
+    notes: Vec<PowerNote>,
 }
 
 /// How many checkpoints a storage keeps. A checkpoint stops holding once
@@ -136,6 +231,27 @@ impl Storage {
             records.len().hash(h);
             sum.hash(h);
         }
+    }
+
+    /// How the next crash of this agent falls (harness side), over a
+    /// power-loss state directory; `None` kills only.
+    pub fn set_cut(&self, cut: Option<PowerCut>) {
+        self.0.borrow_mut().cut = cut;
+    }
+
+    /// How this agent's crashes fall now (adapter side).
+    pub fn cut(&self) -> Option<PowerCut> {
+        self.0.borrow().cut
+    }
+
+    /// Tells the harness what a crash did to the state directory.
+    pub fn note(&self, note: PowerNote) {
+        self.0.borrow_mut().notes.push(note);
+    }
+
+    /// What the crashes did since the last call, oldest first.
+    pub fn take_notes(&self) -> Vec<PowerNote> {
+        std::mem::take(&mut self.0.borrow_mut().notes)
     }
 
     /// Schedules a crash (harness side).

@@ -752,6 +752,7 @@ pub fn play(case: &Case, implementation: &dyn Implementation, identity: &Identit
     if let Some(r) = player.receiver.as_mut() {
         r.dismiss();
     }
+    implementation.release(&player.storage);
     let (status, failure) = match result {
         Ok(()) => (Status::Pass, None),
         Err((status, failure)) => {

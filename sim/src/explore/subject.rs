@@ -79,6 +79,7 @@ impl Drop for Subject<'_> {
         if let Some(r) = self.receiver.as_mut() {
             r.dismiss();
         }
+        self.implementation.release(&self.storage);
     }
 }
 

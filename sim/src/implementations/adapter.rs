@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -27,7 +27,8 @@ use tern_model::message::{MessageRef, Principal, ThreadId};
 use tern_model::wire::Pointer;
 
 use crate::contract::plugin::{
-    Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View,
+    Capability, Delivered, Durability, Identity, ImplError, Implementation, InitParams, Receiver,
+    View,
 };
 use crate::contract::protocol::lines::{
     self, DeliverAnswer, ExecuteAnswer, InitAnswer, Op, Request, ViewRequest,
@@ -41,8 +42,11 @@ use crate::implementations::affinity;
 use crate::implementations::child_io::{self, LineReader, Seen, WriteFailure};
 pub use crate::implementations::exit_guard::{defer_interrupts, interrupted};
 use crate::implementations::exit_guard::{forget_root, register_root};
+use crate::implementations::machine;
 use crate::implementations::reaper::{self, Marked};
+use crate::implementations::state_dirs::{StateDir, StateDirError, StateDirs};
 use crate::implementations::stderr_log::{StderrLog, ThreadLogs};
+use tern_statefs::Mounted;
 
 /// Overrides where state roots are made.
 pub const STATE_DIR_VAR: &str = "TERN_SIM_STATE_DIR";
@@ -84,7 +88,12 @@ pub struct SubprocessImpl {
     /// `None` only while dropping.
     root: Option<tempfile::TempDir>,
     /// Each storage's state directory, until its receiver is dismissed.
-    dirs: Arc<Mutex<BTreeMap<u64, PathBuf>>>,
+    dirs: Arc<StateDirs>,
+    /// What a crash can take here: whether FUSE can serve power losses.
+    durability: Durability,
+    /// Whether state directories are served by tern-statefs, so that a
+    /// crash can be a power loss ([`Implementation::enable_power_loss`]).
+    power: std::sync::atomic::AtomicBool,
     /// A cap on the wait for one answer, set while shrinking a timeout
     /// (see [`Implementation::cap_request_wait`]).
     cap: Mutex<Option<Duration>>,
@@ -179,11 +188,17 @@ impl SubprocessImpl {
         crate::implementations::exit_guard::install();
         let root = make_root()?;
         register_root(root.path());
+        let durability = match tern_statefs::probe() {
+            Ok(()) => Durability::PowerLoss,
+            Err(why) => Durability::KillOnly { reason: why.reason },
+        };
         Ok(SubprocessImpl {
             command: command.into(),
             limits,
             root: Some(root),
             dirs: Arc::default(),
+            durability,
+            power: std::sync::atomic::AtomicBool::new(false),
             cap: Mutex::new(None),
             logs: ThreadLogs::default(),
             idle: Arc::default(),
@@ -212,27 +227,24 @@ impl SubprocessImpl {
 
     /// One state directory per agent per run, kept across its restarts,
     /// and whether this start is the first on it (a fresh start, not a
-    /// restart).
-    fn state_dir(&self, storage: &Storage) -> (PathBuf, bool) {
-        let mut dirs = locked(&self.dirs);
-        let mut fresh = false;
-        let dir = dirs
-            .entry(storage.id())
-            .or_insert_with(|| {
-                fresh = true;
-                self.root().join(format!("agent-{}", storage.id()))
-            })
-            .clone();
-        (dir, fresh)
+    /// restart). A directory that cannot be made or served is the
+    /// machine's fault, recorded as such: no verdict blames the
+    /// implementation for it.
+    fn state_dir(&self, storage: &Storage) -> Result<(StateDir, bool), ImplError> {
+        let power = self.power.load(Ordering::Relaxed);
+        self.dirs
+            .get(self.root(), storage.id(), power)
+            .map_err(|e| machine_trouble(self.root(), e))
     }
 }
 
 impl Drop for SubprocessImpl {
     fn drop(&mut self) {
         // Every child in use was killed with its receiver; the idle ones
-        // go now. Remove the tree then, and leave it to the exit hook if
-        // that fails.
+        // go now, then the state directories' file systems. Remove the
+        // tree then, and leave it to the exit hook if that fails.
         self.idle.clear();
+        self.dirs.clear();
         if let Some(root) = self.root.take() {
             let path = root.path().to_owned();
             if root.close().is_ok() {
@@ -264,19 +276,54 @@ impl Implementation for SubprocessImpl {
         self.idle.reused.load(Ordering::Relaxed)
     }
 
+    fn release(&self, storage: &Storage) {
+        self.dirs.remove(storage.id());
+    }
+
+    fn durability(&self) -> Durability {
+        if self.durability == Durability::PowerLoss && !self.power.load(Ordering::Relaxed) {
+            // Probed, but not asked for: every crash is a kill.
+            return Durability::KillOnly {
+                reason: "power loss is not on for this command".into(),
+            };
+        }
+        self.durability.clone()
+    }
+
+    fn set_power_loss(&self, on: bool) -> bool {
+        let on = on && self.durability == Durability::PowerLoss;
+        self.power.store(on, Ordering::Relaxed);
+        on
+    }
+
     fn start(
         &self,
         init: &InitParams,
         storage: Storage,
         world: AgentWorld,
     ) -> Result<Box<dyn Receiver>, ImplError> {
-        let (dir, fresh) = self.state_dir(&storage);
+        let (dir, fresh) = self.state_dir(&storage)?;
+        if !fresh {
+            // A restart comes after a crash: the crash's cut is made now,
+            // with the crashed process gone.
+            match dir.after_crash(storage.cut()) {
+                Ok(Some(note)) => storage.note(note),
+                Ok(None) => {}
+                Err(e) => return Err(machine_trouble(self.root(), e)),
+            }
+        }
         let limits = self.limits_now();
         // A crash scheduled for this recovery: before it, the process is
         // killed as it starts, so its recovery makes nothing durable; after
         // it, it is killed once it answered `init`, its recovery durable.
+        // Over a power-loss state directory it can fall at one of the
+        // recovery's file operations instead.
         let armed = storage.armed();
-        if armed == Some(CrashPoint::BeforeSync) {
+        let at_op = storage.cut().and_then(|c| c.at_op);
+        let watch = armed.and_then(|_| dir.watch(at_op));
+        if armed == Some(CrashPoint::BeforeSync)
+            && watch.as_ref().is_none_or(|w| w.mount().is_none())
+        {
             storage.fire();
             return Err(ImplError::Crashed);
         }
@@ -317,12 +364,28 @@ impl Implementation for SubprocessImpl {
                 participant: init.participant.as_str().to_owned(),
                 principal: init.principal.as_str().to_owned(),
                 config: config_text(&init.config),
-                state_dir: dir.display().to_string(),
+                state_dir: dir.path.display().to_string(),
                 effects: world.performed_by_me(),
             })
         };
-        let answer: InitAnswer = child
-            .request(request, limits.startup, &world)
+        child.crash_gate = watch.as_ref().and_then(|w| w.mount().cloned());
+        let answered = child.request(request, limits.startup, &world);
+        child.crash_gate = None;
+        if let Some(watch) = watch {
+            // The recovery's crash: at its held file operation, or once it
+            // answered `init`. (Any other failure is the implementation's.)
+            let crashed = match &answered {
+                Ok(_) | Err(ImplError::Crashed) => true,
+                Err(_) => watch.held(),
+            };
+            if crashed {
+                storage.note(watch.settle());
+                storage.fire();
+                child.kill();
+                return Err(ImplError::Crashed);
+            }
+        }
+        let answer: InitAnswer = answered
             .map_err(|e| {
                 // A vendor reading the verdict must know this `init` was
                 // not the process's first.
@@ -356,11 +419,23 @@ impl Implementation for SubprocessImpl {
             world,
             identity,
             idle,
+            dir,
             dirs: self.dirs.clone(),
             views_next: Vec::new(),
             prefetched: Vec::new(),
         }))
     }
+}
+
+/// A state directory tern-sim could not make or serve: recorded as the
+/// machine's fault (the command then stops with exit 2 and no verdict),
+/// and the start fails.
+fn machine_trouble(root: &Path, e: StateDirError) -> ImplError {
+    let why = e.to_string();
+    machine::record(root, format!("could not be used: {why}"));
+    ImplError::Misbehaved(format!(
+        "tern-sim could not serve the state directory: {why}"
+    ))
 }
 
 /// The `sh` script that runs a COMMAND that is not plain words, the same at
@@ -438,9 +513,17 @@ struct ChildProcess {
     /// The core it was started on, which a thread reusing it must share
     /// (see [`affinity`]).
     home: Option<usize>,
+    /// While a crash point inside the request is armed: the state
+    /// directory's file system, polled while the answer is awaited, since
+    /// a process held at its crash point never answers.
+    crash_gate: Option<Arc<Mounted>>,
 }
 
 const STDERR_TAIL: usize = 2048;
+
+/// How often the state directory is asked whether an armed crash point
+/// was reached, while an answer is awaited.
+const GATE_POLL: Duration = Duration::from_millis(1);
 
 impl ChildProcess {
     fn spawn(
@@ -539,6 +622,7 @@ impl ChildProcess {
             dead: false,
             reaped: false,
             home,
+            crash_gate: None,
         })
     }
 
@@ -721,6 +805,28 @@ impl ChildProcess {
         Ok(sent)
     }
 
+    /// The next thing the child's output shows, by `deadline`. With a crash
+    /// point armed, the file system is polled meanwhile: once the point is
+    /// reached, the child is killed and the request crashed.
+    fn next_seen(&mut self, deadline: Instant) -> Result<Option<Seen>, ImplError> {
+        let Some(gate) = self.crash_gate.clone() else {
+            return Ok(self.lines.next_by(deadline, self.sent));
+        };
+        loop {
+            let slice = (Instant::now() + GATE_POLL).min(deadline);
+            if let Some(seen) = self.lines.next_by(slice, self.sent) {
+                return Ok(Some(seen));
+            }
+            if gate.held().is_some() {
+                self.kill();
+                return Err(ImplError::Crashed);
+            }
+            if Instant::now() >= deadline {
+                return Ok(None);
+            }
+        }
+    }
+
     /// Reads lines until the answer to request `seq` (`op`), by
     /// `deadline`, counting effects on the way. A caller that expects the
     /// `ok` to be certain bytes (a view: the oracle's canonical text) is
@@ -746,7 +852,7 @@ impl ChildProcess {
             }
         };
         loop {
-            let (bytes, tag) = match self.lines.next_by(deadline, self.sent) {
+            let (bytes, tag) = match self.next_seen(deadline)? {
                 Some(Seen::Line { bytes, tag }) => (bytes, tag),
                 Some(Seen::TooLong { len, .. }) => {
                     return Err(self.fail(format!(
@@ -897,9 +1003,11 @@ struct SubprocessReceiver {
     identity: Identity,
     /// Where a dismissed process waits for reuse, if it claimed `reinit`.
     idle: Option<Arc<Idle>>,
+    /// This receiver's state directory.
+    dir: StateDir,
     /// The state directories, of which this receiver's goes when it is
     /// dismissed.
-    dirs: Arc<Mutex<BTreeMap<u64, PathBuf>>>,
+    dirs: Arc<StateDirs>,
     /// The views the harness will ask after the next delivery
     /// ([`Receiver::views_follow`]).
     views_next: Vec<ThreadId>,
@@ -963,7 +1071,13 @@ impl Receiver for SubprocessReceiver {
         let views_next = std::mem::take(&mut self.views_next);
         self.settle_prefetched()?;
         let armed = self.storage.armed();
-        if armed == Some(CrashPoint::BeforeSync) {
+        // Over a power-loss state directory, a crash at a sync point can
+        // fall at one of the delivery's own file operations.
+        let watch = armed
+            .filter(|p| matches!(p, CrashPoint::BeforeSync | CrashPoint::AfterSync))
+            .and_then(|_| self.dir.watch(self.storage.cut().and_then(|c| c.at_op)));
+        let inside = watch.as_ref().is_some_and(|w| w.mount().is_some());
+        if armed == Some(CrashPoint::BeforeSync) && !inside {
             // Killed before the frame reached it.
             return Err(self.crash_now());
         }
@@ -985,8 +1099,22 @@ impl Receiver for SubprocessReceiver {
         let then: &[ThreadId] = if pipelined { &views_next } else { &[] };
         // (An answer that cannot be read kills the process, so views asked
         // with it need no reading then.)
-        let (answer, prefetched): (DeliverAnswer, _) =
-            child.request_then(request, then, timeout, world)?;
+        child.crash_gate = watch.as_ref().and_then(|w| w.mount().cloned());
+        let answered = child.request_then(request, then, timeout, world);
+        child.crash_gate = None;
+        if let Some(watch) = watch {
+            let crashed = match &answered {
+                Ok(_) | Err(ImplError::Crashed) => true,
+                Err(_) => watch.held(),
+            };
+            if crashed {
+                // At the held operation, or right after the answer, which
+                // the harness never takes.
+                self.storage.note(watch.settle());
+                return Err(self.crash_now());
+            }
+        }
+        let (answer, prefetched): (DeliverAnswer, _) = answered?;
         self.prefetched = prefetched;
         if armed == Some(CrashPoint::AfterSync) {
             // It answered; the harness never took the answer.
@@ -1026,11 +1154,29 @@ impl Receiver for SubprocessReceiver {
                 now: now.0,
             })
         };
+        // Over a power-loss state directory, a crash at the effect can fall
+        // before it, at one of the execution's file operations (writing its
+        // intent).
+        let watch = (self.storage.armed() == Some(CrashPoint::BeforeEffect))
+            .then(|| self.storage.cut().and_then(|c| c.at_op))
+            .flatten()
+            .and_then(|k| self.dir.watch(Some(k)));
         let world = &self.world;
         let child = self.child.as_mut().ok_or_else(dismissed)?;
         let timeout = child.limits.request;
-        let answer: ExecuteAnswer = child.request(request, timeout, world)?;
-        Ok(execution_of(answer))
+        child.crash_gate = watch.as_ref().and_then(|w| w.mount().cloned());
+        let answered = child.request::<ExecuteAnswer>(request, timeout, world);
+        child.crash_gate = None;
+        if let Some(watch) = watch {
+            if watch.held() {
+                self.storage.note(watch.settle());
+                return Err(self.crash_now());
+            }
+            // Not reached: the effect's own crash point stays armed (and
+            // may have fired); nothing is held any more.
+            let _ = watch.settle();
+        }
+        Ok(execution_of(answered?))
     }
 
     fn kill(&mut self) {
@@ -1053,10 +1199,7 @@ impl Receiver for SubprocessReceiver {
         // it goes now rather than with the root (an exploration makes one
         // per schedule, hundreds of thousands). A process kept for reuse
         // may still hold a file of it open, which costs nothing.
-        let dir = locked(&self.dirs).remove(&self.storage.id());
-        if let Some(dir) = dir {
-            let _ = std::fs::remove_dir_all(dir);
-        }
+        self.dirs.remove(self.storage.id());
     }
 
     fn views_follow(&mut self, threads: &[ThreadId]) {

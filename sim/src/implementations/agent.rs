@@ -25,29 +25,149 @@ use crate::contract::world::Effects;
 use crate::implementations::mutants::{start_mutant, Mutant};
 use crate::implementations::reference::{Recording, ReferenceReceiver};
 
-/// An append-only log file of length-prefixed records. A record is durable
-/// once `sync` has written it and the file's data reached the disk; a torn
-/// last record (a crash mid-write) is ignored when reading.
+/// A way `tern-sim agent --mutant` gets its log's durability wrong. Each
+/// survives every SIGKILL (the kernel keeps what was written), and loses
+/// what it answered when the power goes: only a power-loss state directory
+/// (docs/statefs.md) tells it from the reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFlaw {
+    /// Never syncs: not the log, not its directory.
+    SkipsFsync,
+    /// Syncs its log's data but never its directory, so the log's name
+    /// (made at the first record, and again when a restart writes the log
+    /// afresh) is never durable.
+    SkipsDirFsync,
+    /// When a restart writes the log afresh, renames the new file over the
+    /// old one without syncing it first: the name can be durable before
+    /// the data it names.
+    RenamesUnsynced,
+    /// Syncs at every second sync only: half its answers are given before
+    /// their records are durable.
+    SyncsEverySecond,
+}
+
+/// An append-only log file of length-prefixed records, in the state
+/// directory. A record is durable once `sync` has written it and the file's
+/// data reached the disk; a record that does not end (a crash mid-write, or
+/// a power loss that kept part of an unsynced write) is ignored.
+///
+/// Each record is written as two writes, its length and then its body,
+/// and the file is synced after the last: a crash can then fall between
+/// two writes of one request, which is where a torn record comes from. A
+/// new log file's name is made durable by syncing the directory. After a
+/// crash, the start writes the whole records it read to a new file, syncs
+/// it, renames it over the log and syncs the directory, so that what the
+/// crash left past the last whole record is gone for good and no append
+/// ever follows it.
 pub struct FileLog {
+    dir: PathBuf,
     path: PathBuf,
     pending: RefCell<Vec<Vec<u8>>>,
     /// Opened for appending at the first sync and kept: a sync then costs
-    /// a write and a `fdatasync`, not an `open` and a `close` as well.
+    /// the writes and a `fdatasync`, not an `open` and a `close` as well.
     file: RefCell<Option<File>>,
+    /// The records read at the start, for the recovery to take.
+    loaded: RefCell<Option<Vec<Vec<u8>>>>,
+    flaw: Option<LogFlaw>,
+    /// Syncs asked so far (for [`LogFlaw::SyncsEverySecond`]).
+    syncs: std::cell::Cell<u64>,
 }
 
+const LOG_NAME: &str = "tern-agent.log";
+const NEW_LOG_NAME: &str = "tern-agent.log.new";
+
 impl FileLog {
-    pub fn new(path: PathBuf) -> FileLog {
-        FileLog {
+    /// The log of the state directory `dir`, read, and written afresh if a
+    /// crash left one there.
+    pub fn open(dir: PathBuf, flaw: Option<LogFlaw>) -> Result<FileLog, ImplError> {
+        let path = dir.join(LOG_NAME);
+        let (records, had_bytes) = read_log(&path)?;
+        let log = FileLog {
+            dir,
             path,
             pending: RefCell::new(Vec::new()),
             file: RefCell::new(None),
+            loaded: RefCell::new(Some(records)),
+            flaw,
+            syncs: std::cell::Cell::new(0),
+        };
+        if had_bytes {
+            log.write_afresh()?;
         }
+        Ok(log)
+    }
+
+    /// Replaces the log by one that holds exactly the records read:
+    /// written to a new file, synced, renamed into place, and the
+    /// directory synced.
+    fn write_afresh(&self) -> Result<(), ImplError> {
+        let records = self.loaded.borrow();
+        let mut bytes = Vec::new();
+        for r in records.iter().flatten() {
+            bytes.extend_from_slice(&(r.len() as u32).to_le_bytes());
+            bytes.extend_from_slice(r);
+        }
+        let new = self.dir.join(NEW_LOG_NAME);
+        let mut file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(&new)
+            .map_err(|e| io_error("cannot make the new log", e))?;
+        file.write_all(&bytes)
+            .map_err(|e| io_error("cannot write the new log", e))?;
+        if !matches!(
+            self.flaw,
+            Some(LogFlaw::SkipsFsync | LogFlaw::RenamesUnsynced)
+        ) {
+            file.sync_data()
+                .map_err(|e| io_error("cannot sync the new log", e))?;
+        }
+        std::fs::rename(&new, &self.path)
+            .map_err(|e| io_error("cannot put the new log in place", e))?;
+        self.sync_dir()
+    }
+
+    /// Makes the directory's entries durable (unless the flaw skips it).
+    fn sync_dir(&self) -> Result<(), ImplError> {
+        if matches!(
+            self.flaw,
+            Some(LogFlaw::SkipsFsync | LogFlaw::SkipsDirFsync)
+        ) {
+            return Ok(());
+        }
+        File::open(&self.dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| io_error("cannot sync the state directory", e))
     }
 }
 
 fn io_error(what: &str, e: io::Error) -> ImplError {
     ImplError::Misbehaved(format!("{what}: {e}"))
+}
+
+/// The whole records of the log at `path`, and whether it held any byte.
+fn read_log(path: &std::path::Path) -> Result<(Vec<Vec<u8>>, bool), ImplError> {
+    let mut bytes = Vec::new();
+    match File::open(path) {
+        Ok(mut f) => {
+            f.read_to_end(&mut bytes)
+                .map_err(|e| io_error("cannot read the log", e))?;
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), false)),
+        Err(e) => return Err(io_error("cannot open the log", e)),
+    }
+    let mut out = Vec::new();
+    let mut rest = bytes.as_slice();
+    while rest.len() >= 4 {
+        let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
+        let Some(record) = rest.get(4..4 + len) else {
+            break;
+        };
+        out.push(record.to_vec());
+        rest = &rest[4 + len..];
+    }
+    Ok((out, !bytes.is_empty()))
 }
 
 impl Durable for FileLog {
@@ -61,59 +181,52 @@ impl Durable for FileLog {
         if pending.is_empty() {
             return Ok(());
         }
-        let mut bytes = Vec::new();
-        for r in &pending {
-            bytes.extend_from_slice(&(r.len() as u32).to_le_bytes());
-            bytes.extend_from_slice(r);
-        }
         let mut held = self.file.borrow_mut();
+        let mut created = false;
         let file = match &mut *held {
             Some(file) => file,
-            None => held.insert(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&self.path)
-                    .map_err(|e| io_error("cannot open the log", e))?,
-            ),
+            None => {
+                let opened = match OpenOptions::new().append(true).open(&self.path) {
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                        created = true;
+                        OpenOptions::new()
+                            .create_new(true)
+                            .append(true)
+                            .open(&self.path)
+                    }
+                    other => other,
+                };
+                held.insert(opened.map_err(|e| io_error("cannot open the log", e))?)
+            }
         };
-        file.write_all(&bytes)
-            .map_err(|e| io_error("cannot write the log", e))?;
-        file.sync_data()
-            .map_err(|e| io_error("cannot sync the log", e))
+        for r in &pending {
+            file.write_all(&(r.len() as u32).to_le_bytes())
+                .and_then(|()| file.write_all(r))
+                .map_err(|e| io_error("cannot write the log", e))?;
+        }
+        self.syncs.set(self.syncs.get() + 1);
+        let skip = match self.flaw {
+            Some(LogFlaw::SkipsFsync) => true,
+            Some(LogFlaw::SyncsEverySecond) => self.syncs.get() % 2 == 1,
+            _ => false,
+        };
+        if !skip {
+            file.sync_data()
+                .map_err(|e| io_error("cannot sync the log", e))?;
+        }
+        drop(held);
+        if created {
+            // The new file's name, durable.
+            self.sync_dir()?;
+        }
+        Ok(())
     }
 
     fn records(&self) -> Result<Vec<Vec<u8>>, ImplError> {
-        let mut bytes = Vec::new();
-        match File::open(&self.path) {
-            Ok(mut f) => {
-                f.read_to_end(&mut bytes)
-                    .map_err(|e| io_error("cannot read the log", e))?;
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(io_error("cannot open the log", e)),
+        if let Some(records) = self.loaded.borrow_mut().take() {
+            return Ok(records);
         }
-        let mut out = Vec::new();
-        let mut rest = bytes.as_slice();
-        while rest.len() >= 4 {
-            let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
-            let Some(record) = rest.get(4..4 + len) else {
-                break;
-            };
-            out.push(record.to_vec());
-            rest = &rest[4 + len..];
-        }
-        if !rest.is_empty() {
-            // A record torn by a kill mid-write: cut it off, so that new
-            // records follow the last whole one.
-            let whole = (bytes.len() - rest.len()) as u64;
-            OpenOptions::new()
-                .write(true)
-                .open(&self.path)
-                .and_then(|f| f.set_len(whole).and_then(|()| f.sync_data()))
-                .map_err(|e| io_error("cannot repair the log", e))?;
-        }
-        Ok(out)
+        read_log(&self.path).map(|(records, _)| records)
     }
 }
 
@@ -184,6 +297,7 @@ fn start(
     req: &lines::Init,
     world: &ProtocolWorld,
     mutant: Option<Mutant>,
+    flaw: Option<LogFlaw>,
 ) -> Result<Box<dyn Receiver>, String> {
     if req.protocol != PROTOCOL {
         return Err(format!(
@@ -205,7 +319,7 @@ fn start(
         principal,
         config: config.into(),
     };
-    let log = FileLog::new(dir.join("tern-agent.log"));
+    let log = FileLog::open(dir, flaw).map_err(|e| e.to_string())?;
     match mutant {
         Some(m) => start_mutant(m, &init, log, world.clone()),
         None => ReferenceReceiver::recover_with(&init, log, world.clone(), Recording::Full)
@@ -269,15 +383,39 @@ pub enum AgentMutant {
     /// is answered `duplicate`. Wrong only when a process is reused; a
     /// fresh one is the reference.
     LeaksSession,
+    /// The reference with a log that gets durability wrong.
+    Log(LogFlaw),
 }
 
 impl AgentMutant {
     /// The mutants only a process can be, by name.
-    pub const PROCESS_ONLY: [(&'static str, AgentMutant, &'static str); 1] = [(
-        "leaks-session",
-        AgentMutant::LeaksSession,
-        "answers `duplicate` for IDs an earlier session accepted (claims `reinit`)",
-    )];
+    pub const PROCESS_ONLY: [(&'static str, AgentMutant, &'static str); 5] = [
+        (
+            "leaks-session",
+            AgentMutant::LeaksSession,
+            "answers `duplicate` for IDs an earlier session accepted (claims `reinit`)",
+        ),
+        (
+            "skips-fsync",
+            AgentMutant::Log(LogFlaw::SkipsFsync),
+            "never syncs its log or its directory (caught only by a power loss)",
+        ),
+        (
+            "skips-dir-fsync",
+            AgentMutant::Log(LogFlaw::SkipsDirFsync),
+            "syncs its log but never its directory, so the log's name is not durable (caught only by a power loss)",
+        ),
+        (
+            "renames-unsynced",
+            AgentMutant::Log(LogFlaw::RenamesUnsynced),
+            "after a crash, renames its rewritten log into place before syncing it (caught only by a power loss)",
+        ),
+        (
+            "syncs-every-second",
+            AgentMutant::Log(LogFlaw::SyncsEverySecond),
+            "syncs its log at every second delivery only (caught only by a power loss)",
+        ),
+    ];
 
     pub fn by_name(name: &str) -> Option<AgentMutant> {
         Mutant::by_name(name).map(AgentMutant::Zoo).or_else(|| {
@@ -291,14 +429,24 @@ impl AgentMutant {
     pub fn name(self) -> &'static str {
         match self {
             AgentMutant::Zoo(m) => m.name(),
-            AgentMutant::LeaksSession => "leaks-session",
+            other => AgentMutant::PROCESS_ONLY
+                .iter()
+                .find(|(_, m, _)| *m == other)
+                .map_or("unnamed", |(n, ..)| n),
         }
     }
 
     fn zoo(self) -> Option<Mutant> {
         match self {
             AgentMutant::Zoo(m) => Some(m),
-            AgentMutant::LeaksSession => None,
+            _ => None,
+        }
+    }
+
+    fn flaw(self) -> Option<LogFlaw> {
+        match self {
+            AgentMutant::Log(f) => Some(f),
+            _ => None,
         }
     }
 }
@@ -310,6 +458,7 @@ pub fn serve(
     served: Option<AgentMutant>,
 ) -> io::Result<()> {
     let mutant = served.and_then(AgentMutant::zoo);
+    let flaw = served.and_then(AgentMutant::flaw);
     let leaks = served == Some(AgentMutant::LeaksSession);
     // `leaks-session`'s memory: (thread, ID) accepted in this session, and
     // in the sessions before it.
@@ -369,7 +518,7 @@ pub fn serve(
         }
         *world.seq.borrow_mut() = seq;
         let answer = match (&req, receiver.as_mut()) {
-            (Request::Init(init), _) => start(init, &world, mutant).map(|r| {
+            (Request::Init(init), _) => start(init, &world, mutant, flaw).map(|r| {
                 receiver = Some(r);
                 Answer::Init(InitAnswer {
                     name: match served {

@@ -25,6 +25,15 @@ pub fn fault() -> Option<&'static MachineFault> {
     FAULT.get()
 }
 
+/// Records a fault of the machine found by tern-sim itself (a state
+/// directory it could not serve), if none was found before.
+pub(crate) fn record(root: &Path, why: String) {
+    let _ = FAULT.set(MachineFault {
+        root: root.to_owned(),
+        why,
+    });
+}
+
 /// Probes the file system of every state root in use, after an
 /// implementation failed; records the first fault found.
 pub(crate) fn probe_state_roots() {

@@ -12,4 +12,5 @@ pub mod machine;
 pub mod mutants;
 pub mod reaper;
 pub mod reference;
+pub mod state_dirs;
 pub mod stderr_log;

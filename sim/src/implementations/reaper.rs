@@ -109,7 +109,21 @@ pub fn kill_tree(marked: &mut Marked) {
     let _ = marked.child.kill();
     let _ = marked.child.wait();
     // The child is reaped: its children are ours now, and carry its token.
-    sweep(false, |p| !live_token(&p.token));
+    // (The FUSE mount helpers that serve power-loss state directories are
+    // children of tern-sim too, and live as long as their mounts.)
+    sweep(false, |p| !live_token(&p.token) && !is_mount_helper(p.pid));
+}
+
+/// Whether `pid` runs fusermount: the helper that, for a power-loss state
+/// directory mounted with `auto_unmount`, waits to unmount it when
+/// tern-sim ends. Killing it would unmount a state directory in use. Told
+/// by the program the process runs, which no implementation can fake
+/// without running fusermount itself.
+fn is_mount_helper(pid: i32) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| {
+        exe.file_name()
+            .is_some_and(|n| n == "fusermount3" || n == "fusermount")
+    })
 }
 
 /// Kills every descendant of tern-sim, for the exit and for signals.

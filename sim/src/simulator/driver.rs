@@ -7,6 +7,7 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::{Duration, Instant};
 
+use super::crash_cut;
 use super::faults::{Fault, FaultSet};
 use super::runner::{Played, Run, RunConfig, Sessions, Stats, Violation};
 use super::workload::{step_strategy, Mix, Step};
@@ -55,11 +56,20 @@ fn runner_for(seed: u64) -> TestRunner {
 fn step_trees(config: &RunConfig) -> impl Iterator<Item = Box<dyn ValueTree<Value = Step>>> {
     let mut runner = runner_for(config.seed);
     let strategy = step_strategy(config.mix);
-    (0..config.steps).map_while(move |_| {
-        strategy
-            .new_tree(&mut runner)
-            .ok()
-            .map(|tree| Box::new(tree) as Box<dyn ValueTree<Value = Step>>)
+    let (seed, cuts) = (config.seed, config.faults.has(Fault::PowerLoss));
+    (0..config.steps).map_while(move |index| {
+        strategy.new_tree(&mut runner).ok().map(|tree| {
+            let tree = Box::new(tree) as Box<dyn ValueTree<Value = Step>>;
+            if cuts {
+                Box::new(crash_cut::WithCut {
+                    inner: tree,
+                    seed,
+                    index,
+                }) as Box<dyn ValueTree<Value = Step>>
+            } else {
+                tree
+            }
+        })
     })
 }
 

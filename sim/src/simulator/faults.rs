@@ -24,6 +24,13 @@ pub enum Fault {
     Partition,
     /// Each agent's clock is off by up to five seconds.
     Skew,
+    /// Over the protocol, with every state directory on tern-statefs: a
+    /// crash can be a power loss that drops what was not synced (whole, or
+    /// torn at a byte), and can fall inside a request, at any of its
+    /// mutating file operations. Not one of `--faults`: tern-sim adds it to
+    /// `crash` when the implementation runs as a process and FUSE works,
+    /// so that traces say how their crashes fall.
+    PowerLoss,
 }
 
 impl Fault {
@@ -37,6 +44,19 @@ impl Fault {
         Fault::Skew,
     ];
 
+    /// Every fault a trace or a list may name: [`Fault::ALL`] and the one
+    /// tern-sim adds itself.
+    pub const KNOWN: [Fault; 8] = [
+        Fault::Reorder,
+        Fault::Duplicate,
+        Fault::Delay,
+        Fault::Drop,
+        Fault::Crash,
+        Fault::Partition,
+        Fault::Skew,
+        Fault::PowerLoss,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Fault::Reorder => "reorder",
@@ -46,6 +66,7 @@ impl Fault {
             Fault::Crash => "crash",
             Fault::Partition => "partition",
             Fault::Skew => "skew",
+            Fault::PowerLoss => "power-loss",
         }
     }
 }
@@ -59,7 +80,7 @@ impl fmt::Display for Fault {
 impl FromStr for Fault {
     type Err = String;
     fn from_str(s: &str) -> Result<Fault, String> {
-        Fault::ALL
+        Fault::KNOWN
             .iter()
             .copied()
             .find(|f| f.as_str() == s)

@@ -2,6 +2,7 @@
 //! network into implementations under test, checked at every operation.
 
 pub mod boast;
+pub mod crash_cut;
 pub mod driver;
 pub mod faults;
 pub mod happening;

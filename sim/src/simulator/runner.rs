@@ -24,7 +24,7 @@ use super::scenario::{epoch_of, Scenario};
 use super::situations::{Coverage, Moment, Situation};
 use super::workload::{Mix, Step};
 use crate::contract::plugin::{Capability, ImplError, Implementation, InitParams, Receiver, View};
-use crate::contract::storage::{CrashPoint, Storage};
+use crate::contract::storage::{CrashPoint, FileOp, Loss, PowerNote, Storage};
 use crate::contract::world::World;
 use crate::judge::delivery::{self, Breach, Call, Delivery};
 use crate::judge::invariants::{self as inv, Invariant};
@@ -129,6 +129,11 @@ pub struct Stats {
     pub faults: BTreeMap<&'static str, u64>,
     /// How often each situation of the catalogue was reached.
     pub situations: Coverage,
+    /// Whether the runs had fault `power-loss`: only then can the
+    /// situations of [`Situation::needs_power_loss`] be reached, so only
+    /// then do they count as missed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub power_loss: bool,
 }
 
 impl Stats {
@@ -143,7 +148,61 @@ impl Stats {
             *self.faults.entry(k).or_default() += v;
         }
         self.situations.add(&other.situations);
+        self.power_loss |= other.power_loss;
     }
+
+    /// Whether a table of these runs shows `s`: a situation only a power
+    /// loss reaches is left out of runs without one.
+    pub fn shows(&self, s: Situation) -> bool {
+        self.power_loss || !s.needs_power_loss()
+    }
+}
+
+/// The situations a note of a power-loss state directory reaches.
+fn power_moments(note: &PowerNote) -> Vec<Moment> {
+    match note {
+        PowerNote::Held { op, earlier } => {
+            let mut m = Vec::new();
+            if *op == FileOp::Write && earlier.contains(&FileOp::Write) {
+                m.push(Moment::CrashBetweenWrites);
+            }
+            if *op == FileOp::Sync && earlier.last() == Some(&FileOp::Write) {
+                m.push(Moment::CrashBetweenWriteAndSync);
+            }
+            if *op == FileOp::Rename {
+                m.push(Moment::CrashInRename);
+            }
+            m
+        }
+        PowerNote::Answered { last } => {
+            if matches!(last, Some(FileOp::Sync | FileOp::SyncDir)) {
+                vec![Moment::CrashBetweenSyncAndAnswer]
+            } else {
+                Vec::new()
+            }
+        }
+        PowerNote::Lost { dropped_data, torn } => {
+            let mut m = Vec::new();
+            if *dropped_data {
+                m.push(Moment::PowerLossUnsynced);
+            }
+            if *torn {
+                m.push(Moment::TornWrite);
+            }
+            m
+        }
+    }
+}
+
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 /// The result of playing steps.
@@ -313,6 +372,7 @@ impl<'a> Run<'a> {
         let scenario = Arc::new(config.scenario());
         let resolver = Some(Resolver::new(scenario.clone(), config.mix));
         let world = World::new();
+        let power_loss = config.faults.has(Fault::PowerLoss);
         let mut run = Run {
             config,
             implementation,
@@ -330,7 +390,10 @@ impl<'a> Run<'a> {
             reach: Reach::default(),
             acks: KnownAcks::default(),
             cuts: Vec::new(),
-            stats: Stats::default(),
+            stats: Stats {
+                power_loss,
+                ..Stats::default()
+            },
             record,
             happenings: Vec::new(),
             step: 0,
@@ -500,13 +563,63 @@ impl<'a> Run<'a> {
         agent.storage.crash();
         agent.down_until = Some(self.now + DOWNTIME_MS);
         let name = agent.name.clone();
+        // Over a power-loss state directory, how the crash fell: where in
+        // the request, and what it takes (at the restart).
+        let cut = agent.storage.cut();
+        let at = self.power_notes(a);
+        let why = match cut {
+            Some(cut) => {
+                if cut.loss != Loss::Kill {
+                    self.fault(Fault::PowerLoss);
+                }
+                format!("{why}{at}; {}", cut.loss.describe())
+            }
+            None => why.to_owned(),
+        };
         self.happen(|at| Happening::Fault {
             at,
             agent: name,
-            fault: FaultEvent::Crash {
-                why: why.to_owned(),
-            },
+            fault: FaultEvent::Crash { why },
         });
+    }
+
+    /// Counts the situations of what the state directory of agent `a` told
+    /// of its crashes since last asked, and says where a crash inside a
+    /// request fell (empty if it did not).
+    fn power_notes(&mut self, a: usize) -> String {
+        let mut at = String::new();
+        for note in self.agents[a].storage.take_notes() {
+            for moment in power_moments(&note) {
+                self.stats.situations.reach(Situation::Moment(moment));
+            }
+            match note {
+                PowerNote::Held { op, earlier } => {
+                    at = format!(
+                        ", at its {} file operation of the request ({}, after {})",
+                        ordinal(earlier.len() + 1),
+                        op.name(),
+                        if earlier.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            earlier
+                                .iter()
+                                .map(|o| o.name())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        }
+                    )
+                }
+                PowerNote::Answered { last } => {
+                    at = format!(
+                        ", right after the request answered{}",
+                        last.map(|o| format!(" (its last file operation: {})", o.name()))
+                            .unwrap_or_default()
+                    )
+                }
+                PowerNote::Lost { .. } => {}
+            }
+        }
+        at
     }
 
     fn restart_due(&mut self) -> Checked {
@@ -525,7 +638,10 @@ impl<'a> Run<'a> {
             agent: name,
             fault: FaultEvent::Restart,
         });
-        self.start(a)?;
+        let started = self.start(a);
+        // What the power loss of the restart took.
+        self.power_notes(a);
+        started?;
         // The senders retransmit what was never acknowledged: first the
         // frames whose delivery a crash cut (until they are settled, the
         // receiver may hold what the model does not), then, once the views
@@ -1399,9 +1515,10 @@ impl<'a> Run<'a> {
                 }
             }
             Step::Execute { agent, pick } => self.execute(*agent as usize % n, *pick, resolver)?,
-            Step::Crash { agent, point } => {
+            Step::Crash { agent, point, cut } => {
                 let a = *agent as usize % n;
                 if self.agents[a].receiver.is_some() {
+                    self.agents[a].storage.set_cut(*cut);
                     match point % 7 {
                         // Now, and again at the recovery's first sync:
                         // before what it writes is durable, or after.
@@ -1526,6 +1643,7 @@ impl<'a> Run<'a> {
             if let Some(r) = agent.receiver.as_mut() {
                 r.dismiss();
             }
+            self.implementation.release(&agent.storage);
         }
         if let Err(v) = &result {
             let text = format!(

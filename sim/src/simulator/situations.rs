@@ -52,6 +52,12 @@ moments! {
     CrashInRecovery = "crash during recovery before it is durable", ["S1.30", "S1.31"], "A crash while the receiver starts up from its storage, before what the recovery writes is durable.";
     CrashInRecoveryDurable = "crash during recovery once durable", ["S1.30", "S1.31"], "A crash while the receiver starts up from its storage, once what the recovery wrote is durable.";
     CrashAfterEffect = "crash right after an effect", ["S1.30", "S1.31"], "A crash during an execution, right after its effect.";
+    PowerLossUnsynced = "power loss with unsynced data", ["S1.30"], "Over the protocol: a power loss dropped data the implementation had written to its state directory and not synced.";
+    TornWrite = "torn write", ["S1.30"], "Over the protocol: a power loss kept part of a write that was not synced, cut at a byte.";
+    CrashBetweenWrites = "crash between two writes of one request", ["S1.30", "S8.8"], "Over the protocol: a crash at a write of a request that had already written.";
+    CrashBetweenWriteAndSync = "crash between a write and its sync", ["S1.30", "S8.8"], "Over the protocol: a crash at the sync that follows a write.";
+    CrashBetweenSyncAndAnswer = "crash between a sync and the answer", ["S1.30", "S8.8"], "Over the protocol: a crash after a request's last sync, before tern-sim took its answer.";
+    CrashInRename = "crash during a rename", ["S1.30"], "Over the protocol: a crash at a rename in the state directory.";
     RedeliveredNotDurable = "redelivery after a crash before durability", ["S1.27", "S1.30"], "A frame redelivered after its delivery crashed before it was durable.";
     RedeliveredDurable = "redelivery after a crash once durable", ["S1.27", "S1.30"], "A frame redelivered after its delivery crashed once it was durable.";
     RedeliveredAfterAnswer = "redelivery after a crash once answered", ["S1.27", "S1.30"], "A frame redelivered after its receiver answered it and then crashed (the acknowledgement was lost).";
@@ -148,6 +154,23 @@ impl Situation {
             Situation::Malformed(m) => m.clauses(),
             Situation::Boast(s) => s.clauses(),
         }
+    }
+
+    /// Whether only a run with its state directories on tern-statefs (fault
+    /// `power-loss`) can reach it: elsewhere it is left out of the tables,
+    /// not counted as missed.
+    pub fn needs_power_loss(self) -> bool {
+        matches!(
+            self,
+            Situation::Moment(
+                Moment::PowerLossUnsynced
+                    | Moment::TornWrite
+                    | Moment::CrashBetweenWrites
+                    | Moment::CrashBetweenWriteAndSync
+                    | Moment::CrashBetweenSyncAndAnswer
+                    | Moment::CrashInRename
+            )
+        )
     }
 
     /// Whether a run that judges by the seed's rules alone (`--level core`)

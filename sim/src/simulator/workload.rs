@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::boast::{Named, Shape};
+use crate::contract::storage::PowerCut;
 
 /// One honest utterance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,6 +132,11 @@ pub enum Step {
     Crash {
         agent: u8,
         point: u8,
+        /// How the crash falls over a power-loss state directory (fault
+        /// `power-loss`); drawn from the seed and the step's place, never
+        /// by the step's strategy, so that runs without it draw the same.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cut: Option<PowerCut>,
     },
     /// Cut the link from agent `a` to agent `b` (and back unless one way).
     Partition {
@@ -406,7 +412,11 @@ pub fn step_strategy(mix: Mix) -> BoxedStrategy<Step> {
             // `point % 7` is where; for the two sync points, `point / 7`
             // says whether one more delivery passes first.
             (u(), 0..14u8)
-                .prop_map(|(agent, point)| Step::Crash { agent, point })
+                .prop_map(|(agent, point)| Step::Crash {
+                    agent,
+                    point,
+                    cut: None,
+                })
                 .boxed(),
         ));
     }

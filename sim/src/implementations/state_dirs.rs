@@ -1,0 +1,264 @@
+//! The state directories of an implementation's processes: one per agent
+//! per run, kept across its restarts and removed when its session ends.
+//!
+//! With power loss on, each is a tern-statefs mount (docs/statefs.md) over
+//! a backing folder beside it. A crash then kills the process and, at the
+//! restart, drops what the process never made durable, whole or torn, as
+//! the crash's cut says; and a crash can fall inside a request, at its
+//! k-th mutating file operation, which the mount holds unanswered while
+//! the process is killed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tern_statefs::{Cut, Mounted, OpKind};
+
+use crate::contract::storage::{FileOp, Loss, PowerCut, PowerNote};
+
+/// One agent's state directory.
+#[derive(Clone)]
+pub struct StateDir {
+    /// What the implementation is given as `state_dir`.
+    pub path: PathBuf,
+    /// The file system that serves it, with power loss on.
+    mount: Option<Arc<Mounted>>,
+    /// The folder that holds its live state (with power loss on).
+    backing: Option<PathBuf>,
+}
+
+/// Why a state directory could not be served: the machine's trouble, not
+/// the implementation's.
+#[derive(Debug, thiserror::Error)]
+pub enum StateDirError {
+    #[error("cannot make the state directory {}: {source}", path.display())]
+    Create {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot serve the state directory {} through FUSE: {source}", path.display())]
+    Mount {
+        path: PathBuf,
+        source: tern_statefs::MountError,
+    },
+    #[error("cannot make the power loss of the state directory {}: {source}", path.display())]
+    PowerLoss {
+        path: PathBuf,
+        source: tern_statefs::PowerLossError,
+    },
+}
+
+/// Every state directory of one implementation, by storage, and the
+/// mounts of sessions that ended, emptied and kept for the next ones.
+#[derive(Default)]
+pub struct StateDirs {
+    dirs: Mutex<BTreeMap<u64, StateDir>>,
+    /// A mount and an unmount cost a fusermount process and tens of
+    /// milliseconds, several times a short run's other work: a session's
+    /// mount is emptied and kept when it ends ([`Mounted::reset`]).
+    pool: Mutex<Vec<StateDir>>,
+    /// Mounts made so far, for their names.
+    made: std::sync::atomic::AtomicU64,
+}
+
+/// The most emptied mounts kept: every agent of a run on every worker.
+const POOL_MOST: usize = 32;
+
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl StateDirs {
+    /// The state directory of storage `id` under `root`, made (and, with
+    /// `power`, mounted) at its first start, and whether this start is
+    /// that first one.
+    pub fn get(
+        &self,
+        root: &Path,
+        id: u64,
+        power: bool,
+    ) -> Result<(StateDir, bool), StateDirError> {
+        let mut dirs = locked(&self.dirs);
+        if let Some(dir) = dirs.get(&id) {
+            return Ok((dir.clone(), false));
+        }
+        if power {
+            if let Some(dir) = locked(&self.pool).pop() {
+                dirs.insert(id, dir.clone());
+                return Ok((dir, true));
+            }
+        }
+        let dir = if power {
+            let n = self.made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let path = root.join(format!("state-{n}"));
+            let backing = root.join(format!("state-{n}.data"));
+            for p in [&path, &backing] {
+                std::fs::create_dir_all(p).map_err(|source| StateDirError::Create {
+                    path: p.clone(),
+                    source,
+                })?;
+            }
+            let mount =
+                tern_statefs::mount(&backing, &path).map_err(|source| StateDirError::Mount {
+                    path: path.clone(),
+                    source,
+                })?;
+            StateDir {
+                path,
+                mount: Some(Arc::new(mount)),
+                backing: Some(backing),
+            }
+        } else {
+            StateDir {
+                path: root.join(format!("agent-{id}")),
+                mount: None,
+                backing: None,
+            }
+        };
+        dirs.insert(id, dir.clone());
+        Ok((dir, true))
+    }
+
+    /// The session of storage `id` is over: its directory goes now (an
+    /// exploration makes one per schedule, hundreds of thousands), and
+    /// its file system is unmounted once the last holder lets it go.
+    pub fn remove(&self, id: u64) {
+        let dir = locked(&self.dirs).remove(&id);
+        if let Some(dir) = dir {
+            if let Some(mount) = &dir.mount {
+                let mut pool = locked(&self.pool);
+                if pool.len() < POOL_MOST && mount.reset().is_ok() {
+                    pool.push(dir);
+                    return;
+                }
+            }
+            let StateDir {
+                path,
+                mount,
+                backing,
+            } = dir;
+            drop(mount);
+            let _ = std::fs::remove_dir_all(&path);
+            if let Some(backing) = backing {
+                let _ = std::fs::remove_dir_all(backing);
+            }
+        }
+    }
+
+    /// Unmounts every state directory (before the root goes).
+    pub fn clear(&self) {
+        let ids: Vec<u64> = locked(&self.dirs).keys().copied().collect();
+        for id in ids {
+            self.remove(id);
+        }
+        drop(std::mem::take(&mut *locked(&self.pool)));
+    }
+}
+
+impl StateDir {
+    /// After a crash, before the restart: the crash's cut is made. A kill
+    /// keeps everything the file system took; a power loss drops what was
+    /// not durable (at the crash point, if the crash fell at one). The
+    /// note says what it took.
+    pub fn after_crash(&self, cut: Option<PowerCut>) -> Result<Option<PowerNote>, StateDirError> {
+        let Some(mount) = &self.mount else {
+            return Ok(None);
+        };
+        let cut = match cut.map(|c| c.loss) {
+            None | Some(Loss::Kill) => {
+                // The held operations of the killed process were refused
+                // as it died; nothing else is held, and counting goes on.
+                mount.resume();
+                return Ok(None);
+            }
+            Some(Loss::Power) => Cut::Clean,
+            Some(Loss::Torn(seed)) => Cut::Torn { seed },
+        };
+        let lost = mount
+            .power_loss(cut)
+            .map_err(|source| StateDirError::PowerLoss {
+                path: self.path.clone(),
+                source,
+            })?;
+        Ok(Some(PowerNote::Lost {
+            dropped_data: lost.dropped_data(),
+            torn: lost.torn_writes() > 0,
+        }))
+    }
+
+    /// Watches one request on which a crash is armed: with `at_op`, the
+    /// request's `at_op`-th mutating file operation is held. `None` when
+    /// the directory has no file system of tern-sim's to watch it by.
+    pub fn watch(&self, at_op: Option<u8>) -> Option<Watch> {
+        let mount = self.mount.clone()?;
+        let mark = mount.mutating_ops();
+        let armed = match at_op {
+            Some(k) => mount.arm(u64::from(k)).is_ok(),
+            None => false,
+        };
+        Some(Watch { mount, mark, armed })
+    }
+}
+
+/// A request on which a crash is armed, watched through its state
+/// directory.
+pub struct Watch {
+    mount: Arc<Mounted>,
+    /// The count of mutating operations before the request.
+    mark: u64,
+    /// Whether a crash point inside the request is armed.
+    armed: bool,
+}
+
+impl Watch {
+    /// The file system, for the reader of the answer to poll.
+    pub fn mount(&self) -> Option<&Arc<Mounted>> {
+        self.armed.then_some(&self.mount)
+    }
+
+    /// Whether the crash point was reached.
+    pub fn held(&self) -> bool {
+        self.armed && self.mount.held().is_some()
+    }
+
+    /// Once the request is over: where the crash fell. At the held
+    /// operation, if the crash point was reached; else the request made
+    /// fewer operations, it answered, and the crash falls now, after its
+    /// last one.
+    pub fn settle(self) -> PowerNote {
+        let ops: Vec<FileOp> = self
+            .mount
+            .ops_since(self.mark)
+            .into_iter()
+            .map(file_op)
+            .collect();
+        if self.armed {
+            if let Some(held) = self.mount.held() {
+                // Everything from the held operation on is held too.
+                let before = held.seq.saturating_sub(self.mark + 1) as usize;
+                let earlier = ops.iter().take(before).copied().collect();
+                return PowerNote::Held {
+                    op: file_op(held.kind),
+                    earlier,
+                };
+            }
+            self.mount.disarm();
+        }
+        PowerNote::Answered {
+            last: ops.last().copied(),
+        }
+    }
+}
+
+fn file_op(kind: OpKind) -> FileOp {
+    match kind {
+        OpKind::Write => FileOp::Write,
+        OpKind::Fsync | OpKind::Fdatasync => FileOp::Sync,
+        OpKind::Fsyncdir => FileOp::SyncDir,
+        OpKind::Create | OpKind::Mknod => FileOp::Create,
+        OpKind::Rename => FileOp::Rename,
+        OpKind::Unlink | OpKind::Rmdir => FileOp::Remove,
+        OpKind::Truncate => FileOp::Truncate,
+        OpKind::Mkdir | OpKind::Symlink | OpKind::Link => FileOp::Other,
+    }
+}
