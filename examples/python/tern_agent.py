@@ -7,7 +7,9 @@ violation against it within a few steps (see README.md beside this file).
 
 What it does:
   * answers `init` (and refuses any protocol version other than tern-sim/1);
-  * keeps every message in memory only, so a crash loses everything;
+  * keeps every message in memory, and also appends each admitted frame to
+    a log in state_dir, synced before the answer (file and directory), but
+    never reads the log back: a restart still starts empty;
   * judges a delivery naively: strict JSON (`parse`), the `tern` version
     (`version`), a rough envelope shape (`envelope`), the identity checks
     that only need the configuration (`unknown_thread`,
@@ -20,7 +22,7 @@ What it does:
 What it does not do (where a real implementation plugs in, marked PLUG IN
 below): body schemas, references and pending messages, releases and
 invalidations, revision chains, commitments, authority and execution,
-durable storage and reconciliation after a restart.
+rebuilding from the log and reconciliation after a restart.
 
 The protocol is described in docs/protocol.md. Standard library only.
 """
@@ -59,6 +61,106 @@ def perform(seq, key):
     implementation) only after an intent record naming `key` is durable in
     state_dir. This skeleton never calls it."""
     send({"seq": seq, "perform": key})
+
+
+# --- durable storage in state_dir ------------------------------------------
+#
+# Why every fsync below: over the protocol, tern-sim serves state_dir itself
+# and can make a crash a power loss (docs/protocol.md section 7). A power
+# loss drops every write that was not synced, and every file name whose
+# directory was not synced since it was made or renamed; a torn one keeps
+# part of an unsynced write. A SIGKILL alone would never show a missing
+# sync: the kernel keeps every write that returned, so a receiver that
+# never syncs passes every kill and loses its log when the power goes.
+
+LOG_NAME = "frames.log"
+
+
+def fsync_dir(path):
+    """Makes the directory's entries durable: the names created, renamed or
+    removed in it. Syncing a file makes only its data durable, not its
+    name."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_all(fd, data):
+    """os.write may write less than asked; the rest follows."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class FrameLog:
+    """An append-only log in state_dir, one JSON line per record. A record
+    is whole once its newline is written. A crash can leave a last line
+    without one (a torn power loss keeps part of an unsynced write), and
+    `records` ignores it."""
+
+    def __init__(self, state_dir):
+        self.dir = state_dir
+        self.path = os.path.join(state_dir, LOG_NAME)
+        records, whole = self._read()
+        if not whole:
+            # A crash left part of a record at the end. Appending after it
+            # would glue the next record to it, so the log is written
+            # afresh with its whole records: to a new file, synced, renamed
+            # over the log, and the directory synced, so that a crash at
+            # any point leaves the old log or the whole new one.
+            new = self.path + ".new"
+            fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                write_all(fd, b"".join(line_of(r) for r in records))
+                os.fsync(fd)            # the data, before the name points at it
+            finally:
+                os.close(fd)
+            os.rename(new, self.path)
+            fsync_dir(self.dir)         # the rename
+
+    def _read(self):
+        """The whole records, and whether the file ends with a whole one."""
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return [], True
+        lines = data.split(b"\n")
+        records = []
+        for line in lines[:-1]:         # after the last newline: not whole
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                # Not a record: it, and everything after it, are dropped
+                # when the log is written afresh.
+                return records, False
+        return records, lines[-1] == b""
+
+    def records(self):
+        """Every whole record, oldest first. PLUG IN: replay these at `init`
+        to rebuild the state; this skeleton never does."""
+        return self._read()[0]
+
+    def append(self, record):
+        """Appends one record and makes it durable before returning: its
+        data by fsync of the file and, when this append created the file,
+        its name by fsync of the directory."""
+        created = not os.path.exists(self.path)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            write_all(fd, line_of(record))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            fsync_dir(self.dir)
+
+
+def line_of(record):
+    return (json.dumps(record, separators=(",", ":"), sort_keys=True)
+            + "\n").encode("utf-8")
 
 
 # --- reading a frame strictly ---------------------------------------------
@@ -145,7 +247,10 @@ class Receiver:
         # is not listed did not, so drop it; never perform anything here).
         self.effects = list(effects)
         os.makedirs(state_dir, exist_ok=True)
-        # PLUG IN: rebuild state from your log in state_dir here. This
+        # The state directory always survives a crash: no need to sync the
+        # directories above it.
+        self.log = FrameLog(state_dir)
+        # PLUG IN: rebuild state from self.log.records() here. This
         # skeleton keeps everything in memory: a restart starts empty.
         self.store = {}   # (context, id) -> list of distinct contents
 
@@ -184,10 +289,13 @@ class Receiver:
             context = self.admit(msg, principal)
         except Rejected as r:
             return [event(msg, "rejected", r)]
+        # Durable BEFORE answering: whatever the answer reports must survive
+        # a SIGKILL and a power loss. Logging the frame itself, with what it
+        # was judged by, lets a replay at `init` reach the same state.
+        self.log.append({"frame": base64.b64encode(frame).decode("ascii"),
+                         "principal": principal, "now": now})
         key = (context, msg["id"])
         variants = self.store.setdefault(key, [])
-        # PLUG IN: append the frame to a log in state_dir (and fsync) here,
-        # BEFORE answering. Whatever you report must survive a SIGKILL.
         if msg in variants:   # structural equality (beware: 1 == 1.0 == True)
             return [event(msg, "duplicate")]
         variants.append(msg)

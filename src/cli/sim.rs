@@ -86,7 +86,11 @@ impl FaultArgs {
 /// reports name it; `None` in tern-sim's own process.
 pub fn power_loss(imp: &dyn Implementation, faults: &mut FaultSet) -> Option<Durability> {
     faults.0.remove(&Fault::PowerLoss);
-    if faults.has(Fault::Crash) && imp.set_power_loss(true) {
+    if !faults.has(Fault::Crash) {
+        // No crash, nothing to take.
+        return None;
+    }
+    if imp.set_power_loss(true) {
         faults.0.insert(Fault::PowerLoss);
     }
     Some(imp.durability()).filter(|d| *d != Durability::Simulated)

@@ -83,7 +83,8 @@ impl Model {
         }
     }
 
-    /// The data a file keeps under `cut`.
+    /// The data a file keeps under `cut`; `ino` counted from the model's
+    /// epoch.
     fn cut_data(ino: Ino, data: &FileData, cut: Cut) -> (Vec<u8>, Kept) {
         match cut {
             Cut::Clean => (data.durable().to_vec(), Kept::default()),
@@ -107,7 +108,7 @@ impl Model {
                 continue;
             };
             let data = if node.kind == Kind::File {
-                Model::cut_data(ino, &node.data, cut).0
+                Model::cut_data(ino.wrapping_sub(self.epoch), &node.data, cut).0
             } else {
                 Vec::new()
             };
@@ -163,7 +164,7 @@ impl Model {
         let mut new_inodes: BTreeMap<Ino, Inode> = BTreeMap::new();
         for (ino, node) in &self.inodes {
             let kept = if node.kind == Kind::File {
-                let (bytes, kept) = Model::cut_data(*ino, &node.data, cut);
+                let (bytes, kept) = Model::cut_data(ino.wrapping_sub(self.epoch), &node.data, cut);
                 if let Some(new) = renumber.get(ino) {
                     let mut fresh = Inode::new(node.kind, node.durable_mode);
                     fresh.data = FileData::durable_only(bytes);

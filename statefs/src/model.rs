@@ -185,6 +185,11 @@ impl Inode {
 pub struct Model {
     pub(crate) inodes: BTreeMap<Ino, Inode>,
     pub(crate) next: Ino,
+    /// The first inode number handed out since the model began or was
+    /// last wiped: torn cuts are drawn from a file's number counted from
+    /// here, so that the same history since a wipe gives the same cuts,
+    /// whatever the mount served before.
+    pub(crate) epoch: Ino,
 }
 
 impl Default for Model {
@@ -201,6 +206,7 @@ impl Model {
         Model {
             inodes,
             next: ROOT + 1,
+            epoch: ROOT + 1,
         }
     }
 
@@ -211,6 +217,7 @@ impl Model {
     pub fn wipe(&mut self) {
         let mode = self.inodes.get(&ROOT).map_or(0o755, |r| r.durable_mode);
         self.inodes = BTreeMap::from([(ROOT, Inode::new(Kind::Dir, mode))]);
+        self.epoch = self.next;
     }
 
     pub(crate) fn node(&self, ino: Ino) -> Result<&Inode, ModelError> {

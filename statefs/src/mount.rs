@@ -379,6 +379,25 @@ impl Mounted {
         count
     }
 
+    /// Lets the held operations take effect, in order, and holds the next
+    /// mutating operation, all at once: a harness walks a request one
+    /// operation at a time this way, to stop it exactly where something
+    /// else it watches happens (an effect the request announced), whatever
+    /// the timing. Returns how many were let go.
+    pub fn step(&self) -> usize {
+        let mut st = self.core.lock();
+        st.at_crash = None;
+        let held = st.gate.take_all();
+        // Armed before the held ones run, under the same lock: the next
+        // operation cannot slip through in between.
+        let _ = st.gate.arm(1);
+        let count = held.len();
+        for (_, job) in held {
+            job(&mut st, Verdict::Apply);
+        }
+        count
+    }
+
     /// A power loss: everything not durable at the crash point, if one was
     /// reached, else now, is dropped (with
     /// [`Cut::Torn`], each file keeps a seeded prefix of its unsynced

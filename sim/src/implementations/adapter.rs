@@ -44,9 +44,8 @@ pub use crate::implementations::exit_guard::{defer_interrupts, interrupted};
 use crate::implementations::exit_guard::{forget_root, register_root};
 use crate::implementations::machine;
 use crate::implementations::reaper::{self, Marked};
-use crate::implementations::state_dirs::{StateDir, StateDirError, StateDirs};
+use crate::implementations::state_dirs::{Gate, StateDir, StateDirError, StateDirs, Watch};
 use crate::implementations::stderr_log::{StderrLog, ThreadLogs};
-use tern_statefs::Mounted;
 
 /// Overrides where state roots are made.
 pub const STATE_DIR_VAR: &str = "TERN_SIM_STATE_DIR";
@@ -322,7 +321,7 @@ impl Implementation for SubprocessImpl {
         let at_op = storage.cut().and_then(|c| c.at_op);
         let watch = armed.and_then(|_| dir.watch(at_op));
         if armed == Some(CrashPoint::BeforeSync)
-            && watch.as_ref().is_none_or(|w| w.mount().is_none())
+            && watch.as_ref().is_none_or(|w| w.gate().is_none())
         {
             storage.fire();
             return Err(ImplError::Crashed);
@@ -368,7 +367,7 @@ impl Implementation for SubprocessImpl {
                 effects: world.performed_by_me(),
             })
         };
-        child.crash_gate = watch.as_ref().and_then(|w| w.mount().cloned());
+        child.crash_gate = watch.as_ref().and_then(Watch::gate);
         let answered = child.request(request, limits.startup, &world);
         child.crash_gate = None;
         if let Some(watch) = watch {
@@ -516,7 +515,7 @@ struct ChildProcess {
     /// While a crash point inside the request is armed: the state
     /// directory's file system, polled while the answer is awaited, since
     /// a process held at its crash point never answers.
-    crash_gate: Option<Arc<Mounted>>,
+    crash_gate: Option<Gate>,
 }
 
 const STDERR_TAIL: usize = 2048;
@@ -817,9 +816,18 @@ impl ChildProcess {
             if let Some(seen) = self.lines.next_by(slice, self.sent) {
                 return Ok(Some(seen));
             }
-            if gate.held().is_some() {
-                self.kill();
-                return Err(ImplError::Crashed);
+            if gate.mount.held().is_some() {
+                // The process is blocked at a held operation, so whatever
+                // it wrote before it is in the pipe already: that comes
+                // first (a `perform` line that fires the crash before the
+                // operation is let through).
+                if let Some(seen) = self.lines.next_by(Instant::now(), self.sent) {
+                    return Ok(Some(seen));
+                }
+                if gate.crash_now() {
+                    self.kill();
+                    return Err(ImplError::Crashed);
+                }
             }
             if Instant::now() >= deadline {
                 return Ok(None);
@@ -1076,7 +1084,7 @@ impl Receiver for SubprocessReceiver {
         let watch = armed
             .filter(|p| matches!(p, CrashPoint::BeforeSync | CrashPoint::AfterSync))
             .and_then(|_| self.dir.watch(self.storage.cut().and_then(|c| c.at_op)));
-        let inside = watch.as_ref().is_some_and(|w| w.mount().is_some());
+        let inside = watch.as_ref().is_some_and(|w| w.gate().is_some());
         if armed == Some(CrashPoint::BeforeSync) && !inside {
             // Killed before the frame reached it.
             return Err(self.crash_now());
@@ -1099,7 +1107,7 @@ impl Receiver for SubprocessReceiver {
         let then: &[ThreadId] = if pipelined { &views_next } else { &[] };
         // (An answer that cannot be read kills the process, so views asked
         // with it need no reading then.)
-        child.crash_gate = watch.as_ref().and_then(|w| w.mount().cloned());
+        child.crash_gate = watch.as_ref().and_then(Watch::gate);
         let answered = child.request_then(request, then, timeout, world);
         child.crash_gate = None;
         if let Some(watch) = watch {
@@ -1157,14 +1165,22 @@ impl Receiver for SubprocessReceiver {
         // Over a power-loss state directory, a crash at the effect can fall
         // before it, at one of the execution's file operations (writing its
         // intent).
-        let watch = (self.storage.armed() == Some(CrashPoint::BeforeEffect))
-            .then(|| self.storage.cut().and_then(|c| c.at_op))
-            .flatten()
-            .and_then(|k| self.dir.watch(Some(k)));
+        // With a crash at the effect armed, the execution's file operations
+        // are let through one at a time, so that what it does after its
+        // `perform` line never takes effect before the kill, however fast
+        // it goes on: the crash falls at the same place at every replay.
+        let armed = self.storage.armed();
+        let watch = match armed {
+            Some(CrashPoint::BeforeEffect) => self
+                .dir
+                .watch_stepping(self.storage.cut().and_then(|c| c.at_op)),
+            Some(CrashPoint::AfterEffect) => self.dir.watch_stepping(None),
+            _ => None,
+        };
         let world = &self.world;
         let child = self.child.as_mut().ok_or_else(dismissed)?;
         let timeout = child.limits.request;
-        child.crash_gate = watch.as_ref().and_then(|w| w.mount().cloned());
+        child.crash_gate = watch.as_ref().and_then(Watch::gate);
         let answered = child.request::<ExecuteAnswer>(request, timeout, world);
         child.crash_gate = None;
         if let Some(watch) = watch {
@@ -1172,9 +1188,10 @@ impl Receiver for SubprocessReceiver {
                 self.storage.note(watch.settle());
                 return Err(self.crash_now());
             }
-            // Not reached: the effect's own crash point stays armed (and
-            // may have fired); nothing is held any more.
-            let _ = watch.settle();
+            // The crash at the effect fired (the process is killed, and
+            // what it did after the effect is held, never to be applied),
+            // or the execution answered: stop stepping either way.
+            watch.release();
         }
         Ok(execution_of(answered?))
     }

@@ -192,11 +192,62 @@ impl StateDir {
     pub fn watch(&self, at_op: Option<u8>) -> Option<Watch> {
         let mount = self.mount.clone()?;
         let mark = mount.mutating_ops();
-        let armed = match at_op {
-            Some(k) => mount.arm(u64::from(k)).is_ok(),
-            None => false,
+        let crash_at = at_op
+            .filter(|k| mount.arm(u64::from(*k)).is_ok())
+            .map(|k| mark + u64::from(k));
+        Some(Watch {
+            mount,
+            mark,
+            crash_at,
+            stepping: false,
+        })
+    }
+
+    /// Watches an execution on which a crash at its effect is armed: its
+    /// file operations are let through one at a time, so that when its
+    /// `perform` line fires the crash, nothing it did after that line has
+    /// taken effect (it is held), however fast it went on. With `at_op`,
+    /// the crash falls at that operation instead, if it comes before the
+    /// effect.
+    pub fn watch_stepping(&self, at_op: Option<u8>) -> Option<Watch> {
+        let mount = self.mount.clone()?;
+        let mark = mount.mutating_ops();
+        if mount.arm(1).is_err() {
+            return None;
+        }
+        Some(Watch {
+            mount,
+            mark,
+            crash_at: at_op.map(|k| mark + u64::from(k)),
+            stepping: true,
+        })
+    }
+}
+
+/// What the reader of an answer polls while a crash point is armed.
+#[derive(Clone)]
+pub struct Gate {
+    pub mount: Arc<Mounted>,
+    /// The number of the operation at which the crash falls, if any.
+    crash_at: Option<u64>,
+    /// Whether every other held operation is let through (see
+    /// [`StateDir::watch_stepping`]).
+    stepping: bool,
+}
+
+impl Gate {
+    /// Whether the request is to crash now: it is held at its crash point.
+    /// A held operation that is not the crash point, while stepping, is
+    /// let through (and the next one held).
+    pub fn crash_now(&self) -> bool {
+        let Some(held) = self.mount.held() else {
+            return false;
         };
-        Some(Watch { mount, mark, armed })
+        if self.stepping && Some(held.seq) != self.crash_at {
+            self.mount.step();
+            return false;
+        }
+        true
     }
 }
 
@@ -206,19 +257,35 @@ pub struct Watch {
     mount: Arc<Mounted>,
     /// The count of mutating operations before the request.
     mark: u64,
-    /// Whether a crash point inside the request is armed.
-    armed: bool,
+    /// The number of the operation at which the crash falls, if one inside
+    /// the request is armed.
+    crash_at: Option<u64>,
+    stepping: bool,
 }
 
 impl Watch {
-    /// The file system, for the reader of the answer to poll.
-    pub fn mount(&self) -> Option<&Arc<Mounted>> {
-        self.armed.then_some(&self.mount)
+    /// What the reader of the answer polls, when there is something to
+    /// poll for.
+    pub fn gate(&self) -> Option<Gate> {
+        (self.crash_at.is_some() || self.stepping).then(|| Gate {
+            mount: self.mount.clone(),
+            crash_at: self.crash_at,
+            stepping: self.stepping,
+        })
     }
 
-    /// Whether the crash point was reached.
+    /// Whether the crash point inside the request was reached.
     pub fn held(&self) -> bool {
-        self.armed && self.mount.held().is_some()
+        self.mount
+            .held()
+            .is_some_and(|h| self.crash_at == Some(h.seq))
+    }
+
+    /// Once the request is over without a crash at its own point: nothing
+    /// is armed any more. (A process killed at a held operation leaves it
+    /// held, for the power loss of the restart to start from.)
+    pub fn release(self) {
+        self.mount.disarm();
     }
 
     /// Once the request is over: where the crash fell. At the held
@@ -232,18 +299,16 @@ impl Watch {
             .into_iter()
             .map(file_op)
             .collect();
-        if self.armed {
-            if let Some(held) = self.mount.held() {
-                // Everything from the held operation on is held too.
-                let before = held.seq.saturating_sub(self.mark + 1) as usize;
-                let earlier = ops.iter().take(before).copied().collect();
-                return PowerNote::Held {
-                    op: file_op(held.kind),
-                    earlier,
-                };
-            }
-            self.mount.disarm();
+        if let Some(held) = self.mount.held() {
+            // Everything from the held operation on is held too.
+            let before = held.seq.saturating_sub(self.mark + 1) as usize;
+            let earlier = ops.iter().take(before).copied().collect();
+            return PowerNote::Held {
+                op: file_op(held.kind),
+                earlier,
+            };
         }
+        self.mount.disarm();
         PowerNote::Answered {
             last: ops.last().copied(),
         }

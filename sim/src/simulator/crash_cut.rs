@@ -19,6 +19,12 @@ use crate::contract::storage::{Loss, PowerCut};
 /// are where its ordering of writes and syncs shows.
 pub const MAX_AT_OP: u64 = 6;
 
+/// The same for a recovery (`init` after a crash), which does more before
+/// it answers: `tern-sim agent` first writes its log afresh (create, write,
+/// sync, rename, directory sync), and what a receiver writes at start-up
+/// comes after that.
+pub const MAX_AT_OP_RECOVERY: u64 = 12;
+
 /// SplitMix64: a few well-mixed bits from a counter, the same everywhere.
 fn mix(x: &mut u64) -> u64 {
     *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -32,7 +38,8 @@ fn mix(x: &mut u64) -> u64 {
 /// `index` of the run of `seed`: a quarter are kills, three eighths clean
 /// power losses, three eighths torn ones; half of the crashes that fall in
 /// a request (a delivery's sync points, an execution before its effect, a
-/// recovery) fall at one of its first [`MAX_AT_OP`] file operations.
+/// recovery) fall at one of its first [`MAX_AT_OP`] file operations
+/// ([`MAX_AT_OP_RECOVERY`] for a recovery).
 pub fn draw(seed: u64, index: usize, point: u8) -> PowerCut {
     let mut x = seed ^ (index as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ 0x706F_7765_722D_6375;
     let loss = match mix(&mut x) % 8 {
@@ -40,8 +47,12 @@ pub fn draw(seed: u64, index: usize, point: u8) -> PowerCut {
         2..=4 => Loss::Power,
         _ => Loss::Torn(mix(&mut x)),
     };
-    let in_request = matches!(point % 7, 1 | 2 | 4 | 5 | 6);
-    let at_op = (in_request && mix(&mut x) % 2 == 0).then(|| 1 + (mix(&mut x) % MAX_AT_OP) as u8);
+    let most = match point % 7 {
+        1 | 2 | 4 => MAX_AT_OP,
+        5 | 6 => MAX_AT_OP_RECOVERY,
+        _ => 0,
+    };
+    let at_op = (most > 0 && mix(&mut x) % 2 == 0).then(|| 1 + (mix(&mut x) % most) as u8);
     PowerCut { loss, at_op }
 }
 
@@ -90,7 +101,11 @@ mod tests {
         assert!(cuts.iter().any(|c| c.loss == Loss::Power));
         assert!(cuts.iter().any(|c| matches!(c.loss, Loss::Torn(_))));
         let inside: Vec<u8> = cuts.iter().filter_map(|c| c.at_op).collect();
-        assert!((1..=MAX_AT_OP as u8).all(|k| inside.contains(&k)));
+        assert!((1..=MAX_AT_OP_RECOVERY as u8).all(|k| inside.contains(&k)));
+        assert!(cuts
+            .iter()
+            .enumerate()
+            .all(|(i, c)| c.at_op.unwrap_or(0) as u64 <= MAX_AT_OP || i % 7 >= 5));
         // A crash between operations is never put inside a request.
         assert!((0..400)
             .filter(|i| i % 7 == 0)

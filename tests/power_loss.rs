@@ -1,0 +1,366 @@
+//! Power loss over the protocol: with every state directory on
+//! tern-statefs, a crash can drop what the implementation never synced and
+//! can fall inside a request. The reference agent passes; each mutant whose
+//! log gets durability wrong survives every kill and dies by a power loss;
+//! the crash points replay the same; and where FUSE is refused, every
+//! report says the run was kill only.
+//!
+//! Where FUSE cannot be used on this machine, the tests that need it say so
+//! and return (the fallback test still runs: it refuses FUSE itself).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{stdout, BIN};
+use serde_json::Value;
+
+/// What the tests set to refuse FUSE, as a user would.
+const NO_FUSE: &str = "TERN_SIM_NO_FUSE";
+
+fn tern(args: &[&str], dir: &Path, no_fuse: Option<&str>) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).current_dir(dir).env_remove(NO_FUSE);
+    if let Some(reason) = no_fuse {
+        cmd.env(NO_FUSE, reason);
+    }
+    cmd.output().expect("tern-sim starts")
+}
+
+fn agent(mutant: Option<&str>) -> String {
+    match mutant {
+        Some(m) => format!("{BIN} agent --mutant {m}"),
+        None => format!("{BIN} agent"),
+    }
+}
+
+fn run_args<'a>(imp: &'a str, seeds: &'a str) -> Vec<&'a str> {
+    vec![
+        "run",
+        "--impl",
+        imp,
+        "--agents",
+        "5",
+        "--faults",
+        "--seed",
+        "1",
+        "--seeds",
+        seeds,
+        "--format",
+        "json",
+        "--no-shrink",
+    ]
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\nstderr: {}",
+            stdout(o),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// Whether this machine serves power losses: a one-seed run says which
+/// durability it had. `false` (with the reason printed) where FUSE is
+/// unavailable.
+fn power_loss_here(dir: &Path) -> bool {
+    let imp = agent(None);
+    let o = tern(&run_args(&imp, "1"), dir, None);
+    let v = json(&o);
+    match v["durability"].as_str() {
+        Some(d) if d.starts_with("power loss") => true,
+        other => {
+            eprintln!("skipped: this machine cannot serve power losses ({other:?})");
+            false
+        }
+    }
+}
+
+fn situation(v: &Value, name: &str) -> u64 {
+    v["situations"]["reached"]
+        .as_array()
+        .and_then(|rows| {
+            rows.iter()
+                .find(|r| r["situation"] == name)
+                .and_then(|r| r["count"].as_u64())
+        })
+        .unwrap_or_else(|| panic!("no situation {name} in {}", v["situations"]))
+}
+
+const POWER_SITUATIONS: [&str; 6] = [
+    "power loss with unsynced data",
+    "torn write",
+    "crash between two writes of one request",
+    "crash between a write and its sync",
+    "crash between a sync and the answer",
+    "crash during a rename",
+];
+
+#[test]
+fn the_reference_agent_passes_power_losses_and_meets_each_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    if !power_loss_here(dir.path()) {
+        return;
+    }
+    let imp = agent(None);
+    let o = tern(&run_args(&imp, "40"), dir.path(), None);
+    let v = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    assert!(v["faults"].as_str().unwrap().contains("power-loss"), "{v}");
+    assert!(v["stats"]["faults"]["power-loss"].as_u64().unwrap() > 0);
+    for name in POWER_SITUATIONS {
+        assert!(
+            situation(&v, name) > 0,
+            "{name} never reached: {}",
+            v["situations"]
+        );
+    }
+}
+
+#[test]
+fn each_log_flaw_survives_every_kill_and_dies_by_a_power_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    if !power_loss_here(dir.path()) {
+        return;
+    }
+    for mutant in [
+        "skips-fsync",
+        "skips-dir-fsync",
+        "renames-unsynced",
+        "syncs-every-second",
+    ] {
+        let imp = agent(Some(mutant));
+        let killed = tern(
+            &run_args(&imp, "30"),
+            dir.path(),
+            Some("kills only, for the test"),
+        );
+        let v = json(&killed);
+        assert_eq!(killed.status.code(), Some(0), "{mutant} under kills: {v}");
+        assert!(!v["faults"].as_str().unwrap().contains("power-loss"));
+        let powered = tern(&run_args(&imp, "100"), dir.path(), None);
+        let v = json(&powered);
+        assert_eq!(
+            powered.status.code(),
+            Some(1),
+            "{mutant} under power loss: {v}"
+        );
+        // What it loses is what it answered: a message gone from a view.
+        let invariant = v["violation"]["invariant"].as_str().unwrap_or_default();
+        assert!(
+            [
+                "history-preserved",
+                "views-agree",
+                "at-most-once-effects",
+                "no-lost-messages"
+            ]
+            .contains(&invariant),
+            "{mutant} died of {invariant}: {v}"
+        );
+    }
+}
+
+#[test]
+fn the_storage_mutants_of_the_zoo_die_over_the_protocol_by_power_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    if !power_loss_here(dir.path()) {
+        return;
+    }
+    // Each needs a crash between two file operations of one request (or of
+    // a recovery), which kills between requests never make.
+    for mutant in [
+        "index-before-data",
+        "stores-cut-delivery-twice",
+        "distrusts-tail-after-failed-start",
+    ] {
+        let imp = agent(Some(mutant));
+        let killed = tern(
+            &run_args(&imp, "30"),
+            dir.path(),
+            Some("kills only, for the test"),
+        );
+        assert_eq!(
+            killed.status.code(),
+            Some(0),
+            "{mutant} under kills: {}",
+            stdout(&killed)
+        );
+        let powered = tern(&run_args(&imp, "100"), dir.path(), None);
+        assert_eq!(
+            powered.status.code(),
+            Some(1),
+            "{mutant}: {}",
+            stdout(&powered)
+        );
+    }
+}
+
+#[test]
+fn crash_points_inside_requests_replay_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    if !power_loss_here(dir.path()) {
+        return;
+    }
+    let imp = agent(None);
+    let args = [
+        "run",
+        "--impl",
+        &imp,
+        "--agents",
+        "4",
+        "--faults",
+        "--seed",
+        "4",
+        "--seeds",
+        "1",
+        "--steps",
+        "300",
+        "--show-trace",
+    ];
+    let first = stdout(&tern(&args, dir.path(), None));
+    let second = stdout(&tern(&args, dir.path(), None));
+    assert!(first.contains("file operation of the request"), "{first}");
+    assert!(first.contains("power loss"), "{first}");
+    assert_eq!(first, second, "one seed, one run");
+
+    // A failure under power loss is saved with its crashes' cuts, and the
+    // saved trace fails the same way.
+    let mutant = agent(Some("skips-fsync"));
+    let traces = dir.path().join("traces");
+    let o = tern(
+        &[
+            "run",
+            "--impl",
+            &mutant,
+            "--agents",
+            "5",
+            "--faults",
+            "--seed",
+            "1",
+            "--seeds",
+            "20",
+            "--trace-dir",
+            traces.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        dir.path(),
+        None,
+    );
+    let v = json(&o);
+    assert_eq!(o.status.code(), Some(1), "{v}");
+    let trace = v["trace"].as_str().expect("a trace is saved").to_owned();
+    let text = std::fs::read_to_string(dir.path().join(&trace))
+        .or_else(|_| std::fs::read_to_string(&trace))
+        .unwrap();
+    assert!(
+        text.contains("\"cut\""),
+        "crash steps carry their cut: {text}"
+    );
+    assert!(text.lines().next().unwrap().contains("power-loss"));
+    let replay = tern(&["replay", &trace, "--impl", &mutant], dir.path(), None);
+    let out = stdout(&replay);
+    assert_eq!(replay.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains(v["violation"]["invariant"].as_str().unwrap()),
+        "{out}"
+    );
+}
+
+#[test]
+fn refused_fuse_is_kill_only_in_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let imp = agent(None);
+    let reason = "refused for the test";
+    let o = tern(
+        &[
+            "run", "--impl", &imp, "--agents", "3", "--faults", "--seed", "1", "--seeds", "2",
+        ],
+        dir.path(),
+        Some(reason),
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.contains(&format!(
+            "durability: kill only, FUSE unavailable: {reason}"
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("power-loss"), "{out}");
+    // The power-loss situations are not counted as missed where they
+    // cannot be reached.
+    assert!(!out.contains("torn write"), "{out}");
+
+    let report = dir.path().join("report");
+    let o = tern(
+        &[
+            "certify",
+            "--impl",
+            &imp,
+            "--seeds",
+            "3",
+            "--no-explore",
+            "--report-dir",
+            report.to_str().unwrap(),
+        ],
+        dir.path(),
+        Some(reason),
+    );
+    let out = stdout(&o);
+    assert!(
+        out.contains("crashes kill only: syncs not checked"),
+        "{out}"
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())
+            .unwrap();
+    let d = &json["implementations"][0]["simulation"]["durability"];
+    assert_eq!(d["kind"], "kill-only", "{json}");
+    assert!(d["label"].as_str().unwrap().contains(reason));
+    for file in ["summary.txt", "junit.xml", "report.html"] {
+        let text = std::fs::read_to_string(report.join(file)).unwrap();
+        assert!(
+            text.contains("kill only, FUSE unavailable: refused for the test"),
+            "{file} names the crash model: {text}"
+        );
+    }
+}
+
+#[test]
+fn certify_refuses_a_receiver_that_never_syncs() {
+    let dir = tempfile::tempdir().unwrap();
+    if !power_loss_here(dir.path()) {
+        return;
+    }
+    let imp = agent(Some("skips-fsync"));
+    let report = dir.path().join("report");
+    let o = tern(
+        &[
+            "certify",
+            "--impl",
+            &imp,
+            "--seeds",
+            "60",
+            "--no-explore",
+            "--report-dir",
+            report.to_str().unwrap(),
+        ],
+        dir.path(),
+        None,
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("NOT CERTIFIED"), "{out}");
+    assert!(out.contains("durability: power loss"), "{out}");
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        json["implementations"][0]["simulation"]["durability"]["kind"],
+        "power-loss"
+    );
+}
