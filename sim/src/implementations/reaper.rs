@@ -131,14 +131,16 @@ fn is_mount_helper(pid: i32) -> bool {
 /// `std::process::Child` will be), and new spawns wait until it returns.
 pub fn kill_all() {
     let _killing = lock(&SPAWN);
-    sweep(true, |_| true);
+    sweep(true, |p| !is_mount_helper(p.pid));
 }
 
 /// Like [`kill_all`], but keeps the spawn lock for ever: for a process about
 /// to exit, so that no other thread starts a child after the sweep.
 pub fn kill_all_and_stop_spawning() {
     let guard = lock(&SPAWN);
-    sweep(true, |_| true);
+    // The mount helpers stay: each unmounts its state directory once
+    // tern-sim is gone, which is what they wait for.
+    sweep(true, |p| !is_mount_helper(p.pid));
     std::mem::forget(guard);
 }
 
