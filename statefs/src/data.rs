@@ -151,11 +151,12 @@ impl FileData {
 
     /// `fsync`/`fdatasync` returned: every change so far is durable.
     pub fn sync(&mut self) {
-        if !self.pending.is_empty() {
-            self.durable = self.live();
-            self.pending.clear();
-            self.pending_bytes = 0;
+        // In place: an appending log synced after each record would else
+        // copy the whole file at every sync.
+        for change in self.pending.drain(..) {
+            apply(&mut self.durable, &change, u64::MAX);
         }
+        self.pending_bytes = 0;
     }
 
     /// Total weight of the pending changes (see [`Change::weight`]).
