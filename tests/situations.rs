@@ -16,10 +16,9 @@ use tern_sim::harness::implementations::reference::ReferenceImpl;
 use tern_sim::harness::simulator::driver::Jobs;
 use tern_sim::harness::simulator::faults::FaultSet;
 
-#[test]
-#[ignore = "the full certify budget: run in release (CI does)"]
-fn the_default_certify_budget_reaches_every_situation_often() {
-    let budget = Budget {
+/// The budget `certify` plays by default.
+fn default_budget() -> Budget {
+    Budget {
         first_seed: DEFAULT_FIRST_SEED,
         seeds: DEFAULT_SEEDS,
         agents: DEFAULT_AGENTS,
@@ -29,7 +28,13 @@ fn the_default_certify_budget_reaches_every_situation_often() {
         swarm: true,
         shard: tern_harness::shard::Shard::WHOLE,
         deadline: None,
-    };
+    }
+}
+
+#[test]
+#[ignore = "the full certify budget: run in release (CI does)"]
+fn the_default_certify_budget_reaches_every_situation_often() {
+    let budget = default_budget();
     let imp = ReferenceImpl;
     let identity = Identity::builtin("tern-sim reference");
     let sim = run_simulation(
@@ -85,17 +90,7 @@ fn the_default_certify_budget_over_the_protocol_meets_every_power_loss_often() {
         }
         imp.set_power_loss(false);
     }
-    let budget = Budget {
-        first_seed: DEFAULT_FIRST_SEED,
-        seeds: DEFAULT_SEEDS,
-        agents: DEFAULT_AGENTS,
-        steps: DEFAULT_STEPS,
-        faults: FaultSet::all(),
-        names: Default::default(),
-        swarm: true,
-        shard: tern_harness::shard::Shard::WHOLE,
-        deadline: None,
-    };
+    let budget = default_budget();
     // (It claims `execute`, which is all the simulation asks of it.)
     let identity = Identity::builtin("tern-sim agent");
     let sim = run_simulation(

@@ -123,6 +123,6 @@ pub use fs::StateFs;
 pub use gate::{ArmError, HeldOp, OpKind};
 pub use lost::{Lost, LostData};
 pub use model::{Ino, Kind, Model, ModelError, NodeSpec, RenameMode, ROOT};
-pub use mount::{mount, MountError, Mounted, PowerLossError};
+pub use mount::{detach_all_under, mount, MountError, Mounted, PowerLossError};
 pub use probe::{probe, Unavailable, NO_FUSE_ENV};
 pub use tree::{Node, Tree};

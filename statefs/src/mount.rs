@@ -165,6 +165,22 @@ impl StateFs {
     }
 }
 
+/// Detaches every tern-statefs mount below `root`, lazily (each goes when
+/// its last user does): for a harness that exits with mounts it could not
+/// drop in order, so that removing `root` afterwards neither walks into a
+/// live mount nor leaves a dead one. Mounts of other file systems are
+/// left alone.
+pub fn detach_all_under(root: &Path) {
+    let Ok(table) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return;
+    };
+    for entry in mountinfo::parse(&table) {
+        if entry.is_ours() && entry.mountpoint.starts_with(root) && entry.mountpoint != root {
+            let _ = detach(&entry.mountpoint);
+        }
+    }
+}
+
 /// Mounts `backing` at `mountpoint`: [`StateFs::open`] then
 /// [`StateFs::mount`].
 pub fn mount(backing: &Path, mountpoint: &Path) -> Result<Mounted, MountError> {

@@ -23,7 +23,7 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
-    fn is_ours(&self) -> bool {
+    pub(crate) fn is_ours(&self) -> bool {
         self.fstype == format!("fuse.{NAME}") || (self.fstype == "fuse" && self.source == NAME)
     }
 }

@@ -372,12 +372,8 @@ impl Implementation for SubprocessImpl {
         child.crash_gate = None;
         if let Some(watch) = watch {
             // The recovery's crash: at its held file operation, or once it
-            // answered `init`. (Any other failure is the implementation's.)
-            let crashed = match &answered {
-                Ok(_) | Err(ImplError::Crashed) => true,
-                Err(_) => watch.held(),
-            };
-            if crashed {
+            // answered `init`.
+            if crashes_here(&answered, &watch) {
                 storage.note(watch.settle());
                 storage.fire();
                 child.kill();
@@ -423,6 +419,17 @@ impl Implementation for SubprocessImpl {
             views_next: Vec::new(),
             prefetched: Vec::new(),
         }))
+    }
+}
+
+/// Whether a request with a crash armed inside it (`watch`) crashes now:
+/// it reached its crash point, or it answered before reaching it (the
+/// crash then falls right after the answer). Any other failure is the
+/// implementation's own.
+fn crashes_here<T>(answered: &Result<T, ImplError>, watch: &Watch) -> bool {
+    match answered {
+        Ok(_) | Err(ImplError::Crashed) => true,
+        Err(_) => watch.held(),
     }
 }
 
@@ -1111,11 +1118,7 @@ impl Receiver for SubprocessReceiver {
         let answered = child.request_then(request, then, timeout, world);
         child.crash_gate = None;
         if let Some(watch) = watch {
-            let crashed = match &answered {
-                Ok(_) | Err(ImplError::Crashed) => true,
-                Err(_) => watch.held(),
-            };
-            if crashed {
+            if crashes_here(&answered, &watch) {
                 // At the held operation, or right after the answer, which
                 // the harness never takes.
                 self.storage.note(watch.settle());

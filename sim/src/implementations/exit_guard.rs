@@ -101,55 +101,11 @@ extern "C" fn at_exit() {
 fn remove_roots() {
     let all: Vec<PathBuf> = roots().drain(..).collect();
     for root in all {
-        detach_mounts_under(&root);
+        // The power-loss state directories: detached first, so that the
+        // removal neither walks into a live mount nor leaves a dead one.
+        tern_statefs::detach_all_under(&root);
         let _ = std::fs::remove_dir_all(&root);
     }
-}
-
-/// Detaches every file system mounted under `root` (the power-loss state
-/// directories), so that removing the root neither walks into a live
-/// mount nor leaves a dead one behind.
-fn detach_mounts_under(root: &Path) {
-    let Ok(table) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return;
-    };
-    for line in table.lines() {
-        // The fifth field is the mount point, with spaces and the like
-        // written as octal escapes.
-        let Some(field) = line.split(' ').nth(4) else {
-            continue;
-        };
-        let point = PathBuf::from(unescape_octal(field));
-        if point.starts_with(root) && point != root {
-            if let Ok(c) = std::ffi::CString::new(point.as_os_str().as_encoded_bytes()) {
-                // SAFETY: umount2 on a valid C string; failure is harmless.
-                unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
-            }
-        }
-    }
-}
-
-/// `\040` and the like back to their bytes.
-fn unescape_octal(field: &str) -> String {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let octal = bytes
-            .get(i + 1..i + 4)
-            .filter(|d| bytes[i] == b'\\' && d.iter().all(|b| (b'0'..=b'7').contains(b)));
-        match octal {
-            Some(d) => {
-                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
-                i += 4;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The thread that acts on signals.
