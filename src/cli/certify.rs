@@ -19,7 +19,9 @@ use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::judge::compare::RejectNames;
 use tern_harness::simulator::faults::FaultSet;
 use tern_reports::certify::files::shell_quoted;
-use tern_reports::certify::{html, junit, terminal, write, Certified, Report, ScopeLeftOut};
+use tern_reports::certify::{
+    html, junit, scopes_left_out_note, terminal, write, Certified, Report,
+};
 use tern_reports::escape;
 use tern_reports::shards::certify as certify_part;
 use tern_reports::shards::{Command, Part};
@@ -329,14 +331,7 @@ pub fn run(args: CertifyArgs) -> Status {
             );
         }
     }
-    let left_out: Vec<ScopeLeftOut> = left_out
-        .into_iter()
-        .map(|l| ScopeLeftOut {
-            scope: l.scope,
-            case: l.case,
-        })
-        .collect();
-    if let Some(note) = ScopeLeftOut::note(&left_out).filter(|_| human) {
+    if let Some(note) = scopes_left_out_note(&left_out).filter(|_| human) {
         noteln!("{}", escape::terminal(&note));
     }
     // From here on an interrupt is noted, children are killed at once, and

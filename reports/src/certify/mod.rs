@@ -58,31 +58,23 @@ pub struct Report {
     pub attachments: BTreeMap<String, String>,
 }
 
-/// A built-in scope the corpus could not serve.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScopeLeftOut {
-    pub scope: String,
-    /// The corpus case the scope is drawn from, which the corpus lacks.
-    pub case: String,
-}
+/// A built-in scope the corpus could not serve, as the explorer names it.
+pub use tern_harness::explore::builtin::LeftOut as ScopeLeftOut;
 
-impl ScopeLeftOut {
-    /// The note that says which scopes were left out, and why.
-    pub fn note(left_out: &[ScopeLeftOut]) -> Option<String> {
-        if left_out.is_empty() {
-            return None;
-        }
-        let named: Vec<String> = left_out
-            .iter()
-            .map(|l| format!("{} (case `{}`)", l.scope, l.case))
-            .collect();
-        Some(format!(
-            "exploration: {} built-in scope(s) left out, since this corpus lacks the case each is drawn from: {}",
-            left_out.len(),
-            named.join(", ")
-        ))
+/// The note that says which scopes were left out, and why.
+pub fn scopes_left_out_note(left_out: &[ScopeLeftOut]) -> Option<String> {
+    if left_out.is_empty() {
+        return None;
     }
+    let named: Vec<String> = left_out
+        .iter()
+        .map(|l| format!("{} (case `{}`)", l.scope, l.case))
+        .collect();
+    Some(format!(
+        "exploration: {} built-in scope(s) left out, since this corpus lacks the case each is drawn from: {}",
+        left_out.len(),
+        named.join(", ")
+    ))
 }
 
 /// How a merged report was made.

@@ -288,7 +288,7 @@ pub fn summary(report: &Report) -> String {
             t(&why)
         ));
     }
-    if let Some(note) = super::ScopeLeftOut::note(&report.scopes_left_out) {
+    if let Some(note) = super::scopes_left_out_note(&report.scopes_left_out) {
         out.push_str(&format!("{}\n", t(&note)));
     }
     if report.implementations.len() == 1 {

@@ -48,10 +48,12 @@ pub fn all(corpus: Option<&Corpus>) -> Result<Vec<Scope>, ScopeError> {
 }
 
 /// A built-in scope that a corpus cannot serve: the case it is drawn from
-/// is not in that corpus.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// is not in that corpus. Reports carry it as it is.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LeftOut {
     pub scope: String,
+    /// The corpus case the scope is drawn from, which the corpus lacks.
     pub case: String,
 }
 
