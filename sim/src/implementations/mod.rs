@@ -7,6 +7,7 @@ pub mod adapter;
 pub mod affinity;
 pub mod agent;
 pub mod child_io;
+pub mod child_process;
 pub mod exit_guard;
 pub mod machine;
 pub mod mutants;
@@ -14,3 +15,10 @@ pub mod reaper;
 pub mod reference;
 pub mod state_dirs;
 pub mod stderr_log;
+
+/// A mutex's guard, even if a thread panicked while holding it: the harness
+/// keeps process tables, state directories and logs behind mutexes, and a
+/// panic elsewhere must not stop it from killing children or cleaning up.
+pub(crate) fn locked<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

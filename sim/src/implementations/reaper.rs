@@ -22,7 +22,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
+
+use crate::implementations::locked;
 use std::time::Duration;
 
 /// The environment variable that marks a child's whole tree.
@@ -45,10 +47,6 @@ static LIVE: Mutex<Vec<Live>> = Mutex::new(Vec::new());
 static SPAWN: Mutex<()> = Mutex::new(());
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// Makes tern-sim the reaper of its descendants' orphans (once).
 pub fn become_subreaper() {
@@ -79,12 +77,12 @@ pub fn spawn(command: &mut Command) -> io::Result<Marked> {
         COUNTER.fetch_add(1, Ordering::SeqCst)
     );
     command.env(TOKEN_VAR, &token);
-    let _spawning = lock(&SPAWN);
+    let _spawning = locked(&SPAWN);
     // `spawn` returns once the child has exec'd (std waits for that), so
     // from here on its environment shows the token.
     let child = command.spawn()?;
     if let Ok(pid) = i32::try_from(child.id()) {
-        lock(&LIVE).push(Live {
+        locked(&LIVE).push(Live {
             pid,
             token: token.clone(),
         });
@@ -95,9 +93,9 @@ pub fn spawn(command: &mut Command) -> io::Result<Marked> {
 /// Kills `marked` and every process of its tree, waits for the child and
 /// reaps the orphans it left. Returns when a scan finds none alive.
 pub fn kill_tree(marked: &mut Marked) {
-    let _killing = lock(&SPAWN);
+    let _killing = locked(&SPAWN);
     let pid = i32::try_from(marked.child.id()).ok();
-    lock(&LIVE).retain(|l| l.token != marked.token);
+    locked(&LIVE).retain(|l| l.token != marked.token);
     if let Some(pid) = pid {
         // SAFETY: killpg only sends a signal; the group is the child's own
         // (it was spawned with process_group(0)) and it is not yet reaped,
@@ -130,14 +128,14 @@ fn is_mount_helper(pid: i32) -> bool {
 /// Children still registered are killed but not reaped (their
 /// `std::process::Child` will be), and new spawns wait until it returns.
 pub fn kill_all() {
-    let _killing = lock(&SPAWN);
+    let _killing = locked(&SPAWN);
     sweep(true, |p| !is_mount_helper(p.pid));
 }
 
 /// Like [`kill_all`], but keeps the spawn lock for ever: for a process about
 /// to exit, so that no other thread starts a child after the sweep.
 pub fn kill_all_and_stop_spawning() {
-    let guard = lock(&SPAWN);
+    let guard = locked(&SPAWN);
     // The mount helpers stay: each unmounts its state directory once
     // tern-sim is gone, which is what they wait for.
     sweep(true, |p| !is_mount_helper(p.pid));
@@ -146,11 +144,11 @@ pub fn kill_all_and_stop_spawning() {
 
 fn live_token(token: &Option<String>) -> bool {
     let Some(t) = token else { return false };
-    lock(&LIVE).iter().any(|l| &l.token == t)
+    locked(&LIVE).iter().any(|l| &l.token == t)
 }
 
 fn registered(pid: i32) -> bool {
-    lock(&LIVE).iter().any(|l| l.pid == pid)
+    locked(&LIVE).iter().any(|l| l.pid == pid)
 }
 
 /// Rounds of scan, kill and reap. `claim` says whether a child of ours is

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use tern_statefs::{Cut, Mounted, OpKind};
 
 use crate::contract::storage::{FileOp, Loss, PowerCut, PowerNote};
+use crate::implementations::locked;
 
 /// One agent's state directory.
 #[derive(Clone)]
@@ -63,10 +64,6 @@ pub struct StateDirs {
 
 /// The most emptied mounts kept: every agent of a run on every worker.
 const POOL_MOST: usize = 32;
-
-fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 impl StateDirs {
     /// The state directory of storage `id` under `root`, made (and, with
