@@ -53,6 +53,30 @@ fn run_args<'a>(imp: &'a str, seeds: &'a str) -> Vec<&'a str> {
     ]
 }
 
+/// `certify --impl IMP --seeds SEEDS --no-explore` into `report`, with its
+/// report.json.
+fn certify(imp: &str, seeds: &str, report: &Path, no_fuse: Option<&str>) -> (Output, Value) {
+    let dir = report.parent().expect("the report folder is in a folder");
+    let o = tern(
+        &[
+            "certify",
+            "--impl",
+            imp,
+            "--seeds",
+            seeds,
+            "--no-explore",
+            "--report-dir",
+            report.to_str().unwrap(),
+        ],
+        dir,
+        no_fuse,
+    );
+    let text = std::fs::read_to_string(report.join("report.json")).unwrap_or_else(|e| {
+        panic!("no report.json ({e}): {}", stdout(&o));
+    });
+    (o, serde_json::from_str(&text).unwrap())
+}
+
 fn json(o: &Output) -> Value {
     serde_json::from_str(&stdout(o)).unwrap_or_else(|e| {
         panic!(
@@ -271,28 +295,12 @@ fn refused_fuse_is_kill_only_in_every_report() {
     assert!(!out.contains("torn write"), "{out}");
 
     let report = dir.path().join("report");
-    let o = tern(
-        &[
-            "certify",
-            "--impl",
-            &imp,
-            "--seeds",
-            "3",
-            "--no-explore",
-            "--report-dir",
-            report.to_str().unwrap(),
-        ],
-        dir.path(),
-        Some(reason),
-    );
+    let (o, json) = certify(&imp, "3", &report, Some(reason));
     let out = stdout(&o);
     assert!(
         out.contains("crashes kill only: syncs not checked"),
         "{out}"
     );
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())
-            .unwrap();
     let d = &json["implementations"][0]["simulation"]["durability"];
     assert_eq!(d["kind"], "kill-only", "{json}");
     assert!(d["label"].as_str().unwrap().contains(reason));
@@ -312,28 +320,11 @@ fn certify_refuses_a_receiver_that_never_syncs() {
         return;
     }
     let imp = agent(Some("skips-fsync"));
-    let report = dir.path().join("report");
-    let o = tern(
-        &[
-            "certify",
-            "--impl",
-            &imp,
-            "--seeds",
-            "60",
-            "--no-explore",
-            "--report-dir",
-            report.to_str().unwrap(),
-        ],
-        dir.path(),
-        None,
-    );
+    let (o, json) = certify(&imp, "60", &dir.path().join("report"), None);
     let out = stdout(&o);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("NOT CERTIFIED"), "{out}");
     assert!(out.contains("durability: power loss"), "{out}");
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(report.join("report.json")).unwrap())
-            .unwrap();
     assert_eq!(
         json["implementations"][0]["simulation"]["durability"]["kind"],
         "power-loss"

@@ -6,8 +6,8 @@
 //! by CI as `cargo test --release --test situations -- --ignored`.
 
 use tern_sim::harness::certify::{
-    run_simulation, Budget, DEFAULT_AGENTS, DEFAULT_FIRST_SEED, DEFAULT_SEEDS, DEFAULT_STEPS,
-    MIN_REACHED,
+    run_simulation, Budget, SimulationRun, DEFAULT_AGENTS, DEFAULT_FIRST_SEED, DEFAULT_SEEDS,
+    DEFAULT_STEPS, MIN_REACHED,
 };
 use tern_sim::harness::contract::plugin::Identity;
 use tern_sim::harness::contract::plugin::{Durability, Implementation};
@@ -15,6 +15,18 @@ use tern_sim::harness::implementations::adapter::{Limits, SubprocessImpl};
 use tern_sim::harness::implementations::reference::ReferenceImpl;
 use tern_sim::harness::simulator::driver::Jobs;
 use tern_sim::harness::simulator::faults::FaultSet;
+
+/// The simulation `certify` plays by default, of `imp` named `name`.
+fn default_simulation(imp: &dyn Implementation, name: &str) -> SimulationRun {
+    run_simulation(
+        &default_budget(),
+        imp,
+        Jobs::per_core(),
+        Some(&Identity::builtin(name)),
+        |_, _| {},
+        || false,
+    )
+}
 
 /// The budget `certify` plays by default.
 fn default_budget() -> Budget {
@@ -34,17 +46,7 @@ fn default_budget() -> Budget {
 #[test]
 #[ignore = "the full certify budget: run in release (CI does)"]
 fn the_default_certify_budget_reaches_every_situation_often() {
-    let budget = default_budget();
-    let imp = ReferenceImpl;
-    let identity = Identity::builtin("tern-sim reference");
-    let sim = run_simulation(
-        &budget,
-        &imp,
-        Jobs::per_core(),
-        Some(&identity),
-        |_, _| {},
-        || false,
-    );
+    let sim = default_simulation(&ReferenceImpl, "tern-sim reference");
     assert!(sim.counterexample.is_none(), "the reference failed");
     assert_eq!(sim.runs, DEFAULT_SEEDS);
     let rare: Vec<String> = sim
@@ -83,24 +85,15 @@ fn the_default_certify_budget_reaches_every_situation_often() {
 fn the_default_certify_budget_over_the_protocol_meets_every_power_loss_often() {
     let agent = format!("{} agent", env!("CARGO_BIN_EXE_tern-sim"));
     let imp = SubprocessImpl::new(agent.as_str(), Limits::default()).unwrap();
-    if let Durability::KillOnly { reason } = imp.durability() {
-        if !imp.set_power_loss(true) {
-            eprintln!("skipped: FUSE is unavailable here: {reason}");
-            return;
-        }
-        imp.set_power_loss(false);
+    // (The simulation turns power loss on itself; this only asks whether
+    // it can.)
+    if !imp.set_power_loss(true) {
+        eprintln!("skipped: {}", imp.durability().label());
+        return;
     }
-    let budget = default_budget();
+    imp.set_power_loss(false);
     // (It claims `execute`, which is all the simulation asks of it.)
-    let identity = Identity::builtin("tern-sim agent");
-    let sim = run_simulation(
-        &budget,
-        &imp,
-        Jobs::per_core(),
-        Some(&identity),
-        |_, _| {},
-        || false,
-    );
+    let sim = default_simulation(&imp, "tern-sim agent");
     assert!(
         sim.counterexample.is_none(),
         "the reference agent failed under power loss: {:?}",

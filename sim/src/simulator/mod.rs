@@ -12,5 +12,6 @@ pub mod resolve;
 pub mod runner;
 pub mod scenario;
 pub mod situations;
+pub mod stats;
 pub mod trace;
 pub mod workload;

@@ -21,10 +21,11 @@ use super::faults::{Fault, FaultSet};
 use super::reach::{Reach, Sent};
 use super::resolve::{Outgoing, Resolver};
 use super::scenario::{epoch_of, Scenario};
-use super::situations::{Coverage, Moment, Situation};
+use super::situations::{power_moments, Moment, Situation};
+pub use super::stats::Stats;
 use super::workload::{Mix, Step};
 use crate::contract::plugin::{Capability, ImplError, Implementation, InitParams, Receiver, View};
-use crate::contract::storage::{CrashPoint, FileOp, Loss, PowerNote, Storage};
+use crate::contract::storage::{CrashPoint, Loss, PowerNote, Storage};
 use crate::contract::world::World;
 use crate::judge::delivery::{self, Breach, Call, Delivery};
 use crate::judge::invariants::{self as inv, Invariant};
@@ -112,86 +113,6 @@ pub struct Violation {
     /// The implementation did not answer in time: a hang, which shrinking
     /// need not wait out in full again.
     pub timed_out: bool,
-}
-
-/// Counts for the summary. They are kept per seed in a shard's part
-/// (docs/scale.md), hence serde.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Stats {
-    pub steps: u64,
-    pub messages: u64,
-    pub deliveries: u64,
-    pub executions: u64,
-    pub effects: u64,
-    pub checks: u64,
-    #[serde(with = "super::faults::counts")]
-    pub faults: BTreeMap<&'static str, u64>,
-    /// How often each situation of the catalogue was reached.
-    pub situations: Coverage,
-    /// Whether the runs had fault `power-loss`: only then can the
-    /// situations of [`Situation::needs_power_loss`] be reached, so only
-    /// then do they count as missed.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub power_loss: bool,
-}
-
-impl Stats {
-    pub fn add(&mut self, other: &Stats) {
-        self.steps += other.steps;
-        self.messages += other.messages;
-        self.deliveries += other.deliveries;
-        self.executions += other.executions;
-        self.effects += other.effects;
-        self.checks += other.checks;
-        for (k, v) in &other.faults {
-            *self.faults.entry(k).or_default() += v;
-        }
-        self.situations.add(&other.situations);
-        self.power_loss |= other.power_loss;
-    }
-
-    /// Whether a table of these runs shows `s`: a situation only a power
-    /// loss reaches is left out of runs without one.
-    pub fn shows(&self, s: Situation) -> bool {
-        self.power_loss || !s.needs_power_loss()
-    }
-}
-
-/// The situations a note of a power-loss state directory reaches.
-fn power_moments(note: &PowerNote) -> Vec<Moment> {
-    match note {
-        PowerNote::Held { op, earlier } => {
-            let mut m = Vec::new();
-            if *op == FileOp::Write && earlier.contains(&FileOp::Write) {
-                m.push(Moment::CrashBetweenWrites);
-            }
-            if *op == FileOp::Sync && earlier.last() == Some(&FileOp::Write) {
-                m.push(Moment::CrashBetweenWriteAndSync);
-            }
-            if *op == FileOp::Rename {
-                m.push(Moment::CrashInRename);
-            }
-            m
-        }
-        PowerNote::Answered { last } => {
-            if matches!(last, Some(FileOp::Sync | FileOp::SyncDir)) {
-                vec![Moment::CrashBetweenSyncAndAnswer]
-            } else {
-                Vec::new()
-            }
-        }
-        PowerNote::Lost { dropped_data, torn } => {
-            let mut m = Vec::new();
-            if *dropped_data {
-                m.push(Moment::PowerLossUnsynced);
-            }
-            if *torn {
-                m.push(Moment::TornWrite);
-            }
-            m
-        }
-    }
 }
 
 fn ordinal(n: usize) -> String {

@@ -12,6 +12,7 @@ use tern_model::ledger::{Refusal, RejectClass};
 
 use super::boast::Shape;
 use super::malformed::Malformation;
+use crate::contract::storage::{FileOp, PowerNote};
 use crate::judge::invariants;
 
 macro_rules! moments {
@@ -182,6 +183,42 @@ impl Situation {
             Situation::Malformed(m) => m.seed_rule(),
             Situation::Rejected(RejectClass::UnknownThread | RejectClass::NotAddressed) => false,
             _ => true,
+        }
+    }
+}
+
+/// The situations a note of a power-loss state directory reaches.
+pub fn power_moments(note: &PowerNote) -> Vec<Moment> {
+    match note {
+        PowerNote::Held { op, earlier } => {
+            let mut m = Vec::new();
+            if *op == FileOp::Write && earlier.contains(&FileOp::Write) {
+                m.push(Moment::CrashBetweenWrites);
+            }
+            if *op == FileOp::Sync && earlier.last() == Some(&FileOp::Write) {
+                m.push(Moment::CrashBetweenWriteAndSync);
+            }
+            if *op == FileOp::Rename {
+                m.push(Moment::CrashInRename);
+            }
+            m
+        }
+        PowerNote::Answered { last } => {
+            if matches!(last, Some(FileOp::Sync | FileOp::SyncDir)) {
+                vec![Moment::CrashBetweenSyncAndAnswer]
+            } else {
+                Vec::new()
+            }
+        }
+        PowerNote::Lost { dropped_data, torn } => {
+            let mut m = Vec::new();
+            if *dropped_data {
+                m.push(Moment::PowerLossUnsynced);
+            }
+            if *torn {
+                m.push(Moment::TornWrite);
+            }
+            m
         }
     }
 }
