@@ -103,6 +103,10 @@ class FrameLog:
     def __init__(self, state_dir):
         self.dir = state_dir
         self.path = os.path.join(state_dir, LOG_NAME)
+        # Whether this process synced the directory since it started. The
+        # log may exist without its name being durable: a process killed
+        # after creating it, before syncing the directory, leaves it so.
+        self.name_synced = False
         records, whole = self._read()
         if not whole:
             # A crash left part of a record at the end. Appending after it
@@ -146,16 +150,18 @@ class FrameLog:
     def append(self, record):
         """Appends one record and makes it durable before returning: its
         data by fsync of the file and, when this append created the file,
-        its name by fsync of the directory."""
-        created = not os.path.exists(self.path)
+        its name by fsync of the directory at the first append of each
+        process, whether it created the file or found it (found, it may
+        have been created by a process killed before syncing its name)."""
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             write_all(fd, line_of(record))
             os.fsync(fd)
         finally:
             os.close(fd)
-        if created:
+        if not self.name_synced:
             fsync_dir(self.dir)
+            self.name_synced = True
 
 
 def line_of(record):

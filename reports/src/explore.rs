@@ -10,7 +10,7 @@ use tern_harness::explore::search::{Counts, Exploration, ScopeVerdict};
 
 use crate::escape::t;
 use crate::run::{situations_json_of, situations_table_of, table};
-use tern_harness::simulator::situations::{Coverage, Situation};
+use tern_harness::simulator::situations::{Coverage, Moment, Situation};
 
 /// One scope's exploration as reported: everything the table, the
 /// document and a shard's part need, without the search's own types.
@@ -26,6 +26,10 @@ pub struct Explored {
     /// Wall-clock seconds, for the table only.
     pub seconds: f64,
     pub violation: Option<Found>,
+    /// Its crashes were power losses, some inside requests (a subprocess
+    /// whose state directories tern-sim served).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub power_loss: bool,
 }
 
 /// A scope's counterexample as reported.
@@ -62,6 +66,7 @@ impl Explored {
             counts: e.counts,
             situations: e.situations.clone(),
             seconds: elapsed.as_secs_f64(),
+            power_loss: e.power_loss,
             violation: e.violation.as_ref().map(|ce| {
                 let inv = ce.mismatch.invariant;
                 Found {
@@ -188,15 +193,31 @@ pub fn situations(explored: &[Explored]) -> Coverage {
 /// What a scope can be seen to reach: every situation but the ways of
 /// breaking a frame and the shapes of boasts, which name what the
 /// simulator's workload did to a frame and which a scope's fixed frames do
-/// not say.
-fn recognised(s: Situation) -> bool {
-    // (Explorations crash by kills only, even over the protocol.)
-    !matches!(s, Situation::Malformed(_) | Situation::Boast(_)) && !s.needs_power_loss()
+/// not say; and the power-loss situations only if some scope's crashes
+/// were power losses, but for the torn write: the search crashes at file
+/// operations, each write whole or not at all, and leaves cuts inside a
+/// write to the simulation.
+fn recognised(power_loss: bool) -> impl Fn(Situation) -> bool {
+    move |s| {
+        !matches!(
+            s,
+            Situation::Malformed(_) | Situation::Boast(_) | Situation::Moment(Moment::TornWrite)
+        ) && (power_loss || !s.needs_power_loss())
+    }
+}
+
+/// Whether some scope's crashes were power losses.
+pub fn any_power_loss(explored: &[Explored]) -> bool {
+    explored.iter().any(|x| x.power_loss)
 }
 
 /// The situations table for people.
-pub fn situations_table(coverage: &Coverage, stopped_early: bool) -> String {
-    situations_table_of(coverage, recognised, stopped_early)
+pub fn situations_table(explored: &[Explored], stopped_early: bool) -> String {
+    situations_table_of(
+        &situations(explored),
+        recognised(any_power_loss(explored)),
+        stopped_early,
+    )
 }
 
 /// The whole exploration as one document.
@@ -204,10 +225,10 @@ pub fn document(implementation: &str, merge: bool, explored: &[Explored]) -> Val
     json!({
         "implementation": implementation,
         "merge": merge,
-        "situations": situations_json_of(&situations(explored), recognised),
+        "situations": situations_json_of(&situations(explored), recognised(any_power_loss(explored))),
         "scopes": explored.iter().map(|x| {
             let c = &x.counts;
-            json!({
+            let mut v = json!({
                 "scope": x.scope,
                 "clauses": x.clauses,
                 "verdict": verdict(x),
@@ -229,7 +250,11 @@ pub fn document(implementation: &str, merge: bool, explored: &[Explored]) -> Val
                     "shorthand": f.shorthand,
                     "trace": f.trace,
                 })),
-            })
+            });
+            if x.power_loss {
+                v["power_loss"] = json!(true);
+            }
+            v
         }).collect::<Vec<_>>(),
     })
 }

@@ -614,6 +614,7 @@ pub fn run_exploration(
         sleep_sets: true,
         max_states: EXPLORE_MAX_STATES,
         jobs: jobs.0.get(),
+        power_loss: true,
     };
     for scope in scopes {
         let prepared = Prepared::new(scope, identity.claims(Capability::Execute));

@@ -93,3 +93,15 @@ mod tests {
         assert!(line(b"{\"a\"", Some("mallory")).starts_with("mallory → … | (not a valid frame"));
     }
 }
+
+/// "1st", "2nd", "11th": for the crash points told in words.
+pub fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}

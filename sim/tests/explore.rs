@@ -27,6 +27,7 @@ fn limits(reduce: bool, jobs: usize) -> Limits {
         sleep_sets: reduce,
         max_states: 1_000_000,
         jobs,
+        power_loss: false,
     }
 }
 
@@ -135,7 +136,7 @@ fn mutants_are_caught_with_a_shortest_counterexample_that_replays() {
         assert_eq!(other.schedule.len(), ce.schedule.len(), "{mutant}");
         // The saved trace reads back to the same scope and schedule, and
         // the reference passes it.
-        let doc = trace::document(&scope, &prepared, ce, "x");
+        let doc = trace::document(&scope, &prepared, ce, "x", false);
         assert!(trace::is_trace(&doc));
         let saved = trace::read(Path::new("t.json"), &doc).expect("the trace reads back");
         assert_eq!(saved.schedule, ce.schedule);
@@ -309,6 +310,7 @@ fn sleep_sets_give_the_hand_count_and_the_same_verdicts() {
         sleep_sets,
         max_states: 1_000_000,
         jobs: 1,
+        power_loss: false,
     };
     let (full, _) = run(&scope, &ReferenceImpl, only(false));
     assert!(full.exhausted && full.violation.is_none());

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use tern_harness::contract::plugin::Capability;
+use tern_harness::contract::plugin::{Capability, Durability};
 use tern_harness::corpus::play::identify_as;
 use tern_harness::explore::builtin;
 use tern_harness::explore::scope::{Budget, Scope};
@@ -253,12 +253,27 @@ pub fn run(args: ExploreArgs) -> Status {
             }
         );
     }
+    // Scopes that crash are explored with power-loss crashes where the
+    // implementation can have them: what that means here, said once.
+    let durability = {
+        let on = imp.set_power_loss(true);
+        let d = imp.durability();
+        if on {
+            imp.set_power_loss(false);
+        }
+        d
+    };
+    let durability = (durability != Durability::Simulated).then(|| durability.label());
+    if let Some(d) = durability.as_ref().filter(|_| human) {
+        outln!("durability: {d}");
+    }
     defer_interrupts();
     let search = Limits {
         merge: !args.no_merge,
         sleep_sets: !args.no_sleep_sets,
         max_states: args.max_states,
         jobs,
+        power_loss: true,
     };
     let mut explored = Vec::new();
     let mut unsaved = false;
@@ -313,7 +328,7 @@ pub fn run(args: ExploreArgs) -> Status {
         if let Some(ce) = &exploration.violation {
             shorthand = prepared.describe_schedule(&ce.schedule);
             let path = args.trace_dir.join(format!("explore-{}.json", scope.id));
-            let doc = trace::document(scope, &prepared, ce, &imp.name());
+            let doc = trace::document(scope, &prepared, ce, &imp.name(), exploration.power_loss);
             let written = std::fs::create_dir_all(&args.trace_dir)
                 .and_then(|()| std::fs::write(&path, format!("{doc:#}\n")));
             match written {
@@ -366,6 +381,7 @@ pub fn run(args: ExploreArgs) -> Status {
                 max_states: args.max_states,
                 scopes: explored,
                 unsaved,
+                durability,
             },
         };
         let status = args.shards.write(&part, human);
@@ -380,6 +396,7 @@ pub fn run(args: ExploreArgs) -> Status {
         max_states: args.max_states,
         scopes: explored,
         unsaved,
+        durability,
     };
     let status = print_outcome(&body, human);
     super::output::flush();
@@ -408,7 +425,7 @@ pub fn print_outcome(body: &Body, human: bool) -> Status {
         outln!(
             "{}",
             tern_reports::explore::situations_table(
-                &tern_reports::explore::situations(explored),
+                explored,
                 explored
                     .iter()
                     .any(|x| x.verdict == ScopeVerdict::Violation)
@@ -425,7 +442,11 @@ pub fn print_outcome(body: &Body, human: bool) -> Status {
             );
         }
     } else {
-        outln!("{}", document(&body.implementation, body.merge, explored));
+        let mut doc = document(&body.implementation, body.merge, explored);
+        if let Some(d) = &body.durability {
+            doc["durability"] = serde_json::Value::from(d.as_str());
+        }
+        outln!("{doc}");
     }
     // A violation decides, whatever the order of the scopes, unless its
     // trace was lost; then a scope not exhausted.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::json;
-use tern_harness::contract::plugin::{Capability, Implementation};
+use tern_harness::contract::plugin::{Capability, Durability, Implementation};
 use tern_harness::corpus::play::identify_as;
 use tern_harness::explore::search::Prepared;
 use tern_harness::explore::trace as explore_trace;
@@ -224,6 +224,16 @@ fn replay_exploration(args: &ReplayArgs, doc: &serde_json::Value) -> Status {
     let claims = identify_as(imp.as_ref(), &saved.scope.setup.init())
         .is_ok_and(|i| i.claims(Capability::Execute));
     let prepared = Prepared::new(&saved.scope, claims);
+    // Explored with power-loss crashes: played so, or said not to be.
+    if saved.power_loss && !imp.set_power_loss(true) {
+        errln!(
+            "tern-sim replay: note: this schedule was explored with power-loss crashes; here {}, so it may not fail the same way",
+            match imp.durability() {
+                Durability::Simulated => "crashes are simulated in process".to_owned(),
+                d => d.label(),
+            }
+        );
+    }
     let result = prepared.replay(imp.as_ref(), Default::default(), &saved.schedule);
     if let Some(status) = super::machine_trouble("replay") {
         return status;

@@ -470,6 +470,20 @@ impl Mounted {
         self.core.lock().model.tree()
     }
 
+    /// Feeds `h` what a later power loss or kill can depend on: the live
+    /// state, and what a clean power loss would leave of it (see
+    /// [`Tree::hash_unordered`]). A harness that merges equal states (an
+    /// exhaustive search) keys them by this.
+    pub fn hash_state(&self, h: &mut impl std::hash::Hasher) {
+        let st = self.core.lock();
+        st.model.tree().hash_unordered(h);
+        st.at_crash
+            .as_ref()
+            .unwrap_or(&st.model)
+            .crash_tree(Cut::Clean)
+            .hash_unordered(h);
+    }
+
     /// Makes everything durable, as `sync` followed by an orderly shutdown
     /// would: for a stop that is not a crash.
     pub fn settle(&self) {

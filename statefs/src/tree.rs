@@ -10,7 +10,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// One name in a [`Tree`]. Modes are the permission bits only (`0o7777`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Node {
     /// A directory.
     Dir {
@@ -39,7 +39,7 @@ pub enum Node {
 
 /// Every name under a root, by path relative to it (the root itself is not
 /// listed). Ordered, so two trees print and compare the same way every time.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Tree {
     /// Relative path to what is there.
     pub nodes: BTreeMap<PathBuf, Node>,
@@ -56,6 +56,30 @@ impl Tree {
         match self.get(path) {
             Some(Node::File { data, .. }) => Some(data),
             _ => None,
+        }
+    }
+
+    /// Feeds `h` every name with its kind and mode, and each file's
+    /// length and the multiset of its bytes, not their order: a log whose
+    /// records were appended in another order hashes the same, as two
+    /// orders of the same deliveries should when a search merges states;
+    /// one that lost a record, or holds a part of one, does not.
+    pub fn hash_unordered(&self, h: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        for (path, node) in &self.nodes {
+            path.hash(h);
+            match node {
+                Node::File { mode, data } => {
+                    mode.hash(h);
+                    data.len().hash(h);
+                    let mut counts = [0u32; 256];
+                    for &b in data {
+                        counts[b as usize] += 1;
+                    }
+                    counts.hash(h);
+                }
+                other => other.hash(h),
+            }
         }
     }
 

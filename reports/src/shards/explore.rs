@@ -18,6 +18,10 @@ pub struct Body {
     pub scopes: Vec<Explored>,
     /// A counterexample's trace could not be saved.
     pub unsaved: bool,
+    /// What a crash takes, for an implementation over the protocol (the
+    /// label `run` prints): power loss, or kill only and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<String>,
 }
 
 /// The scopes of every part in `order` (the scopes' names as given).
@@ -56,5 +60,6 @@ pub fn merge(parts: &[Read], order: &[String]) -> Result<Body, MergeError> {
         max_states: bodies[0].max_states,
         scopes,
         unsaved: bodies.iter().any(|b| b.unsaved),
+        durability: bodies[0].durability.clone(),
     })
 }

@@ -10,7 +10,7 @@ use tern_model::ledger::{Event, Execution, LedgerConfig, LocalTime};
 use tern_model::message::{MessageRef, Participant, Principal, ThreadId};
 
 pub use crate::contract::error::ImplError;
-use crate::contract::storage::Storage;
+use crate::contract::storage::{FileOp, Storage};
 use crate::contract::world::AgentWorld;
 
 /// What an IUT is initialised with.
@@ -278,6 +278,30 @@ pub trait Implementation: Sync {
     /// the end of every run, schedule and case.
     fn release(&self, storage: &Storage) {
         let _ = storage;
+    }
+
+    /// Feeds `h` what the state directory of `storage` holds, live and
+    /// after a clean power loss, where tern-sim serves it (a subprocess
+    /// with power loss on): the part of a state an exhaustive search
+    /// cannot see otherwise, so that two schedules that left different
+    /// files are not merged. Nothing elsewhere.
+    fn hash_state_dir(&self, storage: &Storage, h: &mut dyn std::hash::Hasher) {
+        let _ = (storage, h);
+    }
+
+    /// How many mutating file operations the state directory of
+    /// `storage` saw so far, where tern-sim serves it: a mark for
+    /// [`Implementation::file_ops_since`].
+    fn file_ops_mark(&self, storage: &Storage) -> Option<u64> {
+        let _ = storage;
+        None
+    }
+
+    /// The mutating file operations of `storage`'s state directory since
+    /// `mark`, oldest first: the crash points a request has.
+    fn file_ops_since(&self, storage: &Storage, mark: u64) -> Vec<FileOp> {
+        let _ = (storage, mark);
+        Vec::new()
     }
 
     /// What a crash of this implementation takes (see [`Durability`]).

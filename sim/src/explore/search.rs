@@ -26,7 +26,7 @@ use tern_model::message::ThreadId;
 use super::scope::{Action, Budget, Scope};
 use super::subject::{Came, Subject};
 use crate::contract::plugin::{Implementation, InitParams};
-use crate::contract::storage::CrashPoint;
+use crate::contract::storage::{CrashPoint, FileOp, Loss, PowerCut};
 use crate::judge::compare::RejectNames;
 use crate::judge::oracle::Mismatch;
 use crate::shorthand;
@@ -36,16 +36,19 @@ use crate::simulator::situations::Coverage;
 /// scope's distinct actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Move {
-    /// A delivery of a frame still owed, cut by `crash` if set.
+    /// A delivery of a frame still owed, cut by `crash` if set: at one of
+    /// its file operations (`at_op`) over a power-loss state directory.
     Deliver {
         action: u16,
         crash: Option<CrashPoint>,
+        at_op: Option<AtOp>,
     },
     /// An ask to execute, at the action's clock value `at`.
     Execute {
         action: u16,
         at: u8,
         crash: Option<CrashPoint>,
+        at_op: Option<AtOp>,
     },
     /// A delivery with no view asked after it, so that the crash that must
     /// come next finds whatever the receiver left undone once it answered.
@@ -54,8 +57,121 @@ pub enum Move {
     Duplicate { action: u16 },
     /// A crash between operations.
     CrashIdle,
-    /// A start after a crash, cut at its first sync by `crash` if set.
-    Restart { crash: Option<CrashPoint> },
+    /// A start after a crash, cut at its first sync by `crash` if set, or
+    /// at its `at_op`-th file operation over a power-loss state directory
+    /// (a crash that takes what the crash it recovers from took).
+    Restart {
+        crash: Option<CrashPoint>,
+        at_op: Option<u8>,
+    },
+}
+
+impl Move {
+    /// The move with the same crash point, not at a file operation: the
+    /// one [`Prepared::moves`] offers.
+    fn at_its_point(self) -> Move {
+        match self {
+            Move::Deliver { action, crash, .. } => Move::Deliver {
+                action,
+                crash,
+                at_op: None,
+            },
+            Move::Execute {
+                action, at, crash, ..
+            } => Move::Execute {
+                action,
+                at,
+                crash,
+                at_op: None,
+            },
+            Move::Restart { crash, .. } => Move::Restart { crash, at_op: None },
+            m => m,
+        }
+    }
+
+    /// This plain move crashed at `at` inside its request: a delivery
+    /// before its record is durable, an execution before its effect, a
+    /// recovery before it is done (which takes what the crash it recovers
+    /// from took).
+    fn crashed_inside(self, at: AtOp) -> Option<Move> {
+        match self {
+            Move::Deliver {
+                action,
+                crash: None,
+                at_op: None,
+            } => Some(Move::Deliver {
+                action,
+                crash: Some(CrashPoint::BeforeSync),
+                at_op: Some(at),
+            }),
+            Move::Execute {
+                action,
+                at: t,
+                crash: None,
+                at_op: None,
+            } => Some(Move::Execute {
+                action,
+                at: t,
+                crash: Some(CrashPoint::BeforeEffect),
+                at_op: Some(at),
+            }),
+            Move::Restart {
+                crash: None,
+                at_op: None,
+            } => Some(Move::Restart {
+                crash: Some(CrashPoint::BeforeSync),
+                at_op: Some(at.op),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// A crash inside a request over a power-loss state directory, at the
+/// request's `op`-th mutating file operation (counted from 1), which the
+/// file system holds while the process is killed. With `power` the
+/// machine loses its power then, and what was not synced is gone; else
+/// the process is killed and every write that returned stays, a partial
+/// record among them. Moves with a crash but no `AtOp` are power losses
+/// over such a directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AtOp {
+    pub op: u8,
+    pub power: bool,
+}
+
+impl AtOp {
+    /// The cut the state directory makes for a crash `at` (`None`: at a
+    /// point between file operations), over a power-loss state directory.
+    pub fn cut(at: Option<AtOp>) -> PowerCut {
+        match at {
+            None => PowerCut {
+                loss: Loss::Power,
+                at_op: None,
+            },
+            Some(a) => PowerCut {
+                loss: if a.power { Loss::Power } else { Loss::Kill },
+                at_op: Some(a.op),
+            },
+        }
+    }
+}
+
+/// The crashes inside a request that made the file operations `ops`
+/// (oldest first), one at each from the second: a power loss where the
+/// operation before it is a sync (it drops less than one earlier would),
+/// a kill elsewhere (a kill keeps what every operation but a sync did, so
+/// a kill after a sync leaves what a kill before it leaves). At the first
+/// operation nothing of the request is done yet: that is the crash before
+/// the request is durable, a move of its own, as is a crash after the
+/// last operation.
+pub fn inside_points(ops: &[FileOp]) -> Vec<AtOp> {
+    (1..ops.len().min(u8::MAX as usize))
+        .map(|i| AtOp {
+            op: i as u8 + 1,
+            power: matches!(ops[i - 1], FileOp::Sync | FileOp::SyncDir),
+        })
+        .collect()
 }
 
 /// Options of a search.
@@ -69,6 +185,10 @@ pub struct Limits {
     /// Stop, not exhausted, once this many distinct states are known.
     pub max_states: u64,
     pub jobs: usize,
+    /// Crashes are power losses, and fall inside requests too, where the
+    /// implementation can have them (a subprocess, with FUSE), in scopes
+    /// that crash.
+    pub power_loss: bool,
 }
 
 /// Counts for the summary.
@@ -112,6 +232,9 @@ pub struct Exploration {
     /// Every schedule was covered (none left by a bound or a violation).
     pub exhausted: bool,
     pub violation: Option<Counterexample>,
+    /// Its crashes were power losses, some inside requests: the
+    /// implementation's state directories were served by tern-sim.
+    pub power_loss: bool,
 }
 
 /// How a scope's exploration ended.
@@ -192,6 +315,9 @@ enum Child {
         harness: Harness,
         situations: Coverage,
         oracle: Option<Box<Ledger>>,
+        /// The mutating file operations the move made, where tern-sim
+        /// serves the state directory: its crash points inside.
+        ops: Vec<FileOp>,
     },
 }
 
@@ -295,14 +421,17 @@ impl<'s> Prepared<'s> {
         let mut out = Vec::new();
         let crash_left = h.budget.crashes > 0;
         if !h.up {
-            out.push(Move::Restart { crash: None });
+            out.push(Move::Restart {
+                crash: None,
+                at_op: None,
+            });
             if crash_left {
-                out.push(Move::Restart {
-                    crash: Some(CrashPoint::BeforeSync),
-                });
-                out.push(Move::Restart {
-                    crash: Some(CrashPoint::AfterSync),
-                });
+                for p in [CrashPoint::BeforeSync, CrashPoint::AfterSync] {
+                    out.push(Move::Restart {
+                        crash: Some(p),
+                        at_op: None,
+                    });
+                }
             }
             return out;
         }
@@ -317,6 +446,7 @@ impl<'s> Prepared<'s> {
                         out.push(Move::Deliver {
                             action,
                             crash: None,
+                            at_op: None,
                         });
                     }
                     if crash_left && h.cut.is_empty() && !h.quiet {
@@ -327,6 +457,7 @@ impl<'s> Prepared<'s> {
                             out.push(Move::Deliver {
                                 action,
                                 crash: Some(p),
+                                at_op: None,
                             });
                         }
                     }
@@ -338,6 +469,7 @@ impl<'s> Prepared<'s> {
                                 action,
                                 at: t,
                                 crash: None,
+                                at_op: None,
                             });
                         }
                         if crash_left {
@@ -346,6 +478,7 @@ impl<'s> Prepared<'s> {
                                     action,
                                     at: t,
                                     crash: Some(p),
+                                    at_op: None,
                                 });
                             }
                         }
@@ -398,11 +531,16 @@ impl<'s> Prepared<'s> {
                 // receiver's are not asked.
                 return subject.check_views(false);
             }
-            Move::Deliver { action, crash } => {
+            Move::Deliver {
+                action,
+                crash,
+                at_op,
+            } => {
                 let (frame, principal, at) = self.delivery(action);
                 h.owed[action as usize] -= 1;
                 if crash.is_some() {
                     h.budget.crashes -= 1;
+                    subject.set_cut(AtOp::cut(at_op));
                 }
                 match subject.deliver(frame, principal, at, crash)? {
                     Came::Answered => {
@@ -428,7 +566,12 @@ impl<'s> Prepared<'s> {
                 h.budget.duplicates -= 1;
                 subject.deliver(frame, principal, at, None)?;
             }
-            Move::Execute { action, at, crash } => {
+            Move::Execute {
+                action,
+                at,
+                crash,
+                at_op,
+            } => {
                 let Action::Execute {
                     thread,
                     commitment,
@@ -440,6 +583,7 @@ impl<'s> Prepared<'s> {
                 h.owed[action as usize] -= 1;
                 if crash.is_some() {
                     h.budget.crashes -= 1;
+                    subject.set_cut(AtOp::cut(at_op));
                 }
                 match subject.execute(thread, commitment, times[at as usize], crash)? {
                     Came::Crashed => {
@@ -454,6 +598,7 @@ impl<'s> Prepared<'s> {
             }
             Move::CrashIdle => {
                 h.budget.crashes -= 1;
+                subject.set_cut(AtOp::cut(None));
                 h.up = false;
                 if let Some(lost) = subject.crash_idle() {
                     let i = self.actions.iter().position(|a| {
@@ -465,9 +610,10 @@ impl<'s> Prepared<'s> {
                     }
                 }
             }
-            Move::Restart { crash } => {
+            Move::Restart { crash, at_op } => {
                 if crash.is_some() {
                     h.budget.crashes -= 1;
+                    subject.set_recovery_crash_op(at_op);
                 }
                 h.fresh = true;
                 h.up = subject.restart(crash)? == Came::Answered;
@@ -498,12 +644,14 @@ impl<'s> Prepared<'s> {
             }
             // Only the new move counts towards the situations.
             subject.counting = true;
+            let mark = subject.file_ops_mark();
             self.play(&mut subject, &mut h, mv)?;
-            Ok(subject)
+            let ops = mark.map(|m| subject.file_ops_since(m)).unwrap_or_default();
+            Ok((subject, ops))
         })();
         match result {
             Err(m) => Child::Violation(m),
-            Ok(mut subject) => {
+            Ok((mut subject, ops)) => {
                 let mut a = std::collections::hash_map::DefaultHasher::new();
                 let mut b = std::collections::hash_map::DefaultHasher::new();
                 0xA5u8.hash(&mut b);
@@ -517,6 +665,7 @@ impl<'s> Prepared<'s> {
                     harness: h,
                     situations: std::mem::take(&mut subject.coverage),
                     oracle: keep_oracle.then(|| Box::new(subject.oracle().clone())),
+                    ops,
                 }
             }
         }
@@ -535,7 +684,7 @@ impl<'s> Prepared<'s> {
             .map_err(|m| Box::new((None, m)))?;
         subject.check_views(true).map_err(|m| Box::new((None, m)))?;
         for (i, &m) in schedule.iter().enumerate() {
-            if !self.moves(&h).contains(&m) {
+            if !self.moves(&h).contains(&m.at_its_point()) {
                 return Err(Box::new((
                     Some(i),
                     Mismatch::new(
@@ -563,10 +712,12 @@ impl<'s> Prepared<'s> {
             Move::Deliver {
                 action: x,
                 crash: None,
+                at_op: None,
             },
             Move::Deliver {
                 action: y,
                 crash: None,
+                at_op: None,
             },
         ) = (a, b)
         else {
@@ -608,13 +759,26 @@ impl<'s> Prepared<'s> {
             Some(CrashPoint::BeforeEffect) => ", crash at the effect, before it".into(),
             Some(CrashPoint::AfterEffect) => ", crash right after the effect".into(),
         };
+        let inside = |at: Option<AtOp>| {
+            at.map(|a| {
+                format!(
+                    ", {} at its {} file operation",
+                    if a.power { "power loss" } else { "killed" },
+                    shorthand::ordinal(usize::from(a.op))
+                )
+            })
+        };
         match mv {
-            Move::Deliver { action, crash: c } => {
+            Move::Deliver {
+                action,
+                crash: c,
+                at_op,
+            } => {
                 let (frame, principal, _) = self.delivery(action);
                 format!(
                     "deliver {}{}",
                     shorthand::line(frame, Some(principal.as_str())),
-                    crash(c)
+                    inside(at_op).unwrap_or_else(|| crash(c))
                 )
             }
             Move::DeliverQuietly { action } => {
@@ -635,6 +799,7 @@ impl<'s> Prepared<'s> {
                 action,
                 at,
                 crash: c,
+                at_op,
             } => match &self.actions[action as usize] {
                 Action::Execute {
                     thread,
@@ -643,12 +808,21 @@ impl<'s> Prepared<'s> {
                 } => format!(
                     "execute {thread}/{commitment} at {} ms{}",
                     times[at as usize].0,
-                    crash(c)
+                    inside(at_op).unwrap_or_else(|| crash(c))
                 ),
                 Action::Deliver { .. } => unreachable!("an execute move names an execution"),
             },
             Move::CrashIdle => "crash between operations".into(),
-            Move::Restart { crash: c } => format!("restart{}", crash(c)),
+            Move::Restart { crash: c, at_op } => format!(
+                "restart{}",
+                match at_op {
+                    Some(k) => format!(
+                        ", crash at its {} file operation, losing what the last crash lost",
+                        shorthand::ordinal(usize::from(k))
+                    ),
+                    None => crash(c),
+                }
+            ),
         }
     }
 }
@@ -680,10 +854,108 @@ pub struct Watch {
     pub depth: AtomicU64,
 }
 
+/// Plays a round of children, `jobs` threads in contiguous shares, in
+/// order: `None` for those left unplayed, past the first that breaks a
+/// rule (so a receiver that hangs costs one timeout per thread, not one
+/// per child) or after `stop`.
+#[allow(clippy::too_many_arguments)]
+fn play_round(
+    work: &[(usize, Move, Vec<Move>)],
+    layer: &[Node],
+    prepared: &Prepared,
+    implementation: &dyn Implementation,
+    names: RejectNames,
+    reduce: bool,
+    jobs: usize,
+    watch: &Watch,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Vec<Option<Child>> {
+    let jobs = jobs.clamp(1, work.len());
+    let share = work.len().div_ceil(jobs);
+    let first_bad = AtomicUsize::new(usize::MAX);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = work
+            .chunks(share)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let first_bad = &first_bad;
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .enumerate()
+                        .map(|(k, (i, mv, _))| {
+                            let index = c * share + k;
+                            if index > first_bad.load(Ordering::Relaxed) || stop() {
+                                return None;
+                            }
+                            let child = prepared.child(
+                                implementation,
+                                names,
+                                &layer[*i].schedule,
+                                *mv,
+                                reduce,
+                            );
+                            // An interrupt that came while the child was
+                            // played may have ended its processes: what it
+                            // came to says nothing of the implementation.
+                            if stop() {
+                                return None;
+                            }
+                            if matches!(child, Child::Violation(_)) {
+                                first_bad.fetch_min(index, Ordering::Relaxed);
+                            }
+                            watch.transitions.fetch_add(1, Ordering::Relaxed);
+                            Some(child)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
 /// Explores every schedule of `prepared` against `implementation`. `stop`
 /// is asked before each child is played (an interrupt): the scope is then
 /// not exhausted.
 pub fn explore(
+    prepared: &Prepared,
+    implementation: &dyn Implementation,
+    names: RejectNames,
+    limits: Limits,
+    watch: &Watch,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Exploration {
+    let power = PowerLoss::on(
+        implementation,
+        limits.power_loss && prepared.scope.budget.crashes > 0,
+    );
+    let mut e = explore_with(prepared, implementation, names, limits, watch, stop);
+    e.power_loss = power.0.is_some();
+    e
+}
+
+/// Power-loss crashes served while it lives.
+struct PowerLoss<'i>(Option<&'i dyn Implementation>);
+
+impl<'i> PowerLoss<'i> {
+    fn on(implementation: &'i dyn Implementation, wanted: bool) -> PowerLoss<'i> {
+        PowerLoss((wanted && implementation.set_power_loss(true)).then_some(implementation))
+    }
+}
+
+impl Drop for PowerLoss<'_> {
+    fn drop(&mut self) {
+        if let Some(i) = self.0 {
+            i.set_power_loss(false);
+        }
+    }
+}
+
+fn explore_with(
     prepared: &Prepared,
     implementation: &dyn Implementation,
     names: RejectNames,
@@ -715,6 +987,7 @@ pub fn explore(
                     schedule: Vec::new(),
                     mismatch: m,
                 }),
+                power_loss: false,
             };
         }
     };
@@ -766,109 +1039,87 @@ pub fn explore(
         if work.is_empty() {
             break;
         }
-        let jobs = limits.jobs.clamp(1, work.len());
-        let share = work.len().div_ceil(jobs);
-        // The first child (in order) known to break a rule: children after
-        // it are not played, since the one reported is the first in order
-        // (so a receiver that hangs costs one timeout per thread, not one
-        // per child).
-        let first_bad = AtomicUsize::new(usize::MAX);
-        let results: Vec<Option<Child>> = std::thread::scope(|s| {
-            let handles: Vec<_> = work
-                .chunks(share)
-                .enumerate()
-                .map(|(c, chunk)| {
-                    let layer = &layer;
-                    let first_bad = &first_bad;
-                    s.spawn(move || {
-                        chunk
-                            .iter()
-                            .enumerate()
-                            .map(|(k, (i, mv, _))| {
-                                let index = c * share + k;
-                                if index > first_bad.load(Ordering::Relaxed) || stop() {
-                                    return None;
-                                }
-                                let child = prepared.child(
-                                    implementation,
-                                    names,
-                                    &layer[*i].schedule,
-                                    *mv,
-                                    reduce,
-                                );
-                                if matches!(child, Child::Violation(_)) {
-                                    first_bad.fetch_min(index, Ordering::Relaxed);
-                                }
-                                watch.transitions.fetch_add(1, Ordering::Relaxed);
-                                Some(child)
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        });
+        // Each layer is played in two rounds: its moves, then the crashes
+        // inside the requests its plain moves made (over a power-loss
+        // state directory), whose number only playing the move tells.
         let mut next: Vec<Node> = Vec::new();
-        for ((i, mv, sleep), child) in work.into_iter().zip(results) {
-            // Only an interrupt leaves a child unplayed before the first
-            // that breaks a rule.
-            let Some(child) = child else {
-                exhausted = false;
-                break;
-            };
-            counts.transitions += 1;
-            counts.played += layer[i].schedule.len() as u64 + 1;
-            let mut schedule = layer[i].schedule.clone();
-            schedule.push(mv);
-            match child {
-                Child::Violation(m) => {
-                    violation = Some(Counterexample {
-                        schedule,
-                        mismatch: m,
-                    });
+        let mut round = work;
+        let mut inside_round = false;
+        while !round.is_empty() {
+            let results = play_round(&round, &layer, prepared, implementation, names, reduce, limits.jobs, watch, stop);
+            let mut inside: Vec<(usize, Move, Vec<Move>)> = Vec::new();
+            for ((i, mv, sleep), child) in round.into_iter().zip(results) {
+                // Only an interrupt leaves a child unplayed before the first
+                // that breaks a rule.
+                let Some(child) = child else {
+                    exhausted = false;
                     break;
-                }
-                Child::State {
-                    key,
-                    harness,
-                    situations: reached,
-                    oracle,
-                } => {
-                    let oracle = oracle.map(|o| *o);
-                    situations.add(&reached);
-                    if harness.complete() {
-                        counts.schedules += 1;
-                    }
-                    if limits.merge {
-                        if let Some(met) = known.get_mut(&key) {
-                            counts.merged += 1;
-                            if let Some(met) = met {
-                                met.meet(&sleep, layer_no, &mut next);
-                            }
-                            continue;
-                        }
-                        let expanded = reduce.then(|| Expanded {
-                            sleep: sleep.clone(),
-                            pending: (layer_no, next.len()),
-                            schedule: schedule.clone(),
-                            harness: harness.clone(),
-                            oracle: oracle.clone(),
+                };
+                counts.transitions += 1;
+                counts.played += layer[i].schedule.len() as u64 + 1;
+                let mut schedule = layer[i].schedule.clone();
+                schedule.push(mv);
+                match child {
+                    Child::Violation(m) => {
+                        violation = Some(Counterexample {
+                            schedule,
+                            mismatch: m,
                         });
-                        known.insert(key, expanded);
+                        break;
                     }
-                    counts.states += 1;
-                    next.push(Node {
-                        schedule,
+                    Child::State {
+                        key,
                         harness,
-                        sleep,
+                        situations: reached,
                         oracle,
-                        only: None,
-                    });
+                        ops,
+                    } => {
+                        if !inside_round && layer[i].harness.budget.crashes > 0 {
+                            inside.extend(
+                                inside_points(&ops)
+                                    .into_iter()
+                                    .filter_map(|at| mv.crashed_inside(at))
+                                    .map(|m| (i, m, Vec::new())),
+                            );
+                        }
+                        let oracle = oracle.map(|o| *o);
+                        situations.add(&reached);
+                        if harness.complete() {
+                            counts.schedules += 1;
+                        }
+                        if limits.merge {
+                            if let Some(met) = known.get_mut(&key) {
+                                counts.merged += 1;
+                                if let Some(met) = met {
+                                    met.meet(&sleep, layer_no, &mut next);
+                                }
+                                continue;
+                            }
+                            let expanded = reduce.then(|| Expanded {
+                                sleep: sleep.clone(),
+                                pending: (layer_no, next.len()),
+                                schedule: schedule.clone(),
+                                harness: harness.clone(),
+                                oracle: oracle.clone(),
+                            });
+                            known.insert(key, expanded);
+                        }
+                        counts.states += 1;
+                        next.push(Node {
+                            schedule,
+                            harness,
+                            sleep,
+                            oracle,
+                            only: None,
+                        });
+                    }
                 }
             }
+            if violation.is_some() || !exhausted || inside_round {
+                break;
+            }
+            round = inside;
+            inside_round = true;
         }
         counts.depth = layer[0].schedule.len() as u64 + 1;
         watch.states.store(counts.states, Ordering::Relaxed);
@@ -888,5 +1139,6 @@ pub fn explore(
         situations,
         exhausted,
         violation,
+        power_loss: false,
     }
 }

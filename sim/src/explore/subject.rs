@@ -11,7 +11,7 @@ use tern_model::ledger::{Execution, Ledger, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use crate::contract::plugin::{ImplError, Implementation, InitParams, Receiver};
-use crate::contract::storage::{CrashPoint, Storage};
+use crate::contract::storage::{CrashPoint, FileOp, Loss, PowerCut, Storage};
 use crate::contract::world::World;
 use crate::judge::compare::RejectNames;
 use crate::judge::delivery::{self, Breach, Call, Delivery};
@@ -19,7 +19,7 @@ use crate::judge::invariants as inv;
 use crate::judge::oracle::{self, Mismatch};
 use crate::judge::replies::KnownAcks;
 use crate::simulator::reach::{Reach, Sent};
-use crate::simulator::situations::{Coverage, Moment, Situation};
+use crate::simulator::situations::{power_moments, Coverage, Moment, Situation};
 
 /// A frame whose delivery was not acknowledged: a crash cut it (`point`)
 /// or came right after its answer (`None`), so its sender sends it again.
@@ -199,6 +199,7 @@ impl<'i> Subject<'i> {
             }
             Err(b) => return Err(Self::breach("the implementation starts", b)),
         };
+        self.power_notes();
         if self.world.len() != before {
             return Err(Mismatch::new(
                 inv::AUTHORITY,
@@ -212,7 +213,42 @@ impl<'i> Subject<'i> {
         Ok(came)
     }
 
+    /// How the next crash falls over a power-loss state directory (read
+    /// only there).
+    pub fn set_cut(&mut self, cut: PowerCut) {
+        self.storage.set_cut(Some(cut));
+    }
+
+    /// A crash scheduled for the next start, at its `at_op`-th file
+    /// operation if set: it takes what the crash it recovers from took
+    /// (a state directory makes one kind of loss per crash cut).
+    pub fn set_recovery_crash_op(&mut self, at_op: Option<u8>) {
+        let loss = self.storage.cut().map_or(Loss::Power, |c| c.loss);
+        self.storage.set_cut(Some(PowerCut { loss, at_op }));
+    }
+
+    /// The mutating file operations the state directory saw so far, where
+    /// tern-sim serves it.
+    pub fn file_ops_mark(&self) -> Option<u64> {
+        self.implementation.file_ops_mark(&self.storage)
+    }
+
+    /// The state directory's mutating file operations since `mark`.
+    pub fn file_ops_since(&self, mark: u64) -> Vec<FileOp> {
+        self.implementation.file_ops_since(&self.storage, mark)
+    }
+
+    /// What the state directory told of the crashes, as situations.
+    fn power_notes(&mut self) {
+        for note in self.storage.take_notes() {
+            for m in power_moments(&note) {
+                self.reached(Situation::Moment(m));
+            }
+        }
+    }
+
     fn crash(&mut self) {
+        self.power_notes();
         self.reach.on_crash(0);
         if let Some(r) = self.receiver.as_mut() {
             r.kill();
@@ -423,6 +459,13 @@ impl<'i> Subject<'i> {
     /// (docs/explore.md §3).
     pub fn key(&self, h: &mut impl Hasher, crash_left: bool) {
         self.storage.unordered_hash(h);
+        // A subprocess's records are in its state directory: what it holds,
+        // live and after a power loss, where tern-sim serves it.
+        self.implementation.hash_state_dir(&self.storage, h);
+        if !self.is_up() {
+            // What the restart will make of it.
+            self.storage.cut().hash(h);
+        }
         for v in &self.views {
             v.as_str().hash(h);
         }

@@ -28,7 +28,7 @@ use crate::contract::protocol::lines::{
 use crate::contract::protocol::{
     config_text, decode_bytes, encode_bytes, event_of_line, execution_of, PROTOCOL,
 };
-use crate::contract::storage::{CrashPoint, Storage};
+use crate::contract::storage::{CrashPoint, FileOp, Storage};
 use crate::contract::world::AgentWorld;
 use crate::implementations::affinity;
 pub use crate::implementations::child_process::{direct_argv, launcher};
@@ -266,6 +266,23 @@ impl Implementation for SubprocessImpl {
 
     fn release(&self, storage: &Storage) {
         self.dirs.remove(storage.id());
+    }
+
+    fn hash_state_dir(&self, storage: &Storage, h: &mut dyn std::hash::Hasher) {
+        if let Some(dir) = self.dirs.existing(storage.id()) {
+            dir.hash_state(h);
+        }
+    }
+
+    fn file_ops_mark(&self, storage: &Storage) -> Option<u64> {
+        self.dirs.existing(storage.id())?.ops_mark()
+    }
+
+    fn file_ops_since(&self, storage: &Storage, mark: u64) -> Vec<FileOp> {
+        self.dirs
+            .existing(storage.id())
+            .map(|d| d.ops_since(mark))
+            .unwrap_or_default()
     }
 
     fn durability(&self) -> Durability {

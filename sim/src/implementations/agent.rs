@@ -182,13 +182,17 @@ impl Durable for FileLog {
             return Ok(());
         }
         let mut held = self.file.borrow_mut();
-        let mut created = false;
+        // The first sync of a process also syncs the directory, whether
+        // this process made the log or found it: an earlier process may
+        // have made it and been killed before its name was durable, and a
+        // power loss would then take the log with everything synced into
+        // it since.
+        let first = held.is_none();
         let file = match &mut *held {
             Some(file) => file,
             None => {
                 let opened = match OpenOptions::new().append(true).open(&self.path) {
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        created = true;
                         OpenOptions::new()
                             .create_new(true)
                             .append(true)
@@ -215,8 +219,8 @@ impl Durable for FileLog {
                 .map_err(|e| io_error("cannot sync the log", e))?;
         }
         drop(held);
-        if created {
-            // The new file's name, durable.
+        if first {
+            // The log's name, durable.
             self.sync_dir()?;
         }
         Ok(())

@@ -116,6 +116,11 @@ impl StateDirs {
         Ok((dir, true))
     }
 
+    /// The state directory of storage `id`, if it has one now.
+    pub fn existing(&self, id: u64) -> Option<StateDir> {
+        locked(&self.dirs).get(&id).cloned()
+    }
+
     /// The session of storage `id` is over: its directory goes now (an
     /// exploration makes one per schedule, hundreds of thousands), and
     /// its file system is unmounted once the last holder lets it go.
@@ -153,6 +158,29 @@ impl StateDirs {
 }
 
 impl StateDir {
+    /// Feeds `h` the live state and what a clean power loss would leave
+    /// (nothing without a file system of tern-sim's: a plain folder is not
+    /// read).
+    pub fn hash_state(&self, h: &mut dyn std::hash::Hasher) {
+        if let Some(mount) = &self.mount {
+            mount.hash_state(&mut { h });
+        }
+    }
+
+    /// How many mutating file operations the directory saw so far.
+    pub fn ops_mark(&self) -> Option<u64> {
+        self.mount.as_ref().map(|m| m.mutating_ops())
+    }
+
+    /// The mutating file operations after the `mark`-th, oldest first (at
+    /// most the last 64).
+    pub fn ops_since(&self, mark: u64) -> Vec<FileOp> {
+        self.mount
+            .as_ref()
+            .map(|m| m.ops_since(mark).into_iter().map(file_op).collect())
+            .unwrap_or_default()
+    }
+
     /// After a crash, before the restart: the crash's cut is made. A kill
     /// keeps everything the file system took; a power loss drops what was
     /// not durable (at the crash point, if the crash fell at one). The

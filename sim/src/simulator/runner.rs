@@ -115,17 +115,6 @@ pub struct Violation {
     pub timed_out: bool,
 }
 
-fn ordinal(n: usize) -> String {
-    let suffix = match (n % 10, n % 100) {
-        (_, 11..=13) => "th",
-        (1, _) => "st",
-        (2, _) => "nd",
-        (3, _) => "rd",
-        _ => "th",
-    };
-    format!("{n}{suffix}")
-}
-
 /// The result of playing steps.
 #[derive(Debug, Clone)]
 pub struct Played {
@@ -517,7 +506,7 @@ impl<'a> Run<'a> {
                 PowerNote::Held { op, earlier } => {
                     at = format!(
                         ", at its {} file operation of the request ({}, after {})",
-                        ordinal(earlier.len() + 1),
+                        shorthand::ordinal(earlier.len() + 1),
                         op.name(),
                         if earlier.is_empty() {
                             "none".to_owned()
