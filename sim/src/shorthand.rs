@@ -79,6 +79,18 @@ pub fn line(frame: &[u8], claimed_by: Option<&str>) -> String {
     }
 }
 
+/// "1st", "2nd", "11th": for the crash points told in words.
+pub fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,16 +104,4 @@ mod tests {
         );
         assert!(line(b"{\"a\"", Some("mallory")).starts_with("mallory → … | (not a valid frame"));
     }
-}
-
-/// "1st", "2nd", "11th": for the crash points told in words.
-pub fn ordinal(n: usize) -> String {
-    let suffix = match (n % 10, n % 100) {
-        (_, 11..=13) => "th",
-        (1, _) => "st",
-        (2, _) => "nd",
-        (3, _) => "rd",
-        _ => "th",
-    };
-    format!("{n}{suffix}")
 }

@@ -130,3 +130,35 @@ fn read_into(root: &Path, rel: &Path, tree: &mut Tree) -> io::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::Hasher;
+
+    fn digest(files: &[(&str, &[u8])]) -> u64 {
+        let mut tree = Tree::default();
+        for (path, data) in files {
+            tree.nodes.insert(
+                PathBuf::from(path),
+                Node::File {
+                    mode: 0o644,
+                    data: data.to_vec(),
+                },
+            );
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        tree.hash_unordered(&mut h);
+        h.finish()
+    }
+
+    #[test]
+    fn records_in_another_order_hash_the_same_and_a_lost_or_partial_one_does_not() {
+        let ab = digest(&[("log", b"record-a;record-b;")]);
+        assert_eq!(ab, digest(&[("log", b"record-b;record-a;")]));
+        assert_ne!(ab, digest(&[("log", b"record-a;")]));
+        assert_ne!(ab, digest(&[("log", b"record-a;record-b;rec")]));
+        assert_ne!(ab, digest(&[("log.new", b"record-a;record-b;")]));
+        assert_ne!(ab, digest(&[("log", b"record-a;record-c;")]));
+    }
+}

@@ -1046,7 +1046,17 @@ fn explore_with(
         let mut round = work;
         let mut inside_round = false;
         while !round.is_empty() {
-            let results = play_round(&round, &layer, prepared, implementation, names, reduce, limits.jobs, watch, stop);
+            let results = play_round(
+                &round,
+                &layer,
+                prepared,
+                implementation,
+                names,
+                reduce,
+                limits.jobs,
+                watch,
+                stop,
+            );
             let mut inside: Vec<(usize, Move, Vec<Move>)> = Vec::new();
             for ((i, mv, sleep), child) in round.into_iter().zip(results) {
                 // Only an interrupt leaves a child unplayed before the first
@@ -1140,5 +1150,74 @@ fn explore_with(
         exhausted,
         violation,
         power_loss: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_crashed_inside_at_each_operation_from_the_second() {
+        use FileOp::*;
+        let kill = |op| AtOp { op, power: false };
+        let power = |op| AtOp { op, power: true };
+        // A record appended and synced: a kill with the first write kept,
+        // and one with both (a power loss there drops as much as one
+        // before the request).
+        assert_eq!(inside_points(&[Write, Write, Sync]), vec![kill(2), kill(3)]);
+        // A log written afresh: after the new file's sync, a power loss
+        // keeps the synced data and loses the rename.
+        assert_eq!(
+            inside_points(&[Create, Write, Sync, Rename, SyncDir]),
+            vec![kill(2), kill(3), power(4), kill(5)]
+        );
+        assert_eq!(inside_points(&[Write]), vec![]);
+        assert_eq!(inside_points(&[]), vec![]);
+    }
+
+    #[test]
+    fn a_crash_inside_is_offered_only_for_a_plain_move_and_replays_at_its_point() {
+        let at = AtOp {
+            op: 2,
+            power: false,
+        };
+        let plain = Move::Deliver {
+            action: 1,
+            crash: None,
+            at_op: None,
+        };
+        let inside = plain.crashed_inside(at).unwrap();
+        assert_eq!(
+            inside,
+            Move::Deliver {
+                action: 1,
+                crash: Some(CrashPoint::BeforeSync),
+                at_op: Some(at),
+            }
+        );
+        assert_eq!(
+            inside.at_its_point(),
+            Move::Deliver {
+                action: 1,
+                crash: Some(CrashPoint::BeforeSync),
+                at_op: None,
+            }
+        );
+        assert_eq!(inside.crashed_inside(at), None);
+        assert_eq!(Move::CrashIdle.crashed_inside(at), None);
+        assert_eq!(
+            Move::Restart {
+                crash: None,
+                at_op: None
+            }
+            .crashed_inside(at),
+            Some(Move::Restart {
+                crash: Some(CrashPoint::BeforeSync),
+                at_op: Some(2),
+            })
+        );
+        assert_eq!(AtOp::cut(Some(at)).loss, Loss::Kill);
+        assert_eq!(AtOp::cut(None).loss, Loss::Power);
     }
 }

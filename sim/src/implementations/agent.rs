@@ -192,12 +192,10 @@ impl Durable for FileLog {
             Some(file) => file,
             None => {
                 let opened = match OpenOptions::new().append(true).open(&self.path) {
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        OpenOptions::new()
-                            .create_new(true)
-                            .append(true)
-                            .open(&self.path)
-                    }
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => OpenOptions::new()
+                        .create_new(true)
+                        .append(true)
+                        .open(&self.path),
                     other => other,
                 };
                 held.insert(opened.map_err(|e| io_error("cannot open the log", e))?)
