@@ -64,7 +64,10 @@ fn check_badges(folder: &Path) {
     };
     assert_eq!(badge["color"], color);
     let svg = read(folder, "badge.svg");
-    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""), "{svg}");
+    assert!(
+        svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
+        "{svg}"
+    );
     assert!(svg.trim_end().ends_with("</svg>"), "{svg}");
     assert!(svg.contains(&format!(">{message}</text>")), "{svg}");
 }
@@ -88,7 +91,10 @@ fn a_passing_and_a_failing_certification_publish_their_summary_badges_and_annota
         md.starts_with("## Tern 0.1 certification: 1 of 1 certified at `profile`\n"),
         "{md}"
     );
-    assert!(md.contains("### `reference` ✔ certified at `profile`"), "{md}");
+    assert!(
+        md.contains("### `reference` ✔ certified at `profile`"),
+        "{md}"
+    );
     assert!(md.contains("- level certified: `profile`"), "{md}");
     assert!(!md.contains("Failing cases"), "{md}");
     check_badges(&dir.path().join("pass"));
@@ -118,17 +124,29 @@ fn a_passing_and_a_failing_certification_publish_their_summary_badges_and_annota
         .filter(|c| c["status"] == "fail")
         .collect();
     assert!(!failing.is_empty());
-    assert!(md.contains("### `trusts-from` ✘ not certified at `profile`"), "{md}");
-    assert!(md.contains(&format!("Failing cases ({}):", failing.len())), "{md}");
+    assert!(
+        md.contains("### `trusts-from` ✘ not certified at `profile`"),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!("Failing cases ({}):", failing.len())),
+        "{md}"
+    );
     let first = &failing[0];
-    assert!(md.contains(&format!("- `{}`", first["id"].as_str().unwrap())), "{md}");
+    assert!(
+        md.contains(&format!("- `{}`", first["id"].as_str().unwrap())),
+        "{md}"
+    );
     let reproduce = first["failure"]["reproduce"].as_str().unwrap();
     assert!(md.contains(&format!("reproduce: `{reproduce}`")), "{md}");
     let clause = first["clauses"][0]["id"].as_str().unwrap();
     assert!(md.contains("- clauses broken ("), "{md}");
     assert!(md.contains(&format!("`{clause}`")), "{md}");
     if failing.len() > 10 {
-        assert!(md.contains(&format!("- and {} more", failing.len() - 10)), "{md}");
+        assert!(
+            md.contains(&format!("- and {} more", failing.len() - 10)),
+            "{md}"
+        );
     }
     check_badges(&folder);
     // One annotation a failing case, up to ten, titled by its clause.
@@ -143,7 +161,10 @@ fn a_passing_and_a_failing_certification_publish_their_summary_badges_and_annota
         "{annotations:?}"
     );
     assert!(
-        annotations[0].starts_with(&format!("::error title={clause}::case {}", first["id"].as_str().unwrap())),
+        annotations[0].starts_with(&format!(
+            "::error title={clause}::case {}",
+            first["id"].as_str().unwrap()
+        )),
         "{annotations:?}"
     );
 
@@ -160,7 +181,8 @@ fn a_passing_and_a_failing_certification_publish_their_summary_badges_and_annota
 #[test]
 fn a_hostile_label_stays_text_in_the_summary_and_the_annotations() {
     let dir = tempfile::tempdir().unwrap();
-    let hostile = "sh -c 'exit 3' # [pwn](https://x.invalid) <b>bold</b> @all 100%0A::warning::forged";
+    let hostile =
+        "sh -c 'exit 3' # [pwn](https://x.invalid) <b>bold</b> @all 100%0A::warning::forged";
     let out = certify_in_actions(
         dir.path(),
         None,
@@ -181,7 +203,10 @@ fn a_hostile_label_stays_text_in_the_summary_and_the_annotations() {
     assert!(md.contains(&format!("### `{hostile}` ✘")), "{md}");
     let rendered = outside_code(&md);
     for markup in ["[pwn]", "<b>", "@all", "https://"] {
-        assert!(!rendered.contains(markup), "{markup} outside a code span: {md}");
+        assert!(
+            !rendered.contains(markup),
+            "{markup} outside a code span: {md}"
+        );
     }
     let text = stdout(&out);
     assert!(text.contains("::error title="), "{text}");
@@ -221,7 +246,15 @@ fn an_unwritable_job_summary_is_a_warning() {
         dir.path(),
         Some(&nowhere),
         false,
-        &["--only", "body.unknown-field", "--seeds", "0", "--no-explore", "--report-dir", "r"],
+        &[
+            "--only",
+            "body.unknown-field",
+            "--seeds",
+            "0",
+            "--no-explore",
+            "--report-dir",
+            "r",
+        ],
     );
     // A partial run: status 1, as without the summary.
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));

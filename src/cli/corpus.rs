@@ -72,11 +72,11 @@ mod tests {
         ];
         let e = Corpus::from_files(Origin::BuiltIn, files).unwrap_err();
         assert!(
-            e.to_string().starts_with("built-in corpus: s1-encoding/x.json"),
+            e.to_string()
+                .starts_with("built-in corpus: s1-encoding/x.json"),
             "{e}"
         );
-        let e = Corpus::from_files(Origin::BuiltIn, [("s1/a.json", b"{}".as_slice())])
-            .unwrap_err();
+        let e = Corpus::from_files(Origin::BuiltIn, [("s1/a.json", b"{}".as_slice())]).unwrap_err();
         assert_eq!(
             e.to_string(),
             "built-in corpus: clauses.json: missing: a corpus needs its clause registry"

@@ -3,14 +3,14 @@
 //! reads back. Nothing in it depends on the clock or the machine, so the
 //! same seed, corpus and version give the same bytes.
 
+pub mod annotations;
+pub mod badge;
 pub mod diagram;
 pub mod diff;
 pub mod files;
 pub mod html;
 pub mod junit;
 pub mod markdown;
-pub mod badge;
-pub mod annotations;
 pub mod simulation;
 pub mod terminal;
 pub mod validate;

@@ -108,8 +108,8 @@ impl Corpus {
             files::CLAUSES.to_owned(),
             read(&origin.file(files::CLAUSES))?,
         )];
-        let cases = files::case_files(dir)
-            .map_err(|(path, source)| CorpusError::Io { path, source })?;
+        let cases =
+            files::case_files(dir).map_err(|(path, source)| CorpusError::Io { path, source })?;
         for rel in cases {
             let bytes = read(&origin.file(&rel))?;
             files.push((rel, bytes));
@@ -133,7 +133,10 @@ impl Corpus {
     {
         let mut files: Vec<(P, B)> = files.into_iter().collect();
         files.sort_by(|(a, _), (b, _)| Path::new(a.as_ref()).cmp(Path::new(b.as_ref())));
-        let Some(at) = files.iter().position(|(rel, _)| rel.as_ref() == files::CLAUSES) else {
+        let Some(at) = files
+            .iter()
+            .position(|(rel, _)| rel.as_ref() == files::CLAUSES)
+        else {
             return Err(CorpusError::Missing {
                 file: origin.file(files::CLAUSES),
             });
