@@ -1,6 +1,6 @@
 //! `tern-sim certify`: the whole corpus, then a simulation budget with
 //! faults, against one or several implementations; a verdict per level and
-//! four report files written atomically, also after Ctrl-C.
+//! report files written atomically, also after Ctrl-C.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -106,7 +106,8 @@ pub struct CertifyArgs {
     #[arg(long)]
     no_explore: bool,
 
-    /// Where report.json, junit.xml, report.html and summary.txt go.
+    /// Where the reports go: report.json, junit.xml, report.html,
+    /// summary.txt, summary.md, badge.json and badge.svg.
     #[arg(long, value_name = "DIR", default_value = "tern-sim-report")]
     report_dir: PathBuf,
 
@@ -523,8 +524,9 @@ pub fn run(args: CertifyArgs) -> Status {
     publish(&report, &args.report_dir, human)
 }
 
-/// Writes the four reports and prints the summary (or report.json); the
-/// status is the verdict's. `merge` publishes a merged report the same way.
+/// Writes the reports and prints the summary (or report.json), then what
+/// a GitHub Actions job shows (src/cli/github.rs); the status is the
+/// verdict's. `merge` publishes a merged report the same way.
 pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
     let mut report = report.clone();
     for imp in &mut report.implementations {
