@@ -31,7 +31,15 @@ fn the_reference_is_certified_at_profile_level_with_four_reports() {
         stdout(&out),
         String::from_utf8_lossy(&out.stderr)
     );
-    for f in ["report.json", "junit.xml", "report.html", "summary.txt"] {
+    for f in [
+        "report.json",
+        "junit.xml",
+        "report.html",
+        "summary.txt",
+        "summary.md",
+        "badge.json",
+        "badge.svg",
+    ] {
         assert!(dir.path().join("out").join(f).is_file(), "{f}");
     }
     let r = report(&dir.path().join("out"));
@@ -146,6 +154,9 @@ fn the_same_seed_gives_the_same_report_bytes() {
         "junit.xml",
         "report.html",
         "summary.txt",
+        "summary.md",
+        "badge.json",
+        "badge.svg",
         "traces/memory-dedup-seed-1.jsonl",
     ] {
         let a = std::fs::read(dirs[0].path().join("r").join(f)).unwrap();

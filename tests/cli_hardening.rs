@@ -316,7 +316,15 @@ fn report_files_get_the_umask_mode_and_a_bad_folder_is_refused_first() {
             .current_dir(dir.path())
             .output()
             .unwrap();
-        for f in ["report.json", "junit.xml", "report.html", "summary.txt"] {
+        for f in [
+            "report.json",
+            "junit.xml",
+            "report.html",
+            "summary.txt",
+            "summary.md",
+            "badge.json",
+            "badge.svg",
+        ] {
             let m = std::fs::metadata(dir.path().join(format!("r{umask}/{f}"))).unwrap();
             assert_eq!(
                 m.permissions().mode() & 0o777,
@@ -489,6 +497,9 @@ fn escapes_and_bidi_controls_from_the_input_are_shown_not_obeyed() {
         &std::fs::read_to_string(d.join("h/summary.txt")).unwrap(),
         "summary.txt",
     );
+    let markdown = std::fs::read_to_string(d.join("h/summary.md")).unwrap();
+    assert_inert(&markdown, "summary.md");
+    assert!(markdown.contains("\\u{1b}[2J\\u{202e}"), "{markdown}");
     let html = std::fs::read_to_string(d.join("h/report.html")).unwrap();
     assert!(!html.contains('\u{1b}') && !html.contains('\u{202e}'));
     let junit = std::fs::read_to_string(d.join("h/junit.xml")).unwrap();

@@ -98,6 +98,9 @@ fn certify_merged_from_1_2_3_and_7_shards_is_the_unsharded_report() {
             "junit.xml",
             "summary.txt",
             "report.html",
+            "summary.md",
+            "badge.json",
+            "badge.svg",
             "traces/memory-dedup-seed-1.jsonl",
         ] {
             let a = std::fs::read_to_string(dir.path().join("whole").join(file)).unwrap();

@@ -70,6 +70,26 @@ pub fn t(s: &str) -> String {
     terminal(s).into_owned()
 }
 
+/// `s` as one Markdown code span, so that nothing in it is read as
+/// Markdown: no link, image, HTML tag, emphasis or mention can come out of
+/// an implementation's label or message. Controls are first made visible
+/// ([`terminal`]), so the span stays on one line; the fence is one
+/// backtick longer than the longest run of backticks inside, and padded
+/// with a space where the text starts or ends with one (CommonMark takes
+/// one space off each end). Not for a table cell, where a `|` would end
+/// the cell.
+pub fn markdown_code(s: &str) -> String {
+    let s = terminal(s);
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if s.starts_with(['`', ' ']) || s.ends_with(['`', ' ']) || s.is_empty() {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{s}{pad}{fence}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,6 +108,20 @@ mod tests {
             assert!(!escaped.chars().any(is_unsafe), "{escaped}");
             assert_eq!(escaped, format!("x\\u{{{:x}}}y", bidi as u32));
         }
+    }
+
+    #[test]
+    fn markdown_code_spans_hold_any_text_as_text() {
+        assert_eq!(markdown_code("reference"), "`reference`");
+        assert_eq!(
+            markdown_code("[x](https://evil.invalid) <b>@all"),
+            "`[x](https://evil.invalid) <b>@all`"
+        );
+        assert_eq!(markdown_code("a`b"), "``a`b``");
+        assert_eq!(markdown_code("``x"), "``` ``x ```");
+        assert_eq!(markdown_code("a\nb"), "`a\\nb`");
+        assert_eq!(markdown_code("x\n# heading"), "`x\\n# heading`");
+        assert_eq!(markdown_code(""), "`  `");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `tern-sim certify`: the whole corpus, then a simulation budget with
 //! faults, against one or several implementations; a verdict per level and
-//! four report files written atomically, also after Ctrl-C.
+//! report files written atomically, also after Ctrl-C.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -10,7 +10,7 @@ use tern_harness::certify::{
     run_corpus_with, run_exploration, run_simulation_watched, Budget, ExplorationRun, SimulationRun,
 };
 use tern_harness::contract::plugin::Implementation;
-use tern_harness::corpus::{Corpus, Level};
+use tern_harness::corpus::{Level, Origin};
 use tern_harness::explore::builtin;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted, SubprocessImpl};
 use tern_harness::implementations::machine;
@@ -18,14 +18,17 @@ use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::judge::compare::RejectNames;
 use tern_harness::simulator::faults::FaultSet;
+use tern_reports::certify::badge::Badge;
 use tern_reports::certify::files::shell_quoted;
 use tern_reports::certify::{
-    html, junit, scopes_left_out_note, terminal, write, Certified, Report,
+    html, junit, markdown, scopes_left_out_note, terminal, write, Certified, Report,
 };
 use tern_reports::escape;
 use tern_reports::shards::certify as certify_part;
 use tern_reports::shards::{Command, Part};
 
+use super::corpus::load_corpus;
+use super::github;
 use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{parse_agents, parse_duration, parse_mutant, parse_steps, JobsArg, TimeoutArgs};
@@ -60,7 +63,8 @@ pub struct CertifyArgs {
     #[arg(long, value_enum, default_value_t = LevelArg::Profile)]
     level: LevelArg,
 
-    /// The corpus folder (clauses.json and one folder of cases per section).
+    /// The corpus folder (clauses.json and one folder of cases per section),
+    /// instead of the corpus built into tern-sim.
     #[arg(long, value_name = "DIR")]
     scenarios: Option<PathBuf>,
 
@@ -102,7 +106,8 @@ pub struct CertifyArgs {
     #[arg(long)]
     no_explore: bool,
 
-    /// Where report.json, junit.xml, report.html and summary.txt go.
+    /// Where the reports go: report.json, junit.xml, report.html,
+    /// summary.txt, summary.md, badge.json and badge.svg.
     #[arg(long, value_name = "DIR", default_value = "tern-sim-report")]
     report_dir: PathBuf,
 
@@ -148,30 +153,6 @@ impl CertifyArgs {
         self.timeouts.record(&mut o);
         o
     }
-}
-
-/// The corpus folder: as given, else `./scenarios`, else the one this
-/// binary was built from.
-pub fn scenarios_dir(given: Option<&Path>) -> PathBuf {
-    if let Some(p) = given {
-        return p.to_path_buf();
-    }
-    let here = PathBuf::from("scenarios");
-    if here.join("clauses.json").is_file() {
-        return here;
-    }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"))
-}
-
-pub fn load_corpus(given: Option<&Path>, command: &str) -> Result<Corpus, Status> {
-    let dir = scenarios_dir(given);
-    Corpus::load(&dir).map_err(|e| {
-        errln!(
-            "tern-sim {command}: the corpus cannot be used: {}",
-            escape::terminal(&e.to_string())
-        );
-        Status::Trouble
-    })
 }
 
 /// The simulation of an implementation whose corpus run was interrupted.
@@ -308,9 +289,13 @@ pub fn run(args: CertifyArgs) -> Status {
             None => format!("{} simulation run(s)", budget.seeds),
         };
         outln!(
-            "tern-sim certify: {} case(s) of corpus {}, then {runs} from seed {} ({} agents × {} steps, all faults), at `{}` level",
+            "tern-sim certify: {} case(s) of corpus {} ({}), then {runs} from seed {} ({} agents × {} steps, all faults), at `{}` level",
             cases.len(),
             &corpus.hash[..12],
+            match &corpus.origin {
+                Origin::BuiltIn => "built in".to_owned(),
+                Origin::Folder(dir) => format!("from {}", escape::terminal(&dir.to_string_lossy())),
+            },
             budget.first_seed,
             budget.agents,
             budget.steps,
@@ -539,8 +524,9 @@ pub fn run(args: CertifyArgs) -> Status {
     publish(&report, &args.report_dir, human)
 }
 
-/// Writes the four reports and prints the summary (or report.json); the
-/// status is the verdict's. `merge` publishes a merged report the same way.
+/// Writes the reports and prints the summary (or report.json), then what
+/// a GitHub Actions job shows (src/cli/github.rs); the status is the
+/// verdict's. `merge` publishes a merged report the same way.
 pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
     let mut report = report.clone();
     for imp in &mut report.implementations {
@@ -557,11 +543,17 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
         }
     };
     let page = html::render(report);
+    let markdown = markdown::render(report);
+    let badge = Badge::of(report);
+    let (badge_json, badge_svg) = (badge.to_json(), badge.to_svg());
     let mut files: Vec<(&str, &[u8])> = vec![
         ("report.json", json.as_bytes()),
         ("junit.xml", junit.as_bytes()),
         ("report.html", page.as_bytes()),
         ("summary.txt", summary.as_bytes()),
+        ("summary.md", markdown.as_bytes()),
+        ("badge.json", badge_json.as_bytes()),
+        ("badge.svg", badge_svg.as_bytes()),
     ];
     files.extend(
         report
@@ -582,14 +574,25 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
         );
         return Status::Trouble;
     }
+    github::append_step_summary(&markdown);
+    // Annotations go where GitHub reads workflow commands, standard
+    // output, except under --format json, whose standard output is
+    // report.json alone; GitHub reads standard error as well.
+    let annotations = if github::in_actions() {
+        github::annotation_lines(report)
+    } else {
+        String::new()
+    };
     if human {
         out!("{summary}");
         outln!(
-            "reports: {}/{{report.json, junit.xml, report.html, summary.txt}}",
+            "reports: {}/{{report.json, junit.xml, report.html, summary.txt, summary.md, badge.json, badge.svg}}",
             report_dir.display()
         );
+        out!("{annotations}");
     } else {
         out!("{json}");
+        crate::cli::output::err(format_args!("{annotations}"));
     }
     if let Some(signal) = interrupted() {
         errln!("tern-sim certify: interrupted by signal {signal}; the reports cover what ran");

@@ -8,13 +8,13 @@ use clap::Args;
 use serde_json::json;
 use tern_harness::implementations::mutants::Mutant;
 
-use super::certify::load_corpus;
+use super::corpus::load_corpus;
 use super::{FormatArg, Status};
 use tern_reports::escape;
 
 #[derive(Debug, Args)]
 pub struct CoverageArgs {
-    /// The corpus folder.
+    /// The corpus folder, instead of the corpus built into tern-sim.
     #[arg(long, value_name = "DIR")]
     scenarios: Option<PathBuf>,
 

@@ -19,7 +19,7 @@ use tern_reports::explore::{counterexample_text, document, summary, Explored};
 use tern_reports::shards::explore::Body;
 use tern_reports::shards::{Command, Part};
 
-use super::certify::load_corpus;
+use super::corpus::load_corpus;
 use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{implementation, parse_mutant, TimeoutArgs};
@@ -94,7 +94,8 @@ pub struct ExploreArgs {
     #[command(flatten)]
     timeouts: TimeoutArgs,
 
-    /// The corpus folder, for --case and built-in scopes drawn from cases.
+    /// The corpus folder, for --case and built-in scopes drawn from cases,
+    /// instead of the corpus built into tern-sim.
     #[arg(long, value_name = "DIR")]
     scenarios: Option<PathBuf>,
 
@@ -150,10 +151,7 @@ fn scopes(args: &ExploreArgs) -> Result<(Vec<Scope>, Option<String>), String> {
     let corpus = if needs_corpus {
         Some(load_corpus(args.scenarios.as_deref(), "explore").map_err(|_| String::new())?)
     } else {
-        tern_harness::corpus::Corpus::load(&super::certify::scenarios_dir(
-            args.scenarios.as_deref(),
-        ))
-        .ok()
+        super::corpus::read(args.scenarios.as_deref()).ok()
     };
     let mut out = Vec::new();
     let everything = args.scopes.is_empty() && args.cases.is_empty() && args.files.is_empty();

@@ -208,7 +208,7 @@ pub fn run(args: SelftestArgs) -> Status {
     let corpus = if args.simulation_only || args.shards.shard().is_none() {
         None
     } else {
-        match super::certify::load_corpus(args.scenarios.as_deref(), "selftest") {
+        match super::corpus::load_corpus(args.scenarios.as_deref(), "selftest") {
             Ok(c) => Some(c),
             Err(status) => return status,
         }
@@ -252,7 +252,7 @@ pub fn run(args: SelftestArgs) -> Status {
         let loaded;
         let corpus = match &corpus {
             Some(c) => c,
-            None => match super::certify::load_corpus(args.scenarios.as_deref(), "selftest") {
+            None => match super::corpus::load_corpus(args.scenarios.as_deref(), "selftest") {
                 Ok(c) => {
                     loaded = c;
                     &loaded

@@ -3,11 +3,14 @@
 //! reads back. Nothing in it depends on the clock or the machine, so the
 //! same seed, corpus and version give the same bytes.
 
+pub mod annotations;
+pub mod badge;
 pub mod diagram;
 pub mod diff;
 pub mod files;
 pub mod html;
 pub mod junit;
+pub mod markdown;
 pub mod simulation;
 pub mod terminal;
 pub mod validate;
@@ -95,6 +98,14 @@ pub struct CorpusInfo {
     pub cases: usize,
     /// The `--only` filter, when one was given.
     pub filter: Option<String>,
+}
+
+impl CorpusInfo {
+    /// The corpus as people name it: the first 12 hexadecimal digits of its
+    /// hash, as certify's first line and the badges print it.
+    pub fn version(&self) -> &str {
+        self.hash.get(..12).unwrap_or(&self.hash)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

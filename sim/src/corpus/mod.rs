@@ -4,6 +4,7 @@
 
 pub mod case;
 pub mod clauses;
+pub mod files;
 pub mod pattern;
 pub mod play;
 
@@ -38,6 +39,8 @@ pub enum CorpusError {
     },
     #[error("{}: the file name must be the case ID followed by `.json` (`{id}.json`)", file.display())]
     FileName { file: PathBuf, id: String },
+    #[error("{}: missing: a corpus needs its clause registry", file.display())]
+    Missing { file: PathBuf },
     #[error("{}: no case files (`*.json` in subfolders) under it", dir.display())]
     Empty { dir: PathBuf },
 }
@@ -50,6 +53,8 @@ pub struct Corpus {
     pub cases: Vec<Case>,
     /// SHA-256 over each file's relative path and bytes, in path order.
     pub hash: String,
+    /// Where its files were read from.
+    pub origin: Origin,
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, CorpusError> {
@@ -59,39 +64,86 @@ fn read(path: &Path) -> Result<Vec<u8>, CorpusError> {
     })
 }
 
-fn case_files(dir: &Path) -> Result<Vec<PathBuf>, CorpusError> {
-    let io = |source| CorpusError::Io {
-        path: dir.to_path_buf(),
-        source,
-    };
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let path = entry.map_err(io)?.path();
-        if path.is_dir() {
-            let sub = |source| CorpusError::Io {
-                path: path.clone(),
-                source,
-            };
-            for inner in std::fs::read_dir(&path).map_err(sub)? {
-                let file = inner.map_err(sub)?.path();
-                if file.extension().is_some_and(|e| e == "json") {
-                    files.push(file);
-                }
-            }
+/// Where a corpus's files come from, so that an error names a file the
+/// way its reader can find it: under the folder given, or inside the
+/// binary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A folder on disk (`--scenarios DIR`).
+    Folder(PathBuf),
+    /// The corpus built into tern-sim from its `scenarios/` folder.
+    BuiltIn,
+}
+
+impl Origin {
+    /// How errors name the file at `rel` (a path relative to the corpus).
+    pub fn file(&self, rel: &str) -> PathBuf {
+        match self {
+            Origin::Folder(dir) => dir.join(rel),
+            Origin::BuiltIn => PathBuf::from(format!("built-in corpus: {rel}")),
         }
     }
-    files.sort();
-    Ok(files)
+
+    /// How errors and notes name the whole corpus.
+    pub fn whole(&self) -> PathBuf {
+        match self {
+            Origin::Folder(dir) => dir.clone(),
+            Origin::BuiltIn => PathBuf::from("built-in corpus"),
+        }
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.whole().display())
+    }
 }
 
 impl Corpus {
-    /// Reads `dir/clauses.json` and every `dir/*/*.json` case, and checks
-    /// that they fit together: unique IDs, file names that match them, and
-    /// every cited clause copied exactly from the registry.
+    /// Reads `dir/clauses.json` and every `dir/*/*.json` case, then builds
+    /// the corpus from their bytes exactly as [`Corpus::from_files`] does.
     pub fn load(dir: &Path) -> Result<Corpus, CorpusError> {
-        let clauses_path = dir.join("clauses.json");
-        let clauses_bytes = read(&clauses_path)?;
-        let clauses = Clauses::from_json(&clauses_path, &clauses_bytes)?;
+        let origin = Origin::Folder(dir.to_path_buf());
+        let mut files = vec![(
+            files::CLAUSES.to_owned(),
+            read(&origin.file(files::CLAUSES))?,
+        )];
+        let cases =
+            files::case_files(dir).map_err(|(path, source)| CorpusError::Io { path, source })?;
+        for rel in cases {
+            let bytes = read(&origin.file(&rel))?;
+            files.push((rel, bytes));
+        }
+        Corpus::from_files(origin, files)
+    }
+
+    /// Builds a corpus from its files' bytes, each by its path relative to
+    /// the corpus (`clauses.json`, the registry; every other path a case),
+    /// and checks that they fit together: unique IDs, file names that
+    /// match them, and every cited clause copied exactly from the
+    /// registry. The hash is taken in path order whatever the order given,
+    /// so the same files give the same hash wherever they were read from.
+    pub fn from_files<P, B>(
+        origin: Origin,
+        files: impl IntoIterator<Item = (P, B)>,
+    ) -> Result<Corpus, CorpusError>
+    where
+        P: AsRef<str>,
+        B: AsRef<[u8]>,
+    {
+        let mut files: Vec<(P, B)> = files.into_iter().collect();
+        files.sort_by(|(a, _), (b, _)| Path::new(a.as_ref()).cmp(Path::new(b.as_ref())));
+        let Some(at) = files
+            .iter()
+            .position(|(rel, _)| rel.as_ref() == files::CLAUSES)
+        else {
+            return Err(CorpusError::Missing {
+                file: origin.file(files::CLAUSES),
+            });
+        };
+        let (_, clauses_bytes) = files.remove(at);
+        let clauses_bytes = clauses_bytes.as_ref();
+        let clauses = Clauses::from_json(&origin.file(files::CLAUSES), clauses_bytes)?;
         let mut hasher = Sha256::new();
         let mut hash_file = |rel: &str, bytes: &[u8]| {
             hasher.update((rel.len() as u64).to_le_bytes());
@@ -99,30 +151,25 @@ impl Corpus {
             hasher.update((bytes.len() as u64).to_le_bytes());
             hasher.update(bytes);
         };
-        hash_file("clauses.json", &clauses_bytes);
-        let files = case_files(dir)?;
+        hash_file(files::CLAUSES, clauses_bytes);
         if files.is_empty() {
             return Err(CorpusError::Empty {
-                dir: dir.to_path_buf(),
+                dir: origin.whole(),
             });
         }
         let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
         let mut cases = Vec::with_capacity(files.len());
-        for file in files {
-            let bytes = read(&file)?;
-            let rel = file
-                .strip_prefix(dir)
-                .unwrap_or(&file)
-                .to_string_lossy()
-                .replace('\\', "/");
-            hash_file(&rel, &bytes);
-            let text = String::from_utf8(bytes).map_err(|e| CorpusError::Invalid {
+        for (rel, bytes) in &files {
+            let (rel, bytes) = (rel.as_ref(), bytes.as_ref());
+            let file = origin.file(rel);
+            hash_file(rel, bytes);
+            let text = std::str::from_utf8(bytes).map_err(|e| CorpusError::Invalid {
                 file: file.clone(),
                 pointer: String::new(),
                 message: format!("not UTF-8: {e}"),
             })?;
-            let case = Case::from_json(&file, &text)?;
-            if file.file_stem().and_then(|s| s.to_str()) != Some(case.id.as_str()) {
+            let case = Case::from_json(&file, text)?;
+            if Path::new(rel).file_stem().and_then(|s| s.to_str()) != Some(case.id.as_str()) {
                 return Err(CorpusError::FileName { file, id: case.id });
             }
             clauses.check_citations(&case)?;
@@ -145,6 +192,7 @@ impl Corpus {
             clauses,
             cases,
             hash,
+            origin,
         })
     }
 

@@ -1,0 +1,226 @@
+//! `summary.md`: the certification in a few lines of Markdown, short
+//! enough for a pull-request comment or a CI job's summary page. It states
+//! what summary.txt states (the verdict, the levels reached, what failed
+//! and how to play it again) from the same report, and leaves the detail
+//! to the other reports: long lists stop with "and N more".
+//!
+//! Every text that comes from an implementation or a corpus (labels,
+//! names, case IDs, checks, commands) is written as a code span
+//! ([`markdown_code`]), so none of it can become a link, an image, markup
+//! or a mention on the page that shows it.
+
+use std::collections::BTreeSet;
+
+use super::{ImplReport, Report};
+use crate::escape::markdown_code as code;
+
+/// Failing cases listed per implementation before "and N more".
+const MAX_CASES: usize = 10;
+/// Clauses listed per implementation before "and N more".
+const MAX_CLAUSES: usize = 20;
+/// Characters of one check or command before it is cut.
+const MAX_TEXT: usize = 200;
+
+/// `text` cut to [`MAX_TEXT`] characters, said so when it is.
+fn short(text: &str) -> String {
+    if text.chars().count() <= MAX_TEXT {
+        return text.to_owned();
+    }
+    let cut: String = text.chars().take(MAX_TEXT).collect();
+    format!("{cut}…")
+}
+
+/// `items` joined with ", ", at most `max` of them, then "and N more".
+fn capped(items: &[String], max: usize) -> String {
+    let mut out = items
+        .iter()
+        .take(max)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > max {
+        out.push_str(&format!(" and {} more", items.len() - max));
+    }
+    out
+}
+
+/// The verdict of one implementation, as its heading says it.
+fn verdict(i: &ImplReport, level: &str) -> String {
+    if i.verdict.certified {
+        format!("✔ certified at {}", code(level))
+    } else {
+        format!("✘ not certified at {}", code(level))
+    }
+}
+
+/// An outcome name as prose: `not_run` is "not run".
+fn words(outcome: &str) -> String {
+    outcome.replace('_', " ")
+}
+
+/// The clauses a failure of `i` breaks, in report order, each once.
+fn broken_clauses(i: &ImplReport) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    let cases = i
+        .cases
+        .iter()
+        .filter(|c| c.failed())
+        .flat_map(|c| c.clauses.iter());
+    let simulation = i.simulation.violation.iter().flat_map(|v| v.clauses.iter());
+    let exploration = i
+        .exploration
+        .violation
+        .iter()
+        .flat_map(|v| v.clauses.iter());
+    cases
+        .chain(simulation)
+        .chain(exploration)
+        .filter(|c| seen.insert(c.id.clone()))
+        .map(|c| code(&c.id))
+        .collect()
+}
+
+fn one(report: &Report, i: &ImplReport, out: &mut String) {
+    out.push_str(&format!(
+        "### {} {}\n\n",
+        code(&i.label),
+        verdict(i, &report.level_requested)
+    ));
+    out.push_str(&format!("- implementation: {}\n", code(&i.title())));
+    if let Some(e) = &i.start_error {
+        out.push_str(&format!("- did not start: {}\n", code(&short(e))));
+    }
+    let reached = match i.verdict.level.as_deref() {
+        Some(l) => code(l),
+        None => "none".to_owned(),
+    };
+    let conformant = match i.conformant_level() {
+        Some(l) => format!("conformant at `{l}`"),
+        None => "not conformant at any level".to_owned(),
+    };
+    out.push_str(&format!(
+        "- level certified: {reached} (corpus: {conformant})\n"
+    ));
+    let failed = i.cases.iter().filter(|c| c.failed()).count();
+    let passed = i.cases.iter().filter(|c| c.status == "pass").count();
+    out.push_str(&format!(
+        "- corpus: {} case(s), {passed} passed, {failed} failed\n",
+        i.cases.len()
+    ));
+    let kill_only = i
+        .simulation
+        .durability
+        .as_ref()
+        .is_some_and(|d| d.kill_only());
+    out.push_str(&format!(
+        "- simulation: {}{}\n",
+        words(&i.verdict.simulation),
+        if kill_only {
+            " (crashes kill only: syncs not checked)"
+        } else {
+            ""
+        }
+    ));
+    if !i.verdict.exploration.is_empty() {
+        out.push_str(&format!(
+            "- exploration: {}\n",
+            words(&i.verdict.exploration)
+        ));
+    }
+    let clauses = broken_clauses(i);
+    if !clauses.is_empty() {
+        out.push_str(&format!(
+            "- clauses broken ({}): {}\n",
+            clauses.len(),
+            capped(&clauses, MAX_CLAUSES)
+        ));
+    }
+    let failing: Vec<_> = i.cases.iter().filter(|c| c.failed()).collect();
+    if !failing.is_empty() {
+        out.push_str(&format!("\nFailing cases ({}):\n\n", failing.len()));
+        for c in failing.iter().take(MAX_CASES) {
+            let clause = c
+                .clauses
+                .first()
+                .map(|cl| format!(", breaks {}", code(&cl.id)))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "- {} ({}, {}{clause})",
+                code(&c.id),
+                code(&c.level),
+                words(&c.status)
+            ));
+            if let Some(f) = &c.failure {
+                out.push_str(&format!(": {}", code(&short(&f.check))));
+                if !f.reproduce.is_empty() {
+                    out.push_str(&format!("\n  reproduce: {}", code(&f.reproduce)));
+                }
+            }
+            out.push('\n');
+        }
+        if failing.len() > MAX_CASES {
+            out.push_str(&format!(
+                "- and {} more: see `summary.txt` or `report.html`\n",
+                failing.len() - MAX_CASES
+            ));
+        }
+    }
+    if let Some(v) = &i.simulation.violation {
+        out.push_str(&format!(
+            "\nSimulation: {} violated (seed {}, shrunk to {} steps)\n",
+            code(&v.invariant),
+            v.seed,
+            v.shrunk_steps
+        ));
+        if !v.reproduce.is_empty() {
+            out.push_str(&format!("  reproduce: {}\n", code(&v.reproduce)));
+        }
+    }
+    if let Some(v) = &i.exploration.violation {
+        out.push_str(&format!(
+            "\nExploration: {} violated in scope {}, a schedule of {} moves\n",
+            code(&v.invariant),
+            code(&v.scope),
+            v.schedule.len()
+        ));
+        out.push_str(&format!("  reproduce: {}\n", code(&v.reproduce)));
+    }
+    out.push('\n');
+}
+
+/// The whole of summary.md.
+pub fn render(report: &Report) -> String {
+    let certified = report
+        .implementations
+        .iter()
+        .filter(|i| i.verdict.certified)
+        .count();
+    let mut out = format!(
+        "## Tern 0.1 certification: {} of {} certified at {}\n\n",
+        certified,
+        report.implementations.len(),
+        code(&report.level_requested)
+    );
+    out.push_str(&format!(
+        "tern-sim {} · corpus {} ({} case(s), {} clauses) · {} simulation run(s) from seed {}\n\n",
+        code(&report.tern_sim_version),
+        code(report.corpus.version()),
+        report.corpus.cases,
+        report.corpus.clauses,
+        report.simulation_budget.seeds,
+        report.simulation_budget.first_seed
+    ));
+    if let Some(why) = report.not_certifiable() {
+        out.push_str(&format!("> **Certifies nothing:** {}\n\n", code(&why)));
+    }
+    if let Some(note) = super::scopes_left_out_note(&report.scopes_left_out) {
+        out.push_str(&format!("> {}\n\n", code(&note)));
+    }
+    for i in &report.implementations {
+        one(report, i, &mut out);
+    }
+    out.push_str(
+        "Details: `summary.txt`, `report.html`, `report.json` and `junit.xml` in the report folder.\n",
+    );
+    out
+}
