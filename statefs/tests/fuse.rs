@@ -593,3 +593,40 @@ fn unmounting_a_busy_mount_leaves_no_stale_mount() {
     sleeper.wait().unwrap();
     drop(_tmp);
 }
+
+#[test]
+fn attributes_the_kernel_keeps_never_outlive_a_power_loss_or_a_reset() {
+    let Some(f) = mounted(with_state) else { return };
+    // The kernel may keep a file's attributes: every size below is asked
+    // right after a change the kernel did not make itself.
+    let log = f.mnt.join("log");
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .unwrap();
+    file.write_all(b"synced;").unwrap();
+    file.sync_all().unwrap();
+    fsync_dir(&f.mnt);
+    file.write_all(b"unsynced;").unwrap();
+    assert_eq!(fs::metadata(&log).unwrap().len(), 16);
+    assert_eq!(file.metadata().unwrap().len(), 16);
+    drop(file);
+    f.fs.power_loss(Cut::Clean).unwrap();
+    assert_eq!(
+        fs::metadata(&log).unwrap().len(),
+        7,
+        "the size after the loss"
+    );
+    // An append after the loss starts at the size the loss left.
+    let mut file = OpenOptions::new().append(true).open(&log).unwrap();
+    file.write_all(b"again;").unwrap();
+    drop(file);
+    assert_eq!(fs::read(&log).unwrap(), b"synced;again;");
+    assert_eq!(fs::metadata(f.mnt.join("state")).unwrap().len(), 3);
+    f.fs.reset().unwrap();
+    assert!(fs::metadata(&log).is_err(), "gone with the reset");
+    assert!(fs::metadata(f.mnt.join("state")).is_err());
+    fs::write(&log, b"x").unwrap();
+    assert_eq!(fs::metadata(&log).unwrap().len(), 1);
+}
