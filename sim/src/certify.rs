@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use crate::contract::plugin::{Capability, Durability, Identity, Implementation};
+use crate::contract::plugin::{Capability, Durability, Identity, Implementation, PowerLossServed};
 use crate::corpus::play::{identify, play, CaseRun, Failure, Status};
 use crate::corpus::{Case, Level};
 use crate::explore::scope::Scope;
@@ -424,15 +424,6 @@ fn not_run_failure(expected: &str, why: String) -> Failure {
     }
 }
 
-/// Turns power-loss crashes off again when dropped.
-struct PowerOff<'a>(&'a dyn Implementation);
-
-impl Drop for PowerOff<'_> {
-    fn drop(&mut self) {
-        self.0.set_power_loss(false);
-    }
-}
-
 /// Plays the budget's runs until the first violation, which is shrunk.
 pub fn run_simulation(
     budget: &Budget,
@@ -465,15 +456,15 @@ pub fn run_simulation_watched(
     started: impl Fn(usize, u64) + Sync,
     stop: impl Fn() -> bool + Sync,
 ) -> SimulationRun {
-    // Crashes over the protocol are power losses wherever FUSE serves them.
+    // Crashes over the protocol are power losses wherever FUSE serves them,
+    // for the simulation's runs only (the corpus crashes by kills; the
+    // exploration asks for power losses itself).
     let mut budget = budget.clone();
     budget.faults.0.remove(&Fault::PowerLoss);
-    if budget.faults.has(Fault::Crash) && implementation.set_power_loss(true) {
+    let power = PowerLossServed::on(implementation, budget.faults.has(Fault::Crash));
+    if power.is_on() {
         budget.faults.0.insert(Fault::PowerLoss);
     }
-    // Only the simulation's crashes are power losses: the corpus and the
-    // exploration crash by kills.
-    let _off = PowerOff(implementation);
     let budget = &budget;
     let mut out = SimulationRun {
         budget: budget.clone(),

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use tern_harness::contract::plugin::{Capability, Durability};
+use tern_harness::contract::plugin::{Capability, Durability, PowerLossServed};
 use tern_harness::corpus::play::identify_as;
 use tern_harness::explore::builtin;
 use tern_harness::explore::scope::{Budget, Scope};
@@ -254,12 +254,8 @@ pub fn run(args: ExploreArgs) -> Status {
     // Scopes that crash are explored with power-loss crashes where the
     // implementation can have them: what that means here, said once.
     let durability = {
-        let on = imp.set_power_loss(true);
-        let d = imp.durability();
-        if on {
-            imp.set_power_loss(false);
-        }
-        d
+        let _power = PowerLossServed::on(imp.as_ref(), true);
+        imp.durability()
     };
     let durability = (durability != Durability::Simulated).then(|| durability.label());
     if let Some(d) = durability.as_ref().filter(|_| human) {

@@ -325,3 +325,29 @@ pub trait Implementation: Sync {
         0
     }
 }
+
+/// Power-loss crashes served by an implementation for as long as this
+/// lives, where it can have them (a subprocess, with FUSE); kills again
+/// once it is dropped, so that each command part that wants power losses
+/// asks for them itself.
+pub struct PowerLossServed<'i>(Option<&'i dyn Implementation>);
+
+impl<'i> PowerLossServed<'i> {
+    /// Power losses from now on, if `wanted` and the implementation can.
+    pub fn on(implementation: &'i dyn Implementation, wanted: bool) -> PowerLossServed<'i> {
+        PowerLossServed((wanted && implementation.set_power_loss(true)).then_some(implementation))
+    }
+
+    /// Whether crashes are power losses now.
+    pub fn is_on(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+impl Drop for PowerLossServed<'_> {
+    fn drop(&mut self) {
+        if let Some(i) = self.0 {
+            i.set_power_loss(false);
+        }
+    }
+}

@@ -25,7 +25,7 @@ use tern_model::message::ThreadId;
 
 use super::scope::{Action, Budget, Scope};
 use super::subject::{Came, Subject};
-use crate::contract::plugin::{Implementation, InitParams};
+use crate::contract::plugin::{Implementation, InitParams, PowerLossServed};
 use crate::contract::storage::{CrashPoint, FileOp, Loss, PowerCut};
 use crate::judge::compare::RejectNames;
 use crate::judge::oracle::Mismatch;
@@ -929,30 +929,13 @@ pub fn explore(
     watch: &Watch,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Exploration {
-    let power = PowerLoss::on(
+    let power = PowerLossServed::on(
         implementation,
         limits.power_loss && prepared.scope.budget.crashes > 0,
     );
     let mut e = explore_with(prepared, implementation, names, limits, watch, stop);
-    e.power_loss = power.0.is_some();
+    e.power_loss = power.is_on();
     e
-}
-
-/// Power-loss crashes served while it lives.
-struct PowerLoss<'i>(Option<&'i dyn Implementation>);
-
-impl<'i> PowerLoss<'i> {
-    fn on(implementation: &'i dyn Implementation, wanted: bool) -> PowerLoss<'i> {
-        PowerLoss((wanted && implementation.set_power_loss(true)).then_some(implementation))
-    }
-}
-
-impl Drop for PowerLoss<'_> {
-    fn drop(&mut self) {
-        if let Some(i) = self.0 {
-            i.set_power_loss(false);
-        }
-    }
 }
 
 fn explore_with(
