@@ -19,6 +19,7 @@ use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::judge::compare::RejectNames;
 use tern_harness::simulator::faults::FaultSet;
 use tern_reports::certify::badge::Badge;
+use tern_reports::certify::baseline::{classify, load as load_baseline};
 use tern_reports::certify::files::shell_quoted;
 use tern_reports::certify::{
     html, junit, markdown, scopes_left_out_note, terminal, write, Certified, Report,
@@ -105,6 +106,12 @@ pub struct CertifyArgs {
     /// Leave the exploration out, even in process.
     #[arg(long)]
     no_explore: bool,
+
+    /// An earlier certification's report.json: each failure is then marked
+    /// New or Ongoing against it, and what it failed and passes now is
+    /// listed as Resolved, in every report.
+    #[arg(long, value_name = "REPORT", conflicts_with = "shard")]
+    baseline: Option<PathBuf>,
 
     /// Where the reports go: report.json, junit.xml, report.html,
     /// summary.txt, summary.md, badge.json and badge.svg.
@@ -196,6 +203,17 @@ pub fn run(args: CertifyArgs) -> Status {
         );
         return Status::Trouble;
     }
+    // A baseline that cannot be used is said at once, like the folder.
+    let baseline = match args.baseline.as_deref().map(load_baseline).transpose() {
+        Ok(b) => b,
+        Err(e) => {
+            errln!(
+                "tern-sim certify: --baseline {}",
+                escape::terminal(&e.to_string())
+            );
+            return Status::Trouble;
+        }
+    };
     let limits = args.timeouts.limits();
     let (scopes, left_out) = if args.no_explore {
         (Vec::new(), Vec::new())
@@ -486,6 +504,9 @@ pub fn run(args: CertifyArgs) -> Status {
         &certified,
     );
     report.scopes_left_out = left_out;
+    if let (Some(old), Some(path)) = (&baseline, &args.baseline) {
+        report.baseline = Some(classify(&path.to_string_lossy(), old, &report));
+    }
     report.simulation_budget.duration = args
         .duration
         .map(|d| humantime::format_duration(d).to_string());

@@ -5,6 +5,7 @@
 
 pub mod annotations;
 pub mod badge;
+pub mod baseline;
 pub mod diagram;
 pub mod diff;
 pub mod files;
@@ -56,6 +57,10 @@ pub struct Report {
     /// each is drawn from (a corpus of one's own, `--scenarios`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scopes_left_out: Vec<ScopeLeftOut>,
+    /// Present only with `certify --baseline`: how each failure compares
+    /// with the earlier report named there (New, Ongoing, Resolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<baseline::BaselineReport>,
     /// The files written beside the reports ([`files`]), by their path in
     /// the report folder: the members of report.json that name them are
     /// the record.
@@ -552,6 +557,7 @@ impl Report {
             implementations,
             shards: None,
             scopes_left_out: Vec::new(),
+            baseline: None,
             attachments: BTreeMap::new(),
         };
         files::attach(&mut report, results);
@@ -574,6 +580,11 @@ impl Report {
                 )
             })
         }
+    }
+
+    /// A failing case's standing against the baseline, when there is one.
+    pub fn case_mark(&self, label: &str, case: &str) -> Option<baseline::Mark> {
+        self.baseline.as_ref()?.of(label)?.cases.mark(case)
     }
 
     /// Every implementation certified at the requested level.
