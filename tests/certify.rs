@@ -828,3 +828,92 @@ fn a_baseline_of_another_corpus_is_a_note_and_a_bad_one_is_refused() {
         assert!(!d.join("g/report.json").exists(), "refused before any work");
     }
 }
+
+#[test]
+fn latency_over_the_protocol_goes_to_its_own_file_and_in_process_there_is_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let agent = format!("{BIN} agent");
+    let out = run_in(
+        d,
+        &[
+            "certify",
+            "--impl",
+            &agent,
+            "--only",
+            "dedup",
+            "--seeds",
+            "2",
+            "--steps",
+            "40",
+            "--no-explore",
+            "--report-dir",
+            "r",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a partial run: {}",
+        stdout(&out)
+    );
+    let text = std::fs::read_to_string(d.join("r/latency.json")).expect("latency.json written");
+    let l: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(l["schema"], "tern-sim/latency/1");
+    let imp = &l["implementations"][0];
+    assert_eq!(imp["label"], agent.as_str());
+    let kinds = imp["kinds"].as_array().unwrap();
+    for wanted in ["init", "deliver", "view"] {
+        let k = kinds
+            .iter()
+            .find(|k| k["kind"] == wanted)
+            .unwrap_or_else(|| panic!("{wanted} timed: {text}"));
+        assert!(k["count"].as_u64().unwrap() > 0, "{text}");
+        let (p50, p99, max) = (
+            k["p50_us"].as_u64().unwrap(),
+            k["p99_us"].as_u64().unwrap(),
+            k["max_us"].as_u64().unwrap(),
+        );
+        assert!(p50 <= p99 && p99 <= max, "{text}");
+    }
+    let slowest = imp["slowest"].as_array().unwrap();
+    assert_eq!(slowest.len(), 5, "{text}");
+    let took: Vec<u64> = slowest
+        .iter()
+        .map(|s| s["took_us"].as_u64().unwrap())
+        .collect();
+    assert!(
+        took.windows(2).all(|w| w[0] >= w[1]),
+        "slowest first: {text}"
+    );
+    assert!(slowest.iter().all(|s| {
+        let r = s["reproduce"].as_str().unwrap();
+        r.starts_with("tern-sim ") && r.contains("--impl ") && s["request"].as_u64().unwrap() >= 1
+    }));
+    let s = stdout(&out);
+    assert!(s.contains("latency of ") && s.contains("│ deliver"), "{s}");
+    // Not in the reports that must be the same bytes for the same seed.
+    let report = std::fs::read_to_string(d.join("r/report.json")).unwrap();
+    assert!(!report.contains("p50") && !report.contains("latency"));
+    let summary = std::fs::read_to_string(d.join("r/summary.txt")).unwrap();
+    assert!(!summary.contains("p50"));
+
+    // In process there is no round trip: nothing is shown, and the
+    // earlier run's file does not stay beside the new reports.
+    let out = run_in(
+        d,
+        &[
+            "certify",
+            "--only",
+            "dedup",
+            "--seeds",
+            "2",
+            "--no-explore",
+            "--report-dir",
+            "r",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!stdout(&out).contains("latency"), "{}", stdout(&out));
+    assert!(!d.join("r/latency.json").exists());
+}

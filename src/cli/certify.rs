@@ -22,7 +22,7 @@ use tern_reports::certify::badge::Badge;
 use tern_reports::certify::baseline::{classify, load as load_baseline};
 use tern_reports::certify::files::shell_quoted;
 use tern_reports::certify::{
-    html, junit, markdown, scopes_left_out_note, terminal, write, Certified, Report,
+    html, junit, latency, markdown, scopes_left_out_note, terminal, write, Certified, Report,
 };
 use tern_reports::escape;
 use tern_reports::shards::certify as certify_part;
@@ -173,6 +173,7 @@ fn interrupted_before(budget: &Budget, implementation: &dyn Implementation) -> S
         log: None,
         skipped: None,
         complete: false,
+        latency: Vec::new(),
     }
 }
 
@@ -576,6 +577,12 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
         ("badge.json", badge_json.as_bytes()),
         ("badge.svg", badge_svg.as_bytes()),
     ];
+    // Times vary from run to run: they go to a file of their own, so
+    // that every other report stays the same bytes for the same seed.
+    let latency = report.latency.as_ref().map(|l| l.to_json());
+    if let Some(l) = &latency {
+        files.push(("latency.json", l.as_bytes()));
+    }
     files.extend(
         report
             .attachments
@@ -595,6 +602,17 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
         );
         return Status::Trouble;
     }
+    // An earlier run's times beside this run's reports would be read as
+    // this implementation's.
+    if latency.is_none() {
+        if let Err(e) = remove_stale(&report_dir.join("latency.json")) {
+            errln!(
+                "tern-sim certify: {}; no verdict is given without its reports",
+                escape::terminal(&e.to_string())
+            );
+            return Status::Trouble;
+        }
+    }
     github::append_step_summary(&markdown);
     // Annotations go where GitHub reads workflow commands, standard
     // output, except under --format json, whose standard output is
@@ -606,9 +624,13 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
     };
     if human {
         out!("{summary}");
+        if let Some(l) = &report.latency {
+            out!("{}", latency::text(l));
+        }
         outln!(
-            "reports: {}/{{report.json, junit.xml, report.html, summary.txt, summary.md, badge.json, badge.svg}}",
-            report_dir.display()
+            "reports: {}/{{report.json, junit.xml, report.html, summary.txt, summary.md, badge.json, badge.svg{}}}",
+            report_dir.display(),
+            if latency.is_some() { ", latency.json" } else { "" }
         );
         out!("{annotations}");
     } else {
@@ -623,5 +645,16 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
         Status::Ok
     } else {
         Status::Violation
+    }
+}
+
+/// Removes `path` if it is there.
+fn remove_stale(path: &Path) -> Result<(), write::WriteError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(write::WriteError {
+            path: path.to_path_buf(),
+            source: e,
+        }),
+        _ => Ok(()),
     }
 }
