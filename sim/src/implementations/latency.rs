@@ -92,6 +92,7 @@ mod tests {
         record("view", Duration::from_micros(9));
         begin(Some(Work::Case("c".into())));
         record("deliver", Duration::from_micros(1));
+        keep(false);
         let mine: Vec<_> = take().into_iter().map(|t| (t.op, t.work, t.nth)).collect();
         // Other tests of this crate may record at the same time: only
         // ours are looked at.
