@@ -114,7 +114,8 @@ pub struct CertifyArgs {
     baseline: Option<PathBuf>,
 
     /// Where the reports go: report.json, junit.xml, report.html,
-    /// summary.txt, summary.md, badge.json and badge.svg.
+    /// summary.txt, summary.md, badge.json and badge.svg; over the
+    /// protocol also latency.json, the request times.
     #[arg(long, value_name = "DIR", default_value = "tern-sim-report")]
     report_dir: PathBuf,
 
