@@ -641,3 +641,279 @@ fn a_corpus_of_ones_own_certifies_with_default_flags() {
         "spoofed-same-id"
     );
 }
+
+/// `certify --seeds 0 --no-explore` in `dir`, with `extra` arguments: the
+/// whole corpus in process, the cheapest certification there is.
+fn corpus_only(dir: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["certify", "--seeds", "0", "--no-explore"];
+    args.extend_from_slice(extra);
+    run_in(dir, &args)
+}
+
+fn changes(dir: &Path) -> Value {
+    report(dir)["baseline"]["implementations"][0].clone()
+}
+
+fn ids(v: &Value) -> Vec<String> {
+    v.as_array()
+        .expect("a list")
+        .iter()
+        .map(|x| x.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_baseline_marks_failures_new_ongoing_and_resolved_in_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_eq!(
+        corpus_only(d, &["--report-dir", "good"]).status.code(),
+        Some(0)
+    );
+    let bad = ["--mutant", "trusts-from"];
+    assert_eq!(
+        corpus_only(d, &[&bad[..], &["--report-dir", "bad"]].concat())
+            .status
+            .code(),
+        Some(1)
+    );
+
+    // Passing before, failing now: every failure is New.
+    let out = corpus_only(
+        d,
+        &[
+            &bad[..],
+            &["--baseline", "good/report.json", "--report-dir", "new"],
+        ]
+        .concat(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let r = report(&d.join("new"));
+    assert_eq!(r["baseline"]["path"], "good/report.json");
+    assert_eq!(r["baseline"]["corpus_hash"], r["corpus"]["hash"]);
+    assert_eq!(r["baseline"]["tern_sim_version"], r["tern_sim_version"]);
+    let c = changes(&d.join("new"));
+    assert_eq!(c["compared_with"], "reference");
+    let failing: Vec<String> = r["implementations"][0]["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["status"] == "fail")
+        .map(|c| c["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!failing.is_empty());
+    assert_eq!(ids(&c["cases"]["new"]), failing);
+    assert!(ids(&c["cases"]["ongoing"]).is_empty() && ids(&c["cases"]["resolved"]).is_empty());
+    assert!(!ids(&c["clauses"]["new"]).is_empty());
+    let first = &failing[0];
+    let text = stdout(&out);
+    assert!(text.contains(&format!("✘ [new] {first} ")), "{text}");
+    assert!(text.contains("baseline: good/report.json"), "{text}");
+    let summary = std::fs::read_to_string(d.join("new/summary.txt")).unwrap();
+    assert!(summary.contains(&format!("✘ [new] {first} ")), "{summary}");
+    let junit = std::fs::read_to_string(d.join("new/junit.xml")).unwrap();
+    assert!(junit.contains("message=\"[new] "), "{junit}");
+    let html = std::fs::read_to_string(d.join("new/report.html")).unwrap();
+    assert!(html.contains(r#"<span class="mark new">new</span> — "#));
+    let md = std::fs::read_to_string(d.join("new/summary.md")).unwrap();
+    assert!(md.contains(&format!("- **new** `{first}`")), "{md}");
+    assert!(!md.contains("**ongoing**"), "{md}");
+
+    // The same failures on both sides: Ongoing, nothing New.
+    let out = corpus_only(
+        d,
+        &[
+            &bad[..],
+            &["--baseline", "bad/report.json", "--report-dir", "same"],
+        ]
+        .concat(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let c = changes(&d.join("same"));
+    assert_eq!(ids(&c["cases"]["ongoing"]), failing);
+    assert!(ids(&c["cases"]["new"]).is_empty() && ids(&c["clauses"]["new"]).is_empty());
+    assert!(stdout(&out).contains(&format!("✘ [ongoing] {first} ")));
+    let junit = std::fs::read_to_string(d.join("same/junit.xml")).unwrap();
+    assert!(junit.contains("message=\"[ongoing] ") && !junit.contains("[new]"));
+
+    // Failing before, passing now: Resolved, and certified all the same.
+    let out = corpus_only(
+        d,
+        &["--baseline", "bad/report.json", "--report-dir", "fixed"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let c = changes(&d.join("fixed"));
+    assert_eq!(ids(&c["cases"]["resolved"]), failing);
+    assert!(ids(&c["cases"]["new"]).is_empty() && ids(&c["cases"]["ongoing"]).is_empty());
+    assert!(!ids(&c["clauses"]["resolved"]).is_empty());
+    let text = stdout(&out);
+    assert!(text.contains(&format!("resolved cases: {first}")), "{text}");
+    let html = std::fs::read_to_string(d.join("fixed/report.html")).unwrap();
+    assert!(html.contains("Resolved: <code>"));
+
+    // `diff` gives the same classification, and fails on anything New.
+    let regress = run_in(d, &["diff", "good/report.json", "bad/report.json"]);
+    assert_eq!(regress.status.code(), Some(1));
+    assert!(stdout(&regress).contains(&format!("new cases: {first}")));
+    let json = run_in(
+        d,
+        &[
+            "diff",
+            "--format",
+            "json",
+            "good/report.json",
+            "bad/report.json",
+        ],
+    );
+    let v: Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(
+        v["baseline"]["implementations"][0]["cases"]["new"],
+        report(&d.join("new"))["baseline"]["implementations"][0]["cases"]["new"]
+    );
+    let same = run_in(d, &["diff", "bad/report.json", "bad/report.json"]);
+    assert_eq!(same.status.code(), Some(0), "{}", stdout(&same));
+    assert!(stdout(&same).contains(&format!("0 new, {} ongoing", failing.len())));
+    let better = run_in(d, &["diff", "bad/report.json", "good/report.json"]);
+    assert_eq!(better.status.code(), Some(0));
+    assert!(stdout(&better).contains(&format!("resolved cases: {first}")));
+}
+
+#[test]
+fn a_baseline_of_another_corpus_is_a_note_and_a_bad_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert_eq!(
+        corpus_only(d, &["--report-dir", "good"]).status.code(),
+        Some(0)
+    );
+    let mut old = report(&d.join("good"));
+    old["corpus"]["hash"] = Value::String("ab".repeat(32));
+    std::fs::write(d.join("other.json"), old.to_string()).unwrap();
+    let out = corpus_only(
+        d,
+        &[
+            "--only",
+            "dedup",
+            "--baseline",
+            "other.json",
+            "--report-dir",
+            "o",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a partial run certifies nothing"
+    );
+    assert!(
+        stdout(&out).contains("note: the baseline was made from another corpus (abababababab"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        report(&d.join("o"))["baseline"]["corpus_hash"],
+        "ab".repeat(32)
+    );
+
+    std::fs::write(d.join("garbage.json"), "{\"schema\": [1, 2").unwrap();
+    for (file, why) in [
+        ("garbage.json", "not a tern-sim report"),
+        ("missing.json", "cannot read"),
+        ("good/junit.xml", "not a tern-sim report"),
+    ] {
+        let out = corpus_only(d, &["--baseline", file, "--report-dir", "g"]);
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(file) && err.contains(why), "{file}: {err}");
+        assert!(!d.join("g/report.json").exists(), "refused before any work");
+    }
+}
+
+#[test]
+fn latency_over_the_protocol_goes_to_its_own_file_and_in_process_there_is_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let agent = format!("{BIN} agent");
+    let out = run_in(
+        d,
+        &[
+            "certify",
+            "--impl",
+            &agent,
+            "--only",
+            "dedup",
+            "--seeds",
+            "2",
+            "--steps",
+            "40",
+            "--no-explore",
+            "--report-dir",
+            "r",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a partial run: {}",
+        stdout(&out)
+    );
+    let text = std::fs::read_to_string(d.join("r/latency.json")).expect("latency.json written");
+    let l: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(l["schema"], "tern-sim/latency/1");
+    let imp = &l["implementations"][0];
+    assert_eq!(imp["label"], agent.as_str());
+    let kinds = imp["kinds"].as_array().unwrap();
+    for wanted in ["init", "deliver", "view"] {
+        let k = kinds
+            .iter()
+            .find(|k| k["kind"] == wanted)
+            .unwrap_or_else(|| panic!("{wanted} timed: {text}"));
+        assert!(k["count"].as_u64().unwrap() > 0, "{text}");
+        let (p50, p99, max) = (
+            k["p50_us"].as_u64().unwrap(),
+            k["p99_us"].as_u64().unwrap(),
+            k["max_us"].as_u64().unwrap(),
+        );
+        assert!(p50 <= p99 && p99 <= max, "{text}");
+    }
+    let slowest = imp["slowest"].as_array().unwrap();
+    assert_eq!(slowest.len(), 5, "{text}");
+    let took: Vec<u64> = slowest
+        .iter()
+        .map(|s| s["took_us"].as_u64().unwrap())
+        .collect();
+    assert!(
+        took.windows(2).all(|w| w[0] >= w[1]),
+        "slowest first: {text}"
+    );
+    assert!(slowest.iter().all(|s| {
+        let r = s["reproduce"].as_str().unwrap();
+        r.starts_with("tern-sim ") && r.contains("--impl ") && s["request"].as_u64().unwrap() >= 1
+    }));
+    let s = stdout(&out);
+    assert!(s.contains("latency of ") && s.contains("│ deliver"), "{s}");
+    // Not in the reports that must be the same bytes for the same seed.
+    let report = std::fs::read_to_string(d.join("r/report.json")).unwrap();
+    assert!(!report.contains("p50") && !report.contains("latency"));
+    let summary = std::fs::read_to_string(d.join("r/summary.txt")).unwrap();
+    assert!(!summary.contains("p50"));
+
+    // In process there is no round trip: nothing is shown, and the
+    // earlier run's file does not stay beside the new reports.
+    let out = run_in(
+        d,
+        &[
+            "certify",
+            "--only",
+            "dedup",
+            "--seeds",
+            "2",
+            "--no-explore",
+            "--report-dir",
+            "r",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!stdout(&out).contains("latency"), "{}", stdout(&out));
+    assert!(!d.join("r/latency.json").exists());
+}

@@ -10,6 +10,7 @@ use crate::corpus::play::{identify, play, CaseRun, Failure, Status};
 use crate::corpus::{Case, Level};
 use crate::explore::scope::Scope;
 use crate::explore::search::{self, explore, Exploration, Limits, Prepared, ScopeVerdict};
+use crate::implementations::latency::{self, Timed, Work};
 use crate::judge::compare::RejectNames;
 use crate::shard::Shard;
 use crate::simulator::driver::{
@@ -46,6 +47,9 @@ pub struct CorpusRun {
     /// What a subprocess wrote on stderr while each failing case ran, by
     /// case ID (see [`Implementation::take_log`]).
     pub logs: BTreeMap<String, String>,
+    /// Each request's round trip, over the protocol only (see
+    /// [`latency`]); in no particular order.
+    pub latency: Vec<Timed>,
 }
 
 /// The simulation part.
@@ -65,6 +69,9 @@ pub struct SimulationRun {
     /// Why the simulation did not run at all, when it did not.
     pub skipped: Option<String>,
     pub complete: bool,
+    /// Each request's round trip in the runs played (not in shrinking),
+    /// over the protocol only; in no particular order.
+    pub latency: Vec<Timed>,
 }
 
 impl SimulationRun {
@@ -170,9 +177,13 @@ pub fn run_corpus_with(
             cases: Vec::new(),
             complete: true,
             logs: BTreeMap::new(),
+            latency: Vec::new(),
         };
     };
+    let _timing = Timing::start();
+    latency::begin(Some(Work::Case(first.id.clone())));
     let identity = identify(implementation, first);
+    latency::begin(None);
     let mine: Vec<&Case> = cases
         .iter()
         .copied()
@@ -194,6 +205,7 @@ pub fn run_corpus_with(
                 cases,
                 complete: true,
                 logs: BTreeMap::new(),
+                latency: latency::take(),
             };
         }
     };
@@ -244,6 +256,7 @@ pub fn run_corpus_with(
         cases: runs,
         complete,
         logs,
+        latency: latency::take(),
     }
 }
 
@@ -346,7 +359,9 @@ fn play_logged(
     logs: &Mutex<BTreeMap<String, String>>,
 ) -> CaseRun {
     let _ = implementation.take_log();
+    latency::begin(Some(Work::Case(case.id.clone())));
     let run = play(case, implementation, claimed);
+    latency::begin(None);
     if run.status.is_failure() {
         if let Some(log) = implementation.take_log() {
             logs.lock()
@@ -475,6 +490,7 @@ pub fn run_simulation_watched(
         log: None,
         skipped: None,
         complete: true,
+        latency: Vec::new(),
     };
     if budget.seeds == 0 {
         out.skipped = Some("no simulation budget (--seeds 0)".to_owned());
@@ -495,6 +511,7 @@ pub fn run_simulation_watched(
         Some(_) => {}
     }
     let mut runs = 0;
+    let timing = Timing::start();
     let batch = first_violation_watched(
         budget,
         implementation,
@@ -504,9 +521,15 @@ pub fn run_simulation_watched(
             runs += 1;
             progress(runs, &played.stats, totals)
         },
-        started,
+        |worker, seed| {
+            latency::begin(Some(Work::Seed(seed)));
+            started(worker, seed)
+        },
         &stop,
     );
+    // Shrinking replays pieces of a run: its requests are no run's.
+    out.latency = latency::take();
+    drop(timing);
     out.runs = batch.runs;
     out.stats = batch.stats;
     out.complete = batch.complete;
@@ -528,6 +551,26 @@ pub fn run_simulation_watched(
         }
     }
     out
+}
+
+/// Round trips are kept while this lives, and what is left over is
+/// dropped at both ends, so one part of a certification never counts
+/// another's requests.
+struct Timing;
+
+impl Timing {
+    fn start() -> Timing {
+        let _ = latency::take();
+        latency::keep(true);
+        Timing
+    }
+}
+
+impl Drop for Timing {
+    fn drop(&mut self) {
+        latency::keep(false);
+        latency::begin(None);
+    }
 }
 
 /// The exploration part: every schedule of the built-in scopes.

@@ -19,9 +19,10 @@ use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::judge::compare::RejectNames;
 use tern_harness::simulator::faults::FaultSet;
 use tern_reports::certify::badge::Badge;
+use tern_reports::certify::baseline::{classify, load as load_baseline};
 use tern_reports::certify::files::shell_quoted;
 use tern_reports::certify::{
-    html, junit, markdown, scopes_left_out_note, terminal, write, Certified, Report,
+    html, junit, latency, markdown, scopes_left_out_note, terminal, write, Certified, Report,
 };
 use tern_reports::escape;
 use tern_reports::shards::certify as certify_part;
@@ -106,8 +107,15 @@ pub struct CertifyArgs {
     #[arg(long)]
     no_explore: bool,
 
+    /// An earlier certification's report.json: each failure is then marked
+    /// New or Ongoing against it, and what it failed and passes now is
+    /// listed as Resolved, in every report.
+    #[arg(long, value_name = "REPORT", conflicts_with = "shard")]
+    baseline: Option<PathBuf>,
+
     /// Where the reports go: report.json, junit.xml, report.html,
-    /// summary.txt, summary.md, badge.json and badge.svg.
+    /// summary.txt, summary.md, badge.json and badge.svg; over the
+    /// protocol also latency.json, the request times.
     #[arg(long, value_name = "DIR", default_value = "tern-sim-report")]
     report_dir: PathBuf,
 
@@ -166,6 +174,7 @@ fn interrupted_before(budget: &Budget, implementation: &dyn Implementation) -> S
         log: None,
         skipped: None,
         complete: false,
+        latency: Vec::new(),
     }
 }
 
@@ -196,6 +205,17 @@ pub fn run(args: CertifyArgs) -> Status {
         );
         return Status::Trouble;
     }
+    // A baseline that cannot be used is said at once, like the folder.
+    let baseline = match args.baseline.as_deref().map(load_baseline).transpose() {
+        Ok(b) => b,
+        Err(e) => {
+            errln!(
+                "tern-sim certify: --baseline {}",
+                escape::terminal(&e.to_string())
+            );
+            return Status::Trouble;
+        }
+    };
     let limits = args.timeouts.limits();
     let (scopes, left_out) = if args.no_explore {
         (Vec::new(), Vec::new())
@@ -486,6 +506,9 @@ pub fn run(args: CertifyArgs) -> Status {
         &certified,
     );
     report.scopes_left_out = left_out;
+    if let (Some(old), Some(path)) = (&baseline, &args.baseline) {
+        report.baseline = Some(classify(&path.to_string_lossy(), old, &report));
+    }
     report.simulation_budget.duration = args
         .duration
         .map(|d| humantime::format_duration(d).to_string());
@@ -555,6 +578,12 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
         ("badge.json", badge_json.as_bytes()),
         ("badge.svg", badge_svg.as_bytes()),
     ];
+    // Times vary from run to run: they go to a file of their own, so
+    // that every other report stays the same bytes for the same seed.
+    let latency = report.latency.as_ref().map(|l| l.to_json());
+    if let Some(l) = &latency {
+        files.push(("latency.json", l.as_bytes()));
+    }
     files.extend(
         report
             .attachments
@@ -574,6 +603,17 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
         );
         return Status::Trouble;
     }
+    // An earlier run's times beside this run's reports would be read as
+    // this implementation's.
+    if latency.is_none() {
+        if let Err(e) = remove_stale(&report_dir.join("latency.json")) {
+            errln!(
+                "tern-sim certify: {}; no verdict is given without its reports",
+                escape::terminal(&e.to_string())
+            );
+            return Status::Trouble;
+        }
+    }
     github::append_step_summary(&markdown);
     // Annotations go where GitHub reads workflow commands, standard
     // output, except under --format json, whose standard output is
@@ -585,9 +625,13 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
     };
     if human {
         out!("{summary}");
+        if let Some(l) = &report.latency {
+            out!("{}", latency::text(l));
+        }
         outln!(
-            "reports: {}/{{report.json, junit.xml, report.html, summary.txt, summary.md, badge.json, badge.svg}}",
-            report_dir.display()
+            "reports: {}/{{report.json, junit.xml, report.html, summary.txt, summary.md, badge.json, badge.svg{}}}",
+            report_dir.display(),
+            if latency.is_some() { ", latency.json" } else { "" }
         );
         out!("{annotations}");
     } else {
@@ -602,5 +646,16 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
         Status::Ok
     } else {
         Status::Violation
+    }
+}
+
+/// Removes `path` if it is there.
+fn remove_stale(path: &Path) -> Result<(), write::WriteError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(write::WriteError {
+            path: path.to_path_buf(),
+            source: e,
+        }),
+        _ => Ok(()),
     }
 }

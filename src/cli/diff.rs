@@ -1,13 +1,14 @@
 //! `tern-sim diff OLD NEW`: what changed outcome between two certification
-//! reports. Exits 1 on any regression, for CI.
+//! reports, and NEW's failures classified against OLD as `certify
+//! --baseline` classifies them. Exits 1 on any regression or New failure,
+//! for CI.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::json;
+use tern_reports::certify::baseline::{self, classify, load};
 use tern_reports::certify::diff::{diff, text};
-use tern_reports::certify::validate::{pointer_of, validate};
-use tern_reports::certify::Report;
 use tern_reports::escape;
 
 use super::{FormatArg, Status};
@@ -24,51 +25,25 @@ pub struct DiffArgs {
     format: FormatArg,
 }
 
-/// Reads and checks one report. The message names the file and the JSON
-/// pointer of what is wrong; it quotes the file, so it is escaped for the
-/// terminal.
-fn read(path: &Path) -> Result<Report, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let de = &mut serde_json::Deserializer::from_slice(&bytes);
-    let report: Report = serde_path_to_error::deserialize(de).map_err(|e| {
-        format!(
-            "{}: not a tern-sim report: at {}: {}",
-            path.display(),
-            display_pointer(&pointer_of(e.path())),
-            e.inner()
-        )
-    })?;
-    validate(&report).map_err(|e| {
-        format!(
-            "{}: not a tern-sim report: at {}: {}",
-            path.display(),
-            display_pointer(&e.pointer),
-            e.message
-        )
-    })?;
-    Ok(report)
-}
-
-/// The root pointer is empty, which reads badly in a sentence.
-fn display_pointer(p: &str) -> String {
-    if p.is_empty() {
-        "the top level".to_owned()
-    } else {
-        p.to_owned()
-    }
-}
-
 pub fn run(args: DiffArgs) -> Status {
-    let (old, new) = match (read(&args.old), read(&args.new)) {
+    let (old, new) = match (load(&args.old), load(&args.new)) {
         (Ok(o), Ok(n)) => (o, n),
         (Err(e), _) | (_, Err(e)) => {
-            errln!("tern-sim diff: {}", escape::terminal(&e));
+            errln!("tern-sim diff: {}", escape::terminal(&e.to_string()));
             return Status::Trouble;
         }
     };
     let d = diff(&old, &new);
+    let classified = classify(&args.old.to_string_lossy(), &old, &new);
     match args.format {
-        FormatArg::Human => out!("{}", text(&d)),
+        FormatArg::Human => {
+            out!("{}", text(&d));
+            out!("{}", baseline::heading(&classified, &new.corpus.hash));
+            for c in &classified.implementations {
+                outln!("{}:", escape::terminal(&c.label));
+                out!("{}", baseline::lines(c, "  "));
+            }
+        }
         FormatArg::Json => outln!(
             "{}",
             json!({
@@ -81,10 +56,11 @@ pub fn run(args: DiffArgs) -> Status {
                     "new": c.new,
                     "regression": c.regression,
                 })).collect::<Vec<_>>(),
+                "baseline": classified,
             })
         ),
     }
-    if d.regressions() > 0 {
+    if d.regressions() > 0 || classified.has_new() {
         Status::Violation
     } else {
         Status::Ok

@@ -179,23 +179,19 @@ pub fn diff(old: &Report, new: &Report) -> Diff {
         out.notes
             .push("the new report was interrupted: it covers only part of the corpus".into());
     }
-    // One implementation on each side is the usual CI case, whatever the
-    // labels; otherwise implementations are matched by label.
-    if old.implementations.len() == 1 && new.implementations.len() == 1 {
-        let (o, n) = (&old.implementations[0], &new.implementations[0]);
-        let label = if o.label == n.label {
-            n.label.clone()
-        } else {
-            format!("{} → {}", o.label, n.label)
-        };
-        compare(&label, o, n, &mut out);
-        return out;
-    }
-    // Labels are unique within a report (validate refuses a repeated
-    // one), so they match implementations one to one.
-    for n in &new.implementations {
-        match by_label(old, &n.label) {
-            Some(o) => compare(&n.label, o, n, &mut out),
+    // Paired as the baseline classification pairs them, so `diff` and
+    // `certify --baseline` never disagree on who is compared with whom.
+    let paired = super::baseline::pairs(old, new);
+    for (o, n) in &paired {
+        match o {
+            Some(o) => {
+                let label = if o.label == n.label {
+                    n.label.clone()
+                } else {
+                    format!("{} → {}", o.label, n.label)
+                };
+                compare(&label, o, n, &mut out);
+            }
             None => out
                 .notes
                 .push(format!("`{}` is only in the new report", n.label)),
@@ -204,7 +200,10 @@ pub fn diff(old: &Report, new: &Report) -> Diff {
     // An implementation that was certified, or even only reported, and is
     // gone says nothing more about it: a regression, not a note.
     for o in &old.implementations {
-        if by_label(new, &o.label).is_none() {
+        if !paired
+            .iter()
+            .any(|(p, _)| p.is_some_and(|p| std::ptr::eq(p, o)))
+        {
             out.changes.push(Change {
                 implementation: o.label.clone(),
                 what: "implementation".into(),
@@ -215,11 +214,6 @@ pub fn diff(old: &Report, new: &Report) -> Diff {
         }
     }
     out
-}
-
-/// The implementation of `report` with this label.
-fn by_label<'r>(report: &'r Report, label: &str) -> Option<&'r ImplReport> {
-    report.implementations.iter().find(|i| i.label == label)
 }
 
 /// For people: one line per change, regressions marked.

@@ -6,6 +6,7 @@
 
 use std::fmt::Write;
 
+use super::baseline::{ImplChanges, Mark};
 use super::diagram::{esc, Diagram};
 use super::{section_title, CaseReport, ClauseText, ImplReport, Report, SECTIONS};
 use crate::differences::Difference;
@@ -34,6 +35,7 @@ pre{background:var(--bg);padding:8px;overflow-x:auto;font-size:.82em;white-space
 ol.gloss{padding-left:1.6em;font-size:.88em;overflow-wrap:anywhere;min-width:0}ol.gloss li.bad{color:var(--bad);font-weight:600}
 code{font-size:.9em}
 .failure p{overflow-wrap:anywhere}
+.mark{display:inline-block;border-radius:8px;padding:0 7px;font-size:.75em;font-weight:600;vertical-align:middle;color:#fff}.mark.new{background:var(--bad)}.mark.ongoing{background:var(--mute)}
 .diff{margin:.5em 0}.diff td{overflow-wrap:anywhere;word-break:break-all}
 svg.seq{background:#fff;font:12px system-ui,sans-serif;display:block}
 svg.seq .life{stroke:#afb8c1;stroke-dasharray:4 4}
@@ -259,11 +261,14 @@ fn broken_clauses(
     }
 }
 
-fn failure_block(out: &mut String, i: &ImplReport, c: &CaseReport) {
+fn failure_block(out: &mut String, i: &ImplReport, c: &CaseReport, mark: Option<Mark>) {
     let Some(f) = &c.failure else { return };
+    let badge = mark
+        .map(|m| format!(r#" <span class="mark {0}">{0}</span>"#, m.as_str()))
+        .unwrap_or_default();
     let _ = write!(
         out,
-        r#"<section class="failure" id="{}-{}"><h3>✘ <code>{}</code> — {}</h3><p><b>{}</b> ({} case) at step {} (<code>{}</code>), check <code>{}</code></p>"#,
+        r#"<section class="failure" id="{}-{}"><h3>✘ <code>{}</code>{badge} — {}</h3><p><b>{}</b> ({} case) at step {} (<code>{}</code>), check <code>{}</code></p>"#,
         esc(&i.label_anchor()),
         esc(&c.id),
         esc(&c.id),
@@ -501,6 +506,35 @@ fn simulation_block(out: &mut String, i: &ImplReport) {
     out.push_str("</pre></details></section>");
 }
 
+/// One implementation's failures against the baseline, and what it
+/// resolved.
+fn since_baseline(out: &mut String, ch: &ImplChanges) {
+    let _ = write!(
+        out,
+        r#"<p class="meta">Since the baseline{}: <span class="mark new">new</span> {}, <span class="mark ongoing">ongoing</span> {}, resolved {} failing case(s); clauses: {} new, {} ongoing, {} resolved.</p>"#,
+        if ch.compared_with.is_none() {
+            " (not in it: everything is new)"
+        } else {
+            ""
+        },
+        ch.cases.new.len(),
+        ch.cases.ongoing.len(),
+        ch.cases.resolved.len(),
+        ch.clauses.new.len(),
+        ch.clauses.ongoing.len(),
+        ch.clauses.resolved.len(),
+    );
+    if !ch.cases.resolved.is_empty() {
+        let ids: Vec<String> = ch
+            .cases
+            .resolved
+            .iter()
+            .map(|id| format!("<code>{}</code>", esc(id)))
+            .collect();
+        let _ = write!(out, r#"<p class="pass">Resolved: {}</p>"#, ids.join(", "));
+    }
+}
+
 pub fn render(report: &Report) -> String {
     let mut out = String::with_capacity(64 * 1024);
     let title = match report.implementations.as_slice() {
@@ -557,6 +591,19 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
+    if let Some(bl) = &report.baseline {
+        let _ = write!(
+            out,
+            r#"<p class="meta">Compared with the baseline {} (tern-sim {}, corpus <span title="{}">{}</span>)</p>"#,
+            esc(&bl.path),
+            esc(&bl.tern_sim_version),
+            esc(&bl.corpus_hash),
+            esc(bl.corpus_hash.get(..16).unwrap_or(&bl.corpus_hash)),
+        );
+        for n in bl.notes(&report.corpus.hash) {
+            let _ = write!(out, r#"<p class="meta">Note: {}</p>"#, esc(&n));
+        }
+    }
     out.push_str(r#"<h2 id="summary">Summary</h2>"#);
     sections_table(&mut out, report);
     clause_table(&mut out, report);
@@ -578,8 +625,11 @@ pub fn render(report: &Report) -> String {
         if failures.is_empty() {
             out.push_str("<p class=\"pass\">No case failed.</p>");
         }
+        if let Some(ch) = report.baseline.as_ref().and_then(|b| b.of(&i.label)) {
+            since_baseline(&mut out, ch);
+        }
         for c in failures {
-            failure_block(&mut out, i, c);
+            failure_block(&mut out, i, c, report.case_mark(&i.label, &c.id));
         }
         simulation_block(&mut out, i);
         exploration_block(&mut out, i);

@@ -39,7 +39,13 @@ pub fn render(report: &Report) -> Result<String, String> {
                         .first()
                         .map(|cl| format!("{} \"{}\"", cl.id, cl.sentence))
                         .unwrap_or_default();
-                    status.set_message(format!("{}: breaks {clause}", f.check));
+                    // CI pages show the message first: a failure the last
+                    // change brought is told from one that was there before.
+                    let mark = report
+                        .case_mark(&i.label, &c.id)
+                        .map(|m| format!("[{}] ", m.as_str()))
+                        .unwrap_or_default();
+                    status.set_message(format!("{mark}{}: breaks {clause}", f.check));
                     status.set_description(format!(
                         "step {} ({})\nexpected: {}\nactual:   {}\nlevel: {}, outcome: {}",
                         f.step, f.op, f.expected, f.actual, c.level, c.status

@@ -9,8 +9,6 @@
 //! ([`markdown_code`]), so none of it can become a link, an image, markup
 //! or a mention on the page that shows it.
 
-use std::collections::BTreeSet;
-
 use super::{ImplReport, Report};
 use crate::escape::markdown_code as code;
 
@@ -60,24 +58,39 @@ fn words(outcome: &str) -> String {
 
 /// The clauses a failure of `i` breaks, in report order, each once.
 fn broken_clauses(i: &ImplReport) -> Vec<String> {
-    let mut seen = BTreeSet::new();
-    let cases = i
-        .cases
+    super::baseline::broken_clause_ids(i)
         .iter()
-        .filter(|c| c.failed())
-        .flat_map(|c| c.clauses.iter());
-    let simulation = i.simulation.violation.iter().flat_map(|v| v.clauses.iter());
-    let exploration = i
-        .exploration
-        .violation
-        .iter()
-        .flat_map(|v| v.clauses.iter());
-    cases
-        .chain(simulation)
-        .chain(exploration)
-        .filter(|c| seen.insert(c.id.clone()))
-        .map(|c| code(&c.id))
+        .map(|id| code(id))
         .collect()
+}
+
+/// One implementation's failures against the baseline, and what it
+/// resolved, each list capped like the others.
+fn since_baseline(ch: &super::baseline::ImplChanges, out: &mut String) {
+    let codes = |ids: &[String]| ids.iter().map(|id| code(id)).collect::<Vec<_>>();
+    out.push_str(&format!(
+        "- since the baseline{}: {} new, {} ongoing, {} resolved failing case(s)\n",
+        if ch.compared_with.is_none() {
+            " (not in it: everything is new)"
+        } else {
+            ""
+        },
+        ch.cases.new.len(),
+        ch.cases.ongoing.len(),
+        ch.cases.resolved.len()
+    ));
+    if !ch.cases.resolved.is_empty() {
+        out.push_str(&format!(
+            "- resolved: {}\n",
+            capped(&codes(&ch.cases.resolved), MAX_CASES)
+        ));
+    }
+    if !ch.clauses.new.is_empty() {
+        out.push_str(&format!(
+            "- clauses newly broken: {}\n",
+            capped(&codes(&ch.clauses.new), MAX_CLAUSES)
+        ));
+    }
 }
 
 fn one(report: &Report, i: &ImplReport, out: &mut String) {
@@ -135,6 +148,9 @@ fn one(report: &Report, i: &ImplReport, out: &mut String) {
             capped(&clauses, MAX_CLAUSES)
         ));
     }
+    if let Some(ch) = report.baseline.as_ref().and_then(|b| b.of(&i.label)) {
+        since_baseline(ch, out);
+    }
     let failing: Vec<_> = i.cases.iter().filter(|c| c.failed()).collect();
     if !failing.is_empty() {
         out.push_str(&format!("\nFailing cases ({}):\n\n", failing.len()));
@@ -144,8 +160,12 @@ fn one(report: &Report, i: &ImplReport, out: &mut String) {
                 .first()
                 .map(|cl| format!(", breaks {}", code(&cl.id)))
                 .unwrap_or_default();
+            let mark = report
+                .case_mark(&i.label, &c.id)
+                .map(|m| format!("**{}** ", m.as_str()))
+                .unwrap_or_default();
             out.push_str(&format!(
-                "- {} ({}, {}{clause})",
+                "- {mark}{} ({}, {}{clause})",
                 code(&c.id),
                 code(&c.level),
                 words(&c.status)
@@ -215,6 +235,17 @@ pub fn render(report: &Report) -> String {
     }
     if let Some(note) = super::scopes_left_out_note(&report.scopes_left_out) {
         out.push_str(&format!("> {}\n\n", code(&note)));
+    }
+    if let Some(b) = &report.baseline {
+        out.push_str(&format!(
+            "Compared with the baseline {} (tern-sim {}, corpus {})\n\n",
+            code(&b.path),
+            code(&b.tern_sim_version),
+            code(b.corpus_hash.get(..12).unwrap_or(&b.corpus_hash))
+        ));
+        for n in b.notes(&report.corpus.hash) {
+            out.push_str(&format!("> {}\n\n", code(&n)));
+        }
     }
     for i in &report.implementations {
         one(report, i, &mut out);

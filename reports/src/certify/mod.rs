@@ -5,11 +5,13 @@
 
 pub mod annotations;
 pub mod badge;
+pub mod baseline;
 pub mod diagram;
 pub mod diff;
 pub mod files;
 pub mod html;
 pub mod junit;
+pub mod latency;
 pub mod markdown;
 pub mod simulation;
 pub mod terminal;
@@ -56,11 +58,19 @@ pub struct Report {
     /// each is drawn from (a corpus of one's own, `--scenarios`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scopes_left_out: Vec<ScopeLeftOut>,
+    /// Present only with `certify --baseline`: how each failure compares
+    /// with the earlier report named there (New, Ongoing, Resolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<baseline::BaselineReport>,
     /// The files written beside the reports ([`files`]), by their path in
     /// the report folder: the members of report.json that name them are
     /// the record.
     #[serde(skip)]
     pub attachments: BTreeMap<String, String>,
+    /// How fast the implementations over the protocol answered: written
+    /// to latency.json, never into report.json, since times vary.
+    #[serde(skip)]
+    pub latency: Option<latency::LatencyReport>,
 }
 
 /// A built-in scope the corpus could not serve, as the explorer names it.
@@ -552,12 +562,21 @@ impl Report {
             implementations,
             shards: None,
             scopes_left_out: Vec::new(),
+            baseline: None,
             attachments: BTreeMap::new(),
+            latency: None,
         };
         files::attach(&mut report, results);
         for imp in &mut report.implementations {
             imp.set_reproduce(level, budget.agents, budget.steps);
         }
+        report.latency = latency::of(
+            &report.implementations,
+            results,
+            level,
+            budget.agents,
+            budget.steps,
+        );
         report
     }
 
@@ -574,6 +593,11 @@ impl Report {
                 )
             })
         }
+    }
+
+    /// A failing case's standing against the baseline, when there is one.
+    pub fn case_mark(&self, label: &str, case: &str) -> Option<baseline::Mark> {
+        self.baseline.as_ref()?.of(label)?.cases.mark(case)
     }
 
     /// Every implementation certified at the requested level.
@@ -620,18 +644,21 @@ impl ImplReport {
     /// through certify.
     pub fn set_reproduce(&mut self, level: Level, agents: usize, steps: usize) {
         let flag = self.flag_suffix();
-        let at_level = match level {
-            Level::Core => " --level core",
-            Level::Profile => "",
-        };
-        for c in &mut self.cases {
-            if let Some(f) = &mut c.failure {
-                f.reproduce = format!(
-                    "tern-sim certify --only {} --seeds 0 --no-explore{at_level}{flag}",
-                    c.id
-                );
+        let commands: Vec<Option<String>> = self
+            .cases
+            .iter()
+            .map(|c| c.failure.as_ref().map(|_| self.case_command(&c.id, level)))
+            .collect();
+        for (c, command) in self.cases.iter_mut().zip(commands) {
+            if let (Some(f), Some(command)) = (&mut c.failure, command) {
+                f.reproduce = command;
             }
         }
+        let command = self
+            .simulation
+            .violation
+            .as_ref()
+            .map(|v| self.seed_command(v.seed, level, agents, steps));
         if let Some(v) = &mut self.simulation.violation {
             if let Some(trace) = &v.trace {
                 // The shrunk run itself, played again exactly; `publish`
@@ -639,16 +666,33 @@ impl ImplReport {
                 v.reproduce = format!("tern-sim replay {trace}{flag}");
                 return;
             }
-            v.reproduce = match level {
-                Level::Profile => format!(
-                    "tern-sim run --seed {} --seeds 1 --agents {agents} --steps {steps} --faults{flag}",
-                    v.seed
-                ),
-                Level::Core => format!(
-                    "tern-sim certify --seed {} --seeds 1 --agents {agents} --steps {steps} --no-explore{at_level}{flag}",
-                    v.seed
-                ),
-            };
+            v.reproduce = command.unwrap_or_default();
+        }
+    }
+
+    /// The one command that plays corpus case `id` again.
+    pub fn case_command(&self, id: &str, level: Level) -> String {
+        format!(
+            "tern-sim certify --only {id} --seeds 0 --no-explore{}{}",
+            at_level(level),
+            self.flag_suffix()
+        )
+    }
+
+    /// The one command that plays simulation run `seed` again (which
+    /// `run` shrinks and saves as a trace for `replay`). A `core`
+    /// certification ignores names, which only certify can do, so its
+    /// run is played through certify.
+    pub fn seed_command(&self, seed: u64, level: Level, agents: usize, steps: usize) -> String {
+        let flag = self.flag_suffix();
+        match level {
+            Level::Profile => format!(
+                "tern-sim run --seed {seed} --seeds 1 --agents {agents} --steps {steps} --faults{flag}"
+            ),
+            Level::Core => format!(
+                "tern-sim certify --seed {seed} --seeds 1 --agents {agents} --steps {steps} --no-explore{}{flag}",
+                at_level(level)
+            ),
         }
     }
 
@@ -717,6 +761,14 @@ impl ImplReport {
             }
         }
         n
+    }
+}
+
+/// What a reproduce command adds for the level certified at.
+fn at_level(level: Level) -> &'static str {
+    match level {
+        Level::Core => " --level core",
+        Level::Profile => "",
     }
 }
 

@@ -85,8 +85,12 @@ fn one(report: &Report, i: &ImplReport) -> String {
                 t(&f.level)
             )
         };
+        let mark = report
+            .case_mark(&i.label, &c.id)
+            .map(|m| format!("[{}] ", m.as_str()))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "✘ {} [{}, {}] step {} ({}), {}\n    breaks {clause}\n{}",
+            "✘ {mark}{} [{}, {}] step {} ({}), {}\n    breaks {clause}\n{}",
             t(&c.id),
             level,
             t(&c.status.replace('_', " ")),
@@ -104,6 +108,9 @@ fn one(report: &Report, i: &ImplReport) -> String {
                 t(path)
             ));
         }
+    }
+    if let Some(changes) = report.baseline.as_ref().and_then(|b| b.of(&i.label)) {
+        out.push_str(&super::baseline::lines(changes, ""));
     }
     let sim = &i.simulation;
     match (&sim.violation, &sim.skipped) {
@@ -290,6 +297,9 @@ pub fn summary(report: &Report) -> String {
     }
     if let Some(note) = super::scopes_left_out_note(&report.scopes_left_out) {
         out.push_str(&format!("{}\n", t(&note)));
+    }
+    if let Some(b) = &report.baseline {
+        out.push_str(&super::baseline::heading(b, &report.corpus.hash));
     }
     if report.implementations.len() == 1 {
         out.push_str(&one(report, &report.implementations[0]));

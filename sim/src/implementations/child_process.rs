@@ -112,6 +112,9 @@ pub(crate) struct ChildProcess {
     /// directory's file system, polled while the answer is awaited, since
     /// a process held at its crash point never answers.
     pub(crate) crash_gate: Option<Gate>,
+    /// When each request still unanswered was written, by seq: its answer
+    /// closes the round trip that [`latency`](super::latency) records.
+    pub(crate) sent_at: Vec<(u64, Instant)>,
 }
 
 const STDERR_TAIL: usize = 2048;
@@ -218,6 +221,7 @@ impl ChildProcess {
             reaped: false,
             home,
             crash_gate: None,
+            sent_at: Vec::new(),
         })
     }
 
@@ -399,7 +403,9 @@ impl ChildProcess {
             line.push(b'\n');
         }
         if let Some(&(seq, op)) = sent.last() {
+            let at = Instant::now();
             self.send(seq, &line, op.as_str(), deadline, timeout)?;
+            self.sent_at.extend(sent.iter().map(|&(seq, _)| (seq, at)));
         }
         Ok(sent)
     }
@@ -442,6 +448,30 @@ impl ChildProcess {
     /// is then not parsed at all: those bytes are valid JSON already, and
     /// reading a view of several kilobytes cost more than comparing it.
     pub(crate) fn answer_to(
+        &mut self,
+        seq: u64,
+        op: Op,
+        deadline: Instant,
+        timeout: Duration,
+        world: &AgentWorld,
+        expected: Option<&str>,
+    ) -> Result<Answered, ImplError> {
+        let answered = self.read_answer(seq, op, deadline, timeout, world, expected);
+        // Only an answer closes a round trip: a timeout or a crash says
+        // nothing of the implementation's speed.
+        let sent = self.sent_at.iter().position(|&(s, _)| s == seq);
+        if let Some(at) = sent.map(|i| self.sent_at.swap_remove(i).1) {
+            if answered.is_ok() {
+                super::latency::record(op.as_str(), at.elapsed());
+            }
+        }
+        // Requests older than this one were answered or abandoned.
+        self.sent_at.retain(|&(s, _)| s > seq);
+        answered
+    }
+
+    /// [`ChildProcess::answer_to`], without the timing.
+    fn read_answer(
         &mut self,
         seq: u64,
         op: Op,

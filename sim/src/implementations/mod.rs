@@ -9,6 +9,7 @@ pub mod agent;
 pub mod child_io;
 pub mod child_process;
 pub mod exit_guard;
+pub mod latency;
 pub mod machine;
 pub mod mutants;
 pub mod reaper;
