@@ -9,7 +9,7 @@ use clap::Args;
 use tern_harness::certify::{
     run_corpus_with, run_exploration, run_simulation_watched, Budget, ExplorationRun, SimulationRun,
 };
-use tern_harness::contract::plugin::Implementation;
+use tern_harness::contract::plugin::{Implementation, PowerLossServed};
 use tern_harness::corpus::{Level, Origin};
 use tern_harness::explore::builtin;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted, SubprocessImpl};
@@ -17,7 +17,7 @@ use tern_harness::implementations::machine;
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::judge::compare::RejectNames;
-use tern_harness::simulator::faults::FaultSet;
+use tern_harness::simulator::faults::{Fault, FaultSet};
 use tern_reports::certify::badge::Badge;
 use tern_reports::certify::baseline::{classify, load as load_baseline};
 use tern_reports::certify::files::shell_quoted;
@@ -164,10 +164,17 @@ impl CertifyArgs {
 }
 
 /// The simulation of an implementation whose corpus run was interrupted.
+/// Its durability is the one its runs would have had: power loss wherever
+/// the machine serves it (asked with power loss on, or a machine with FUSE
+/// would read as kill only).
 fn interrupted_before(budget: &Budget, implementation: &dyn Implementation) -> SimulationRun {
+    let durability = {
+        let _power = PowerLossServed::on(implementation, budget.faults.has(Fault::Crash));
+        implementation.durability()
+    };
     SimulationRun {
         budget: budget.clone(),
-        durability: implementation.durability(),
+        durability,
         runs: 0,
         stats: Default::default(),
         counterexample: None,
