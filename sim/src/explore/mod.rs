@@ -4,6 +4,7 @@
 //! own rules. docs/explore.md says what "exhausted" proves.
 
 pub mod builtin;
+pub mod moves;
 pub mod scope;
 pub mod search;
 pub mod subject;
