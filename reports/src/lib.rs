@@ -5,6 +5,7 @@
 
 pub mod certify;
 pub mod check;
+pub mod determinism;
 pub mod differences;
 pub mod escape;
 pub mod explore;

@@ -13,6 +13,7 @@ use crate::explore::search::{self, explore, Exploration, Limits, Prepared, Scope
 use crate::implementations::latency::{self, Timed, Work};
 use crate::judge::compare::RejectNames;
 use crate::shard::Shard;
+use crate::simulator::determinism::{self, DeterminismCheck};
 use crate::simulator::driver::{
     first_violation_watched, play as driver_play, shrink_found, Batch, Counterexample, Jobs,
     ShrinkBudget,
@@ -72,6 +73,8 @@ pub struct SimulationRun {
     /// Each request's round trip in the runs played (not in shrinking),
     /// over the protocol only; in no particular order.
     pub latency: Vec<Timed>,
+    /// What `--check-determinism` found, when asked.
+    pub determinism: Option<DeterminismCheck>,
 }
 
 impl SimulationRun {
@@ -80,6 +83,11 @@ impl SimulationRun {
             self.skipped.is_some(),
             self.counterexample.is_some(),
             self.complete,
+        )
+        .unless_nondeterministic(
+            self.determinism
+                .as_ref()
+                .is_some_and(|d| d.divergence.is_some()),
         )
     }
 }
@@ -90,15 +98,30 @@ pub enum SimVerdict {
     Violation,
     NotRun,
     Incomplete,
+    /// The same seed, played twice on fresh state, got different answers
+    /// (`--check-determinism`): whatever else was found cannot be
+    /// reproduced, so this verdict comes before a violation.
+    Nondeterministic,
 }
 
 impl SimVerdict {
-    pub const ALL: [SimVerdict; 4] = [
+    pub const ALL: [SimVerdict; 5] = [
         SimVerdict::Clean,
         SimVerdict::Violation,
         SimVerdict::NotRun,
         SimVerdict::Incomplete,
+        SimVerdict::Nondeterministic,
     ];
+
+    /// This verdict, or [`SimVerdict::Nondeterministic`] when a
+    /// determinism check found two answers to one request.
+    pub fn unless_nondeterministic(self, diverged: bool) -> SimVerdict {
+        if diverged {
+            SimVerdict::Nondeterministic
+        } else {
+            self
+        }
+    }
 
     /// A part that was skipped says so first; then a violation, found
     /// even in a part cut short; then whether it ran to its end.
@@ -124,6 +147,7 @@ impl SimVerdict {
             SimVerdict::Violation => "violation",
             SimVerdict::NotRun => "not_run",
             SimVerdict::Incomplete => "incomplete",
+            SimVerdict::Nondeterministic => "nondeterministic",
         }
     }
 }
@@ -491,6 +515,7 @@ pub fn run_simulation_watched(
         skipped: None,
         complete: true,
         latency: Vec::new(),
+        determinism: None,
     };
     if budget.seeds == 0 {
         out.skipped = Some("no simulation budget (--seeds 0)".to_owned());
@@ -551,6 +576,30 @@ pub fn run_simulation_watched(
         }
     }
     out
+}
+
+/// Plays the simulation's failing seed and up to `sample` of its passing
+/// ones twice each, on fresh state and with the crashes its runs had
+/// (`--check-determinism`). A simulation that did not run is not checked.
+pub fn check_determinism(
+    sim: &mut SimulationRun,
+    implementation: &dyn Implementation,
+    sample: u64,
+    stop: impl Fn() -> bool,
+) {
+    if sim.skipped.is_some() {
+        return;
+    }
+    let _power = PowerLossServed::on(implementation, sim.budget.faults.has(Fault::PowerLoss));
+    let failing = sim.counterexample.as_ref().map(|c| c.config.seed);
+    let passed = sim.runs - u64::from(failing.is_some());
+    let seeds = determinism::seeds_to_check(&sim.budget, passed, failing, sample);
+    sim.determinism = Some(determinism::check(
+        &sim.budget,
+        &seeds,
+        implementation,
+        stop,
+    ));
 }
 
 /// Round trips are kept while this lives, and what is left over is

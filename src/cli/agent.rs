@@ -13,7 +13,8 @@ pub struct AgentArgs {
     /// path against broken implementations): one of the zoo's, or one only
     /// a process can be (`leaks-session`, and four whose log gets
     /// durability wrong, which only a power loss catches: `skips-fsync`,
-    /// `skips-dir-fsync`, `renames-unsynced`, `syncs-every-second`).
+    /// `skips-dir-fsync`, `renames-unsynced`, `syncs-every-second`; and
+    /// `flaky-duplicates`, whose failures are random and do not replay).
     #[arg(long, value_parser = parse_agent_mutant)]
     mutant: Option<AgentMutant>,
 }

@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use clap::Args;
 use tern_harness::certify::{
-    run_corpus_with, run_exploration, run_simulation_watched, Budget, ExplorationRun, SimulationRun,
+    check_determinism, run_corpus_with, run_exploration, run_simulation_watched, Budget,
+    ExplorationRun, SimulationRun,
 };
 use tern_harness::contract::plugin::{Implementation, PowerLossServed};
 use tern_harness::corpus::{Level, Origin};
@@ -32,7 +33,9 @@ use super::corpus::load_corpus;
 use super::github;
 use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
-use super::sim::{parse_agents, parse_duration, parse_mutant, parse_steps, JobsArg, TimeoutArgs};
+use super::sim::{
+    parse_agents, parse_duration, parse_mutant, parse_steps, DeterminismArg, JobsArg, TimeoutArgs,
+};
 use super::{FormatArg, Status};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -127,6 +130,9 @@ pub struct CertifyArgs {
     #[command(flatten)]
     timeouts: TimeoutArgs,
 
+    #[command(flatten)]
+    determinism: DeterminismArg,
+
     /// `human` prints the summary; `json` prints report.json.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
@@ -159,6 +165,7 @@ impl CertifyArgs {
             .set("--no-explore", self.no_explore)
             .set("--give-up-after", self.give_up_after);
         self.timeouts.record(&mut o);
+        self.determinism.record(&mut o);
         o
     }
 }
@@ -182,6 +189,7 @@ fn interrupted_before(budget: &Budget, implementation: &dyn Implementation) -> S
         skipped: None,
         complete: false,
         latency: Vec::new(),
+        determinism: None,
     }
 }
 
@@ -420,6 +428,15 @@ pub fn run(args: CertifyArgs) -> Status {
         };
         progress.finish();
         let mut sim = sim;
+        if let Some(sample) = args.determinism.sample().filter(|_| !stop()) {
+            if human {
+                noteln!(
+                    "{}: playing seeds twice to check determinism...",
+                    escape::terminal(label)
+                );
+            }
+            check_determinism(&mut sim, imp.as_ref(), sample, stop);
+        }
         if args.duration.is_some() {
             // Too short a soak is not a clean one.
             sim.complete &= sim.runs >= budget.seeds;

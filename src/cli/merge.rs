@@ -106,6 +106,7 @@ pub fn run(args: MergeArgs) -> Status {
                 merged.runs,
                 &merged.totals,
                 merged.finding.as_ref(),
+                merged.determinism.as_ref(),
                 human,
             )
         }

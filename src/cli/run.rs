@@ -8,6 +8,7 @@ use clap::Args;
 use serde_json::{json, Value};
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted};
 use tern_harness::implementations::mutants::Mutant;
+use tern_harness::simulator::determinism;
 use tern_harness::simulator::driver::{
     first_violation_watched, reproduction, shrink_found, unshrunk, Batch, Counterexample,
     ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
@@ -15,6 +16,7 @@ use tern_harness::simulator::driver::{
 use tern_harness::simulator::runner::{Sessions, Stats};
 use tern_harness::simulator::trace;
 use tern_reports::certify::files::{shell_quoted, shell_word};
+use tern_reports::determinism::DeterminismReport;
 use tern_reports::run::{counterexample_text, summary, violation_json, violation_text};
 
 use tern_reports::shards::run::{Body, Finding, Setting};
@@ -23,8 +25,8 @@ use tern_reports::shards::{Command, Part};
 use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{
-    implementation, parse_agents, parse_duration, parse_mutant, parse_steps, power_loss, FaultArgs,
-    JobsArg, TimeoutArgs,
+    implementation, parse_agents, parse_duration, parse_mutant, parse_steps, power_loss,
+    DeterminismArg, FaultArgs, JobsArg, TimeoutArgs,
 };
 use super::{FormatArg, Status};
 
@@ -73,6 +75,9 @@ pub struct RunArgs {
 
     #[command(flatten)]
     timeouts: TimeoutArgs,
+
+    #[command(flatten)]
+    determinism: DeterminismArg,
 
     /// Keep a failing run as it is instead of shrinking it (each shrinking
     /// attempt replays the run, which is slow against an implementation
@@ -315,6 +320,23 @@ pub fn run(args: RunArgs) -> Status {
     if let Some(status) = super::machine_trouble("run") {
         return status;
     }
+    let determinism = args
+        .determinism
+        .sample()
+        .filter(|_| complete && interrupted().is_none())
+        .map(|sample| {
+            if human {
+                noteln!("playing seeds twice to check determinism...");
+            }
+            let failing = finding.as_ref().map(|f| f.seed);
+            let passed = runs - u64::from(failing.is_some());
+            let seeds = determinism::seeds_to_check(&batch, passed, failing, sample);
+            let stop = || interrupted().is_some() || super::output::closed();
+            DeterminismReport::of(&determinism::check(&batch, &seeds, imp.as_ref(), stop))
+        });
+    if let Some(status) = super::machine_trouble("run") {
+        return status;
+    }
     if let Some(shard) = args.shards.shard() {
         let part = Part {
             part: header(
@@ -327,6 +349,7 @@ pub fn run(args: RunArgs) -> Status {
                 setting,
                 runs: counts,
                 finding,
+                determinism,
             },
         };
         let status = args.shards.write(&part, human);
@@ -335,7 +358,14 @@ pub fn run(args: RunArgs) -> Status {
         }
         return status;
     }
-    let status = print_outcome(&setting, runs, &total, finding.as_ref(), human);
+    let status = print_outcome(
+        &setting,
+        runs,
+        &total,
+        finding.as_ref(),
+        determinism.as_ref(),
+        human,
+    );
     super::output::flush();
     if let Some(signal) = interrupted().filter(|_| interrupted_shrink) {
         std::process::exit(128 + signal);
@@ -376,16 +406,40 @@ pub fn print_outcome(
     runs: u64,
     total: &Stats,
     finding: Option<&Finding>,
+    determinism: Option<&DeterminismReport>,
+    human: bool,
+) -> Status {
+    let status = print_verdict(setting, runs, total, finding, determinism, human);
+    if let Some(d) = determinism.filter(|_| human) {
+        for line in d.lines() {
+            outln!("{}", tern_reports::escape::terminal(&line));
+        }
+    }
+    // Two answers to one request fail the run whatever else it found:
+    // nothing it found can be trusted to replay.
+    match determinism {
+        Some(d) if d.diverged() && status == Status::Ok => Status::Violation,
+        _ => status,
+    }
+}
+
+fn print_verdict(
+    setting: &Setting,
+    runs: u64,
+    total: &Stats,
+    finding: Option<&Finding>,
+    determinism: Option<&DeterminismReport>,
     human: bool,
 ) -> Status {
     if !human {
-        print_json(setting, runs, total, finding);
+        print_json(setting, runs, total, finding, determinism);
         return match finding {
             None => Status::Ok,
             Some(f) if f.trace_error.is_some() => Status::Trouble,
             Some(_) => Status::Violation,
         };
     }
+
     if let Some(d) = &setting.duration {
         let range = tern_reports::run::seed_range(setting.first_seed, runs);
         outln!(
@@ -433,7 +487,13 @@ pub fn print_outcome(
     }
 }
 
-fn print_json(setting: &Setting, runs: u64, stats: &Stats, finding: Option<&Finding>) {
+fn print_json(
+    setting: &Setting,
+    runs: u64,
+    stats: &Stats,
+    finding: Option<&Finding>,
+    determinism: Option<&DeterminismReport>,
+) {
     let mut out = json!({
         "seed": setting.first_seed,
         "runs": runs,
@@ -457,6 +517,11 @@ fn print_json(setting: &Setting, runs: u64, stats: &Stats, finding: Option<&Find
     // Over the protocol, what a crash took.
     if let (Some(d), Some(map)) = (&setting.durability, out.as_object_mut()) {
         map.insert("durability".to_owned(), json!(d));
+    }
+    // Only when asked (`--check-determinism`), so that other runs print
+    // the same document as before.
+    if let (Some(d), Some(map)) = (determinism, out.as_object_mut()) {
+        map.insert("determinism".to_owned(), json!(d));
     }
     // A soak says so; `seed` and `runs` are then the seeds that ran.
     if let (Some(d), Some(map)) = (&setting.duration, out.as_object_mut()) {

@@ -215,6 +215,40 @@ fn parse_jobs(s: &str) -> Result<Jobs, String> {
         .map_err(|_| format!("`{s}` is not a number of jobs (1 or more)"))
 }
 
+/// `--check-determinism [N]`: whether the implementation under test is
+/// itself deterministic, asked by playing seeds twice.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct DeterminismArg {
+    /// Play the failing seed and N passing ones (default 10, spread over
+    /// the runs) twice each, on fresh processes and state, and compare
+    /// every answer: a difference is its own verdict, `nondeterministic`,
+    /// naming the first request answered two ways, since such an
+    /// implementation's failures cannot be reproduced.
+    #[arg(
+        long = "check-determinism",
+        value_name = "N",
+        num_args = 0..=1,
+        default_missing_value = "10"
+    )]
+    sample: Option<u64>,
+}
+
+impl DeterminismArg {
+    /// How many passing seeds to check, when asked.
+    pub fn sample(self) -> Option<u64> {
+        self.sample
+    }
+
+    /// The flag as a command line gives it, for the options a shard's
+    /// part records (nothing when not asked, so parts without it are as
+    /// before).
+    pub fn record(self, o: &mut super::shard::Options) {
+        if let Some(n) = self.sample {
+            o.set("--check-determinism", n);
+        }
+    }
+}
+
 /// The longest soak: a year. A deadline further out than the clock can
 /// hold would end a run in a panic after all its work, so the bound is
 /// checked when the flag is read.

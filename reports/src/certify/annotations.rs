@@ -81,6 +81,20 @@ fn one(i: &ImplReport, several: bool, out: &mut Vec<String>) {
             ),
         ));
     }
+    if let Some(d) = i
+        .simulation
+        .determinism
+        .as_ref()
+        .and_then(|d| d.divergence.as_ref())
+    {
+        out.push(error(
+            "nondeterministic",
+            &format!(
+                "{who}seed {} played twice got two answers to request {}: {}",
+                d.seed, d.request_number, d.request
+            ),
+        ));
+    }
     if let Some(v) = &i.exploration.violation {
         out.push(error(
             &title(&v.clauses, &v.invariant),

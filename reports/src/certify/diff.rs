@@ -115,7 +115,11 @@ fn compare(label: &str, old: &ImplReport, new: &ImplReport, out: &mut Diff) {
         );
     }
     if old.simulation.verdict != new.simulation.verdict {
-        let regression = old.simulation.verdict == "clean" && new.simulation.verdict == "violation";
+        let regression = old.simulation.verdict == "clean"
+            && matches!(
+                new.simulation.verdict.as_str(),
+                "violation" | "nondeterministic"
+            );
         push(
             "simulation".into(),
             old.simulation.verdict.clone(),

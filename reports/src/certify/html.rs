@@ -387,6 +387,34 @@ fn exploration_block(out: &mut String, i: &ImplReport) {
     out.push_str("</ol></section>");
 }
 
+/// What `--check-determinism` found: a line when the answers agreed, the
+/// request and its two answers when they did not.
+fn determinism_block(out: &mut String, i: &ImplReport) {
+    let Some(d) = &i.simulation.determinism else {
+        return;
+    };
+    let cut = if d.complete { "" } else { " (interrupted)" };
+    let Some(v) = &d.divergence else {
+        let _ = write!(
+            out,
+            "<p>Determinism: {} seed(s) played twice on fresh state{cut}, the same answers each time.</p>",
+            d.seeds.len()
+        );
+        return;
+    };
+    let _ = write!(
+        out,
+        r#"<section class="failure" id="{}-determinism"><h3>✘ Nondeterministic: seed {} played twice got two answers to request {}</h3><p>{}.</p><p>Request:</p><pre>{}</pre><p>First answer:</p><pre>{}</pre><p>Second answer:</p><pre>{}</pre></section>"#,
+        esc(&i.label_anchor()),
+        v.seed,
+        v.request_number,
+        esc(crate::determinism::WHY),
+        esc(&v.request),
+        esc(&v.first),
+        esc(&v.second)
+    );
+}
+
 fn simulation_block(out: &mut String, i: &ImplReport) {
     let sim = &i.simulation;
     let _ = write!(
@@ -418,6 +446,7 @@ fn simulation_block(out: &mut String, i: &ImplReport) {
     if let Some(why) = &sim.skipped {
         let _ = write!(out, "<p class=\"na\">Not run: {}.</p>", esc(why));
     }
+    determinism_block(out, i);
     if !sim.situations.is_empty() {
         let missed: Vec<&str> = sim
             .situations

@@ -87,6 +87,27 @@ pub fn render(report: &Report) -> Result<String, String> {
                 ),
                 status,
             ));
+            if let Some(d) = &i.simulation.determinism {
+                let status = match &d.divergence {
+                    None => TestCaseStatus::success(),
+                    Some(v) => {
+                        let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                        st.set_message(format!(
+                            "nondeterministic: seed {} got two answers to request {}",
+                            v.seed, v.request_number
+                        ));
+                        st.set_description(format!(
+                            "request: {}\nfirst:   {}\nsecond:  {}",
+                            v.request, v.first, v.second
+                        ));
+                        st
+                    }
+                };
+                suite.add_test_case(TestCase::new(
+                    format!("determinism: {} seed(s) played twice", d.seeds.len()),
+                    status,
+                ));
+            }
             junit.add_test_suite(suite);
         }
         if !i.exploration.scopes.is_empty() {

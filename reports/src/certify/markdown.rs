@@ -134,6 +134,18 @@ fn one(report: &Report, i: &ImplReport, out: &mut String) {
             ""
         }
     ));
+    if let Some(d) = &i.simulation.determinism {
+        let cut = if d.complete { "" } else { ", interrupted" };
+        out.push_str(&format!(
+            "- determinism: {} seed(s) played twice{cut}, {}\n",
+            d.seeds.len(),
+            if d.diverged() {
+                "**answers differed**"
+            } else {
+                "the same answers"
+            }
+        ));
+    }
     if !i.verdict.exploration.is_empty() {
         out.push_str(&format!(
             "- exploration: {}\n",
@@ -195,6 +207,21 @@ fn one(report: &Report, i: &ImplReport, out: &mut String) {
         if !v.reproduce.is_empty() {
             out.push_str(&format!("  reproduce: {}\n", code(&v.reproduce)));
         }
+    }
+    if let Some(d) = i
+        .simulation
+        .determinism
+        .as_ref()
+        .and_then(|d| d.divergence.as_ref())
+    {
+        out.push_str(&format!(
+            "\nNondeterministic: seed {} played twice got two answers to request {}: {}\n",
+            d.seed,
+            d.request_number,
+            code(&short(&d.request))
+        ));
+        out.push_str(&format!("  first: {}\n", code(&short(&d.first))));
+        out.push_str(&format!("  second: {}\n", code(&short(&d.second))));
     }
     if let Some(v) = &i.exploration.violation {
         out.push_str(&format!(

@@ -12,6 +12,7 @@ use tern_harness::simulator::happening::Happening;
 use tern_harness::simulator::runner::Stats;
 
 use super::{clause_texts, frame_fields, ClauseText};
+use crate::determinism::DeterminismReport;
 use crate::differences::{self, Difference};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,6 +41,9 @@ pub struct SimulationReport {
     /// tern-sim's process, where storage is simulated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durability: Option<DurabilityReport>,
+    /// What `--check-determinism` found; absent when not asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub determinism: Option<DeterminismReport>,
 }
 
 /// What a simulation's crashes took, for reports.
@@ -245,6 +249,7 @@ pub(crate) fn simulation_report(
         } else {
             DurabilityReport::of(&sim.durability)
         },
+        determinism: sim.determinism.as_ref().map(DeterminismReport::of),
         ..simulation_counts(
             sim.verdict(),
             sim.skipped.clone(),
@@ -290,6 +295,7 @@ pub(crate) fn simulation_counts(
         missed,
         violation: None,
         durability: None,
+        determinism: None,
     }
 }
 

@@ -162,6 +162,11 @@ fn one(report: &Report, i: &ImplReport) -> String {
     if let Some(d) = &sim.durability {
         out.push_str(&format!("durability: {}\n", t(&d.label)));
     }
+    if let Some(d) = &sim.determinism {
+        for line in d.lines() {
+            out.push_str(&format!("{}\n", t(&line)));
+        }
+    }
     if !sim.situations.is_empty() {
         let stopped_early = sim.verdict == SimVerdict::Violation.as_str();
         out.push_str(&situations_table(&sim.situations, stopped_early));

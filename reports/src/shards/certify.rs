@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::determinism::DeterminismReport;
 use serde::{Deserialize, Serialize};
 use tern_harness::certify::{give_up_point, given_up_failure, Conformance, SimVerdict};
 use tern_harness::corpus::play::Status;
@@ -282,7 +283,15 @@ fn merged_simulation(
         })
         .collect();
     let (played, totals, found) = one_batch(&runs, first_seed, seeds)?;
-    let verdict = SimVerdict::of(base.skipped.is_some(), found.is_some(), true);
+    // Each shard checked its own seeds (`--check-determinism`): together,
+    // every seed any of them played twice.
+    let checks: Vec<&DeterminismReport> = shares
+        .iter()
+        .filter_map(|s| s.report.simulation.determinism.as_ref())
+        .collect();
+    let determinism = (!checks.is_empty()).then(|| DeterminismReport::merged(checks));
+    let verdict = SimVerdict::of(base.skipped.is_some(), found.is_some(), true)
+        .unless_nondeterministic(determinism.as_ref().is_some_and(|d| d.diverged()));
     // A part whose crashes could only kill makes the whole kill-only:
     // a weaker check is never reported as the full one.
     let durability = shares
@@ -292,6 +301,7 @@ fn merged_simulation(
     Ok(SimulationReport {
         violation: found.and_then(|i| shares[i].report.simulation.violation.clone()),
         durability,
+        determinism,
         ..simulation_counts(verdict, base.skipped.clone(), played, &totals, level)
     })
 }

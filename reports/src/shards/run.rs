@@ -2,6 +2,7 @@
 //! in seed order, and that violation's counterexample as its shard found,
 //! shrank and saved it.
 
+use crate::determinism::DeterminismReport;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tern_harness::simulator::runner::Stats;
@@ -40,6 +41,9 @@ pub struct Body {
     /// The counts of each run played, in the shard's order of seeds.
     pub runs: Vec<Stats>,
     pub finding: Option<Finding>,
+    /// What `--check-determinism` found in this shard's seeds, when asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub determinism: Option<DeterminismReport>,
 }
 
 /// A violation, shrunk, in every form `run` prints it.
@@ -71,6 +75,7 @@ pub struct Merged {
     pub runs: u64,
     pub totals: Stats,
     pub finding: Option<Finding>,
+    pub determinism: Option<DeterminismReport>,
 }
 
 pub fn merge(parts: &[Read]) -> Result<Merged, MergeError> {
@@ -92,5 +97,8 @@ pub fn merge(parts: &[Read]) -> Result<Merged, MergeError> {
         runs,
         totals,
         finding: found.and_then(|i| bodies[i].finding.clone()),
+        determinism: bodies.iter().any(|b| b.determinism.is_some()).then(|| {
+            DeterminismReport::merged(bodies.iter().filter_map(|b| b.determinism.as_ref()))
+        }),
     })
 }

@@ -387,11 +387,16 @@ pub enum AgentMutant {
     LeaksSession,
     /// The reference with a log that gets durability wrong.
     Log(LogFlaw),
+    /// Now and then, by a draw of its own that no seed governs, answers
+    /// `duplicate` for a message it accepted: a failure that a replay of
+    /// the same seed does not show again, which only
+    /// `--check-determinism` names for what it is.
+    FlakyDuplicates,
 }
 
 impl AgentMutant {
     /// The mutants only a process can be, by name.
-    pub const PROCESS_ONLY: [(&'static str, AgentMutant, &'static str); 5] = [
+    pub const PROCESS_ONLY: [(&'static str, AgentMutant, &'static str); 6] = [
         (
             "leaks-session",
             AgentMutant::LeaksSession,
@@ -416,6 +421,11 @@ impl AgentMutant {
             "syncs-every-second",
             AgentMutant::Log(LogFlaw::SyncsEverySecond),
             "syncs its log at every second delivery only (caught only by a power loss)",
+        ),
+        (
+            "flaky-duplicates",
+            AgentMutant::FlakyDuplicates,
+            "now and then, at random, answers `duplicate` for a message it accepted (nondeterministic: its failures do not replay)",
         ),
     ];
 
@@ -453,6 +463,29 @@ impl AgentMutant {
     }
 }
 
+/// `flaky-duplicates`' draw: seeded by the process's own random hash
+/// keys, so two processes given the same requests draw differently.
+struct Flaky {
+    keys: std::collections::hash_map::RandomState,
+    draws: u64,
+}
+
+impl Flaky {
+    fn new() -> Flaky {
+        Flaky {
+            keys: std::collections::hash_map::RandomState::new(),
+            draws: 0,
+        }
+    }
+
+    /// True about once in 16 draws.
+    fn strikes(&mut self) -> bool {
+        use std::hash::BuildHasher;
+        self.draws += 1;
+        self.keys.hash_one(self.draws) % 16 == 0
+    }
+}
+
 /// Serves one harness until `shutdown` or the end of input.
 pub fn serve(
     input: BufReader<impl Read>,
@@ -462,6 +495,7 @@ pub fn serve(
     let mutant = served.and_then(AgentMutant::zoo);
     let flaw = served.and_then(AgentMutant::flaw);
     let leaks = served == Some(AgentMutant::LeaksSession);
+    let mut flaky = (served == Some(AgentMutant::FlakyDuplicates)).then(Flaky::new);
     // `leaks-session`'s memory: (thread, ID) accepted in this session, and
     // in the sessions before it.
     let mut accepted: BTreeSet<(String, String)> = BTreeSet::new();
@@ -550,6 +584,16 @@ pub fn serve(
                             e.outcome = lines::OutcomeName::Duplicate;
                         }
                         accepted.insert(key);
+                    }
+                }
+                Ok(Answer::Deliver(d))
+            }
+            Ok(Answer::Deliver(mut d)) if flaky.is_some() => {
+                for e in &mut d.events {
+                    if e.outcome == lines::OutcomeName::Accepted
+                        && flaky.as_mut().is_some_and(Flaky::strikes)
+                    {
+                        e.outcome = lines::OutcomeName::Duplicate;
                     }
                 }
                 Ok(Answer::Deliver(d))

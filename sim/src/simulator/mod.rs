@@ -3,6 +3,7 @@
 
 pub mod boast;
 pub mod crash_cut;
+pub mod determinism;
 pub mod driver;
 pub mod faults;
 pub mod happening;
