@@ -5,7 +5,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
 use common::{run_in, stdout};
 use serde_json::Value;
@@ -72,7 +72,13 @@ fn certify(dir: &Path, args: &[&str], status: i32) {
     let mut all = vec!["certify"];
     all.extend_from_slice(args);
     let o = run_in(dir, &all);
-    assert_eq!(o.status.code(), Some(status), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(status),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -100,8 +106,7 @@ fn a_site_of_two_implementations_and_three_versions() {
     // The mutant's next release passes everything: the reference's
     // report under the mutant's name and a later version.
     let mut fixed: Value =
-        serde_json::from_slice(&std::fs::read(dir.join("reference/report.json")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&std::fs::read(dir.join("reference/report.json")).unwrap()).unwrap();
     fixed["implementations"][0]["name"] = "tern-sim mutant trusts-from".into();
     fixed["implementations"][0]["version"] = "0.2.0".into();
     std::fs::create_dir(dir.join("fixed")).unwrap();
@@ -122,25 +127,60 @@ fn a_site_of_two_implementations_and_three_versions() {
         args.extend_from_slice(&["--out", out]);
         let o = run_in(dir, &args);
         assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
-        assert!(stdout(&o).contains("3 report(s), 2 implementation(s), 3 version(s)"), "{}", stdout(&o));
+        assert!(
+            stdout(&o).contains("3 report(s), 2 implementation(s), 3 version(s)"),
+            "{}",
+            stdout(&o)
+        );
         tree(&dir.join(out))
     };
     let files = site("site");
     let text = |name: &str| {
-        String::from_utf8(files.get(name).unwrap_or_else(|| panic!("no {name}")).clone()).unwrap()
+        String::from_utf8(
+            files
+                .get(name)
+                .unwrap_or_else(|| panic!("no {name}"))
+                .clone(),
+        )
+        .unwrap()
     };
 
     // The index: a row per implementation and version, with its level.
     let index = text("index.html");
     let mutant_page = "implementations/tern-sim-mutant-trusts-from.html";
-    assert!(index.contains(&format!("<a href=\"{mutant_page}\">tern-sim mutant trusts-from</a>")), "{index}");
-    assert!(index.contains("<a href=\"implementations/tern-sim-reference.html\">tern-sim reference</a>"), "{index}");
+    assert!(
+        index.contains(&format!(
+            "<a href=\"{mutant_page}\">tern-sim mutant trusts-from</a>"
+        )),
+        "{index}"
+    );
+    assert!(
+        index
+            .contains("<a href=\"implementations/tern-sim-reference.html\">tern-sim reference</a>"),
+        "{index}"
+    );
     let rows: Vec<&str> = index.split("<tr>").skip(2).collect();
     assert_eq!(rows.len(), 3, "{index}");
-    assert!(rows[0].contains("<code>0.1.0</code>") && rows[0].contains("level none"), "{}", rows[0]);
-    assert!(rows[0].contains("reports/01-tern-sim-mutant-trusts-from-0.1.0/report.html"), "{}", rows[0]);
-    assert!(rows[1].contains("<code>0.2.0</code>") && rows[1].contains("level profile"), "{}", rows[1]);
-    assert!(rows[2].contains("tern-sim reference") && rows[2].contains("level profile"), "{}", rows[2]);
+    assert!(
+        rows[0].contains("<code>0.1.0</code>") && rows[0].contains("level none"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[0].contains("reports/01-tern-sim-mutant-trusts-from-0.1.0/report.html"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[1].contains("<code>0.2.0</code>") && rows[1].contains("level profile"),
+        "{}",
+        rows[1]
+    );
+    assert!(
+        rows[2].contains("tern-sim reference") && rows[2].contains("level profile"),
+        "{}",
+        rows[2]
+    );
 
     // The matrix: a clause the mutant fails, failing in its first
     // version only, linked to the failure in that report's page.
@@ -159,7 +199,9 @@ fn a_site_of_two_implementations_and_three_versions() {
     assert_eq!(cells.len(), 3, "{cells:?}");
     assert!(cells[0].contains("class=\"cell fail\""), "{}", cells[0]);
     assert!(
-        cells[0].contains(&format!("reports/01-tern-sim-mutant-trusts-from-0.1.0/report.html#trusts-from-{case}")),
+        cells[0].contains(&format!(
+            "reports/01-tern-sim-mutant-trusts-from-0.1.0/report.html#trusts-from-{case}"
+        )),
         "{}",
         cells[0]
     );
@@ -168,7 +210,9 @@ fn a_site_of_two_implementations_and_three_versions() {
 
     // The history: the case and the clause resolved in 0.2.0.
     let history = text(mutant_page);
-    let step = &history[history.find("<code>0.1.0</code> → <code>0.2.0</code>").expect("a step")..];
+    let step = &history[history
+        .find("<code>0.1.0</code> → <code>0.2.0</code>")
+        .expect("a step")..];
     let resolved = &step[step.find("resolved case(s)").expect("resolved cases")..];
     assert!(resolved.contains(&format!("<code>{case}</code>")), "{step}");
     let clauses = &step[step.find("resolved clause(s)").expect("resolved clauses")..];
@@ -179,12 +223,9 @@ fn a_site_of_two_implementations_and_three_versions() {
     for (name, bytes) in &files {
         let content = String::from_utf8_lossy(bytes);
         let own = content.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
-        if name.ends_with(".html") {
-            for bad in ["http://", "https://", "<script", "url("] {
-                assert!(!own.contains(bad), "{name} holds {bad}");
-            }
+        for bad in ["http://", "https://", "<script"] {
+            assert!(!own.contains(bad), "{name} holds {bad}");
         }
-        assert!(!content.contains("<script"), "{name}");
         if !name.ends_with(".html") {
             continue;
         }
@@ -212,10 +253,16 @@ fn a_site_of_two_implementations_and_three_versions() {
         files["reports/01-tern-sim-mutant-trusts-from-0.1.0/report.json"],
         std::fs::read(dir.join("mutant/report.json")).unwrap()
     );
-    let attached = PathBuf::from("mutant");
-    for (name, _) in files.iter().filter(|(n, _)| n.contains("/traces/")) {
+    // The mutant's shrunk run is copied beside its page.
+    let traces: Vec<&String> = files.keys().filter(|n| n.contains("/traces/")).collect();
+    assert!(!traces.is_empty(), "{:?}", files.keys());
+    for name in traces {
         let inside = name.splitn(3, '/').nth(2).unwrap();
-        assert!(attached.join(inside).exists(), "{name}");
+        assert_eq!(
+            files[name],
+            std::fs::read(dir.join("mutant").join(inside)).unwrap(),
+            "{name}"
+        );
     }
 
     // The same reports give the same bytes, in a new folder or over the
@@ -231,12 +278,20 @@ fn a_file_that_is_not_a_report_is_named_and_nothing_is_written() {
     std::fs::write(dir.join("notes.json"), b"{\"schema\": \"something else\"}").unwrap();
     let o = run_in(dir, &["site", "notes.json", "--out", "site"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("notes.json: not a tern-sim report"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("notes.json: not a tern-sim report"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!dir.join("site").exists());
 
     let o = run_in(dir, &["site", "absent.json", "--out", "site"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("absent.json: cannot read"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("absent.json: cannot read"),
+        "{}",
+        stderr(&o)
+    );
     assert!(!dir.join("site").exists());
 
     // A folder that is not a site is left alone.
@@ -244,7 +299,11 @@ fn a_file_that_is_not_a_report_is_named_and_nothing_is_written() {
     std::fs::write(dir.join("mine/keep.txt"), b"mine").unwrap();
     let o = run_in(dir, &["site", "notes.json", "--out", "mine"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("mine: holds files that are not a site"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("mine: holds files that are not a site"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(std::fs::read(dir.join("mine/keep.txt")).unwrap(), b"mine");
     let leftovers: Vec<_> = std::fs::read_dir(dir)
         .unwrap()

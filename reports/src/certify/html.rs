@@ -552,8 +552,11 @@ pub fn render_within(report: &Report, back: Option<&str>) -> String {
         out,
         r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>{}</title><style>{STYLE}</style></head><body><main>{}<h1>{}</h1>"#,
         esc(&title),
-        back.map(|b| format!(r#"<p class="meta"><a href="{}">← every implementation and version</a></p>"#, esc(b)))
-            .unwrap_or_default(),
+        back.map(|b| format!(
+            r#"<p class="meta"><a href="{}">← every implementation and version</a></p>"#,
+            esc(b)
+        ))
+        .unwrap_or_default(),
         esc(&title)
     );
     if report.interrupted {

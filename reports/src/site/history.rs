@@ -48,7 +48,10 @@ pub fn render(site: &Site, implementation: &Implementation) -> String {
     }
     body.push_str("</table></div><h2>From version to version</h2>");
     for (step, entry) in history.iter().enumerate() {
-        match (step.checked_sub(1).map(|b| history[b]), site.changes(implementation, step)) {
+        match (
+            step.checked_sub(1).map(|b| history[b]),
+            site.changes(implementation, step),
+        ) {
             (Some(before), Some(changes)) => {
                 transition(&mut body, site, before, entry, &changes);
             }
@@ -109,11 +112,7 @@ fn transition(body: &mut String, site: &Site, before: &Entry, after: &Entry, c: 
     let clauses =
         |ids: &[String]| -> Vec<String> { ids.iter().map(|id| clause_link(id)).collect() };
     let lines = [
-        (
-            "fail",
-            "new failing case(s)",
-            cases(&c.cases.new, after),
-        ),
+        ("fail", "new failing case(s)", cases(&c.cases.new, after)),
         (
             "pass",
             "resolved case(s)",
@@ -123,7 +122,11 @@ fn transition(body: &mut String, site: &Site, before: &Entry, after: &Entry, c: 
                 .map(|id| case_link(site, before, id))
                 .collect(),
         ),
-        ("na", "case(s) still failing", cases(&c.cases.ongoing, after)),
+        (
+            "na",
+            "case(s) still failing",
+            cases(&c.cases.ongoing, after),
+        ),
         ("fail", "newly broken clause(s)", clauses(&c.clauses.new)),
         ("pass", "resolved clause(s)", clauses(&c.clauses.resolved)),
         ("na", "clause(s) still broken", clauses(&c.clauses.ongoing)),

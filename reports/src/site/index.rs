@@ -57,7 +57,11 @@ pub fn render(site: &Site) -> String {
     }
     body.push_str("</table></div>");
     body.push_str(r#"<p><a href="matrix.html">The clause matrix</a>: every clause of the corpus, and each implementation and version's result on it.</p>"#);
-    page("Tern 0.1 conformance: implementations and versions", "", &body)
+    page(
+        "Tern 0.1 conformance: implementations and versions",
+        "",
+        &body,
+    )
 }
 
 fn row(body: &mut String, site: &Site, entry: &Entry) {

@@ -81,7 +81,11 @@ fn read_owned(folder: &Path, name: &str) -> Option<Vec<u8>> {
     let mut at = folder.to_path_buf();
     for part in &parts {
         at.push(part);
-        if std::fs::symlink_metadata(&at).ok()?.file_type().is_symlink() {
+        if std::fs::symlink_metadata(&at)
+            .ok()?
+            .file_type()
+            .is_symlink()
+        {
             return None;
         }
     }
