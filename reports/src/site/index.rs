@@ -45,7 +45,7 @@ pub fn render(site: &Site) -> String {
             if n == 0 {
                 let _ = write!(
                     body,
-                    r#"<td rowspan="{}"><a href="implementations/{}.html">{}</a></td>"#,
+                    r#"<td class="name" rowspan="{}"><a href="implementations/{}.html">{}</a></td>"#,
                     history.len(),
                     esc(&implementation.slug),
                     esc(&implementation.name)
@@ -75,7 +75,7 @@ fn row(body: &mut String, site: &Site, entry: &Entry) {
     }
     let _ = write!(
         body,
-        r#"<td><code>{}</code></td><td>{level}</td><td class="{}">{} <code>{}</code></td><td class="n{}">{}</td><td class="n{}">{}</td><td class="{}">{}</td><td class="{}">{}</td><td>{}</td><td><code title="{}">{}</code></td><td><a href="{}">report</a><br><span class="meta">{}</span></td>"#,
+        r#"<td><code>{}</code></td><td>{level}</td><td class="{}">{} <code>{}</code></td><td class="n{}">{}</td><td class="n{}">{}</td><td class="{}">{}</td><td class="{}">{}</td><td>{}</td><td><code title="{}">{}</code></td><td class="src"><a href="{}">report</a><br><span class="meta">{}</span></td>"#,
         esc(&entry.version),
         if entry.certified { "pass" } else { "fail" },
         if entry.certified {

@@ -15,11 +15,12 @@ pub fn render(site: &Site) -> String {
     let columns = site.columns();
     let mut body = String::new();
     body.push_str(r#"<p class="meta">Rows are the clauses of the corpus, columns each implementation and version (oldest first). <span class="fail">✘ N</span>: N failing cases cite the clause (the link opens the first); <span class="fail">✘ run</span>: the simulation's or the exploration's violation breaks it; <span class="pass">✔</span>: every case citing it that ran passed; <span class="na">n/a</span>: those cases need a capability not claimed; <span class="na">not run</span>: no case citing it ran; <span class="na">—</span>: not a clause of that report's corpus.</p>"#);
+    broken_summary(&mut body, site, &columns);
     body.push_str(r#"<div class="scroll"><table class="matrix"><tr><th class="clause" rowspan="2">Clause</th>"#);
     for implementation in &site.implementations {
         let _ = write!(
             body,
-            r#"<th colspan="{}"><a href="implementations/{}.html">{}</a></th>"#,
+            r#"<th class="impl" colspan="{}"><a href="implementations/{}.html">{}</a></th>"#,
             implementation.entries.len(),
             esc(&implementation.slug),
             esc(&implementation.name)
@@ -131,4 +132,36 @@ fn cell(body: &mut String, site: &Site, entry: &Entry, clause: &str) {
         r#"<td class="cell {class}" title="{}">{text}</td>"#,
         esc(&title)
     );
+}
+
+/// The clauses broken in at least one column, linked to their rows, so
+/// that a reader finds them without scrolling through every clause.
+fn broken_summary(body: &mut String, site: &Site, columns: &[&Entry]) {
+    let broken: Vec<String> = site
+        .clauses
+        .iter()
+        .filter_map(|c| {
+            let n = columns
+                .iter()
+                .filter(|e| e.broken_clauses.iter().any(|b| *b == c.id))
+                .count();
+            (n > 0).then(|| {
+                format!(
+                    r##"<a href="#{}"><code>{}</code></a> ({n})"##,
+                    esc(&c.id),
+                    esc(&c.id)
+                )
+            })
+        })
+        .collect();
+    if broken.is_empty() {
+        body.push_str(r#"<p class="pass">No column breaks any clause.</p>"#);
+    } else {
+        let _ = write!(
+            body,
+            r#"<p class="broken"><span class="fail">{} clause(s) broken</span> (in how many columns): {}</p>"#,
+            broken.len(),
+            broken.join(", ")
+        );
+    }
 }

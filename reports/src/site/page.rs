@@ -28,8 +28,9 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 .level{display:inline-block;border-radius:8px;padding:0 8px;font-weight:600;color:#fff;background:var(--bad)}
 .level.profile{background:var(--ok)}.level.core{background:#4d8a2f}
 code{font-size:.9em;overflow-wrap:anywhere}
+table.index td{white-space:nowrap}table.index td.name,table.index td.src{white-space:normal;min-width:9em}
 table.matrix{font-size:.85em}
-table.matrix td,table.matrix th{white-space:nowrap}
+table.matrix td,table.matrix th{white-space:nowrap}table.matrix th.impl{white-space:normal;min-width:6em}
 table.matrix th.clause,table.matrix td.clause{position:sticky;left:0;background:#fff;white-space:normal;min-width:9em;max-width:22em}
 table.matrix th.clause{background:var(--bg)}
 table.matrix tr.section td{background:var(--bg);font-weight:600;position:static}
@@ -37,6 +38,7 @@ table.matrix td.clause small{display:block;color:var(--mute);line-height:1.3}
 table.matrix td.cell{text-align:center}
 table.matrix td.cell.fail{background:#ffebe9}
 table.matrix td.cell.fail a{color:var(--bad)}
+p.broken{overflow-wrap:anywhere}
 ul.changes{margin:.2em 0 .8em;padding-left:1.4em}ul.changes li{overflow-wrap:anywhere}
 @media (max-width:760px){main{padding:10px}table.matrix td.clause small{display:none}table.matrix th.clause,table.matrix td.clause{min-width:6em}}
 "#;
