@@ -269,6 +269,57 @@ fn a_site_of_two_implementations_and_three_versions() {
     // site already there.
     assert_eq!(site("again"), files);
     assert_eq!(site("site"), files);
+    let staged: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(staged.is_empty(), "left behind: {staged:?}");
+}
+
+#[test]
+fn a_report_copied_without_its_folder_gets_a_page_without_dead_links() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    certify(
+        dir,
+        &[
+            "--mutant",
+            "trusts-from",
+            "--seeds",
+            "5",
+            "--no-explore",
+            "--report-dir",
+            "mutant",
+        ],
+        1,
+    );
+    std::fs::create_dir(dir.join("alone")).unwrap();
+    std::fs::copy(
+        dir.join("mutant/report.json"),
+        dir.join("alone/report.json"),
+    )
+    .unwrap();
+    let o = run_in(dir, &["site", "alone/report.json", "--out", "site"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "alone/report.json names traces/trusts-from-seed-1.jsonl, which is not beside it"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let files = tree(&dir.join("site"));
+    let page = String::from_utf8(
+        files["reports/01-tern-sim-mutant-trusts-from-0.1.0/report.html"].clone(),
+    )
+    .unwrap();
+    assert!(!page.contains("href=\"traces/"), "{page}");
+    assert!(
+        !files.keys().any(|k| k.contains("traces/")),
+        "{:?}",
+        files.keys()
+    );
 }
 
 #[test]
