@@ -325,3 +325,53 @@ fn names_from_a_report_are_text_on_every_page() {
         "{index}"
     );
 }
+
+#[test]
+fn a_clause_broken_only_by_a_run_links_to_that_run() {
+    use crate::certify::ViolationReport;
+    let mut reports = reports();
+    reports[1].1.implementations[1].simulation.violation = Some(ViolationReport {
+        invariant: "no-spoofing".into(),
+        section: "5".into(),
+        clauses: vec![clause("S1.3")],
+        seed: 7,
+        agent: None,
+        expected: String::new(),
+        actual: String::new(),
+        differences: Vec::new(),
+        reproduce: String::new(),
+        trace: None,
+        stderr: None,
+        original_steps: 9,
+        shrunk_steps: 3,
+        shorthand: Vec::new(),
+        sequence: Vec::new(),
+    });
+    let site = gather(&reports);
+    let alpha = &site.history(&site.implementations[0])[0];
+    assert_eq!(
+        site.cell(alpha, "S1.3"),
+        Cell::Broken {
+            cases: Vec::new(),
+            by_run: true
+        }
+    );
+    let files = render(&loaded(reports.clone()));
+    let matrix = String::from_utf8_lossy(&files.iter().find(|f| f.0 == "matrix.html").unwrap().1)
+        .into_owned();
+    assert!(
+        matrix.contains(
+            r##"<a href="reports/02-zeta-1.1/report.html#--impl-alpha-simulation">✘ run</a>"##
+        ),
+        "{matrix}"
+    );
+    let page = String::from_utf8_lossy(
+        &files
+            .iter()
+            .find(|f| f.0 == "reports/02-zeta-1.1/report.html")
+            .unwrap()
+            .1,
+    )
+    .into_owned();
+    assert!(page.contains(r#"id="--impl-alpha-simulation""#));
+}
