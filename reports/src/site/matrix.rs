@@ -143,7 +143,7 @@ fn broken_summary(body: &mut String, site: &Site, columns: &[&Entry]) {
         .filter_map(|c| {
             let n = columns
                 .iter()
-                .filter(|e| e.broken_clauses.iter().any(|b| *b == c.id))
+                .filter(|e| e.broken_clauses.contains(&c.id))
                 .count();
             (n > 0).then(|| {
                 format!(
