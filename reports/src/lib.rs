@@ -11,4 +11,5 @@ pub mod escape;
 pub mod explore;
 pub mod run;
 pub mod shards;
+pub mod site;
 pub mod stateful;

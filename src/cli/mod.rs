@@ -2,7 +2,7 @@
 //!
 //! | status | meaning |
 //! |---|---|
-//! | 0 | no violation: every message valid (`check`), every run clean (`run`, `replay`), every mutant killed (`selftest`), certified at the level asked (`certify`), every clause covered (`coverage`), no regression (`diff`) |
+//! | 0 | no violation: every message valid (`check`), every run clean (`run`, `replay`), every mutant killed (`selftest`), certified at the level asked (`certify`), every clause covered (`coverage`), no regression (`diff`), the site written (`site`) |
 //! | 1 | a violation: an invalid message, a broken invariant, a surviving mutant, not certified, a clause without a case, a regression |
 //! | 128+n | `certify` stopped by signal n (130 for Ctrl-C), after writing reports marked as interrupted |
 //! | 2 | usage error, or an input or output could not be read or written |
@@ -30,6 +30,7 @@ mod run;
 mod selftest;
 mod shard;
 mod sim;
+mod site;
 
 use std::process::ExitCode;
 
@@ -148,6 +149,15 @@ const DIFF_HELP: &str = concat!(
      message gives the JSON pointer of what is wrong)\n",
     pipe_note!()
 );
+const SITE_HELP: &str = concat!(
+    "Exit status:\n",
+    "  0      the site is written\n",
+    "  2      usage error, a file is unreadable or not a valid report (the \
+     message names it and the JSON pointer of what is wrong), or the folder \
+     cannot be used or written (an existing folder is replaced only when it \
+     is empty or a site written by this command)\n",
+    pipe_note!()
+);
 const MERGE_HELP: &str = concat!(
     "Exit status: that of the command the parts come from, as if one machine had run it \
      (0, 1, or 2 for a trace that could not be saved or a scope not exhausted), or\n",
@@ -188,6 +198,11 @@ enum Command {
     /// Compare two certification reports; exit 1 on any regression.
     #[command(after_help = DIFF_HELP)]
     Diff(diff::DiffArgs),
+    /// Write one static site from certification reports: an index per
+    /// implementation and version, the clause matrix side by side, each
+    /// implementation's history, and every report's page.
+    #[command(after_help = SITE_HELP)]
+    Site(site::SiteArgs),
     /// Explore every schedule of small scopes (every order, fault placement
     /// and crash point), checked against the oracle at every move.
     #[command(after_help = EXPLORE_HELP)]
@@ -293,6 +308,7 @@ pub fn main() -> ExitCode {
         Command::Certify(args) => certify::run(args),
         Command::Coverage(args) => coverage::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Site(args) => site::run(args),
         Command::Explore(args) => explore::run(args),
         Command::Merge(args) => merge::run(args),
     };

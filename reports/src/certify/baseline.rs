@@ -51,7 +51,12 @@ pub fn load(path: &Path) -> Result<Report, LoadError> {
         path: path.to_path_buf(),
         source,
     })?;
-    let de = &mut serde_json::Deserializer::from_slice(&bytes);
+    parse(path, &bytes)
+}
+
+/// [`load`] of bytes already read from `path`.
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<Report, LoadError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
     let report: Report =
         serde_path_to_error::deserialize(de).map_err(|e| LoadError::NotAReport {
             path: path.to_path_buf(),

@@ -195,8 +195,9 @@ fn clause_table(out: &mut String, report: &Report) {
 }
 
 impl ImplReport {
-    /// A fragment-safe name for links within the page.
-    fn label_anchor(&self) -> String {
+    /// A fragment-safe name for links within the page; the site links
+    /// to a failure as `LABEL-ANCHOR-CASE`.
+    pub(crate) fn label_anchor(&self) -> String {
         self.label
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
@@ -565,6 +566,12 @@ fn since_baseline(out: &mut String, ch: &ImplChanges) {
 }
 
 pub fn render(report: &Report) -> String {
+    render_within(report, None)
+}
+
+/// [`render`], for a page inside a site: `back` is the link to the
+/// site's index, shown above the title.
+pub fn render_within(report: &Report, back: Option<&str>) -> String {
     let mut out = String::with_capacity(64 * 1024);
     let title = match report.implementations.as_slice() {
         [one] => format!("Tern 0.1 conformance: {}", one.title()),
@@ -572,8 +579,13 @@ pub fn render(report: &Report) -> String {
     };
     let _ = write!(
         out,
-        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>{}</title><style>{STYLE}</style></head><body><main><h1>{}</h1>"#,
+        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>{}</title><style>{STYLE}</style></head><body><main>{}<h1>{}</h1>"#,
         esc(&title),
+        back.map(|b| format!(
+            r#"<p class="meta"><a href="{}">← every implementation and version</a></p>"#,
+            esc(b)
+        ))
+        .unwrap_or_default(),
         esc(&title)
     );
     if report.interrupted {
