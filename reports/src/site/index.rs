@@ -104,13 +104,13 @@ fn row(body: &mut String, site: &Site, entry: &Entry) {
     );
 }
 
-/// The class that colours a verdict: a violation in red, what did not
-/// run muted.
+/// The class that colours a verdict: a violation or two answers to one
+/// request in red, what did not run muted.
 pub fn verdict_class(v: Option<tern_harness::certify::SimVerdict>) -> &'static str {
     use tern_harness::certify::SimVerdict;
     match v {
         Some(SimVerdict::Clean) => "pass",
-        Some(SimVerdict::Violation) => "fail",
+        Some(SimVerdict::Violation | SimVerdict::Nondeterministic) => "fail",
         _ => "na",
     }
 }

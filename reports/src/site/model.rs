@@ -311,6 +311,7 @@ pub fn verdict_text(v: Option<SimVerdict>) -> &'static str {
         Some(SimVerdict::Violation) => "violation",
         Some(SimVerdict::NotRun) => "not run",
         Some(SimVerdict::Incomplete) => "incomplete",
+        Some(SimVerdict::Nondeterministic) => "nondeterministic",
         None => "—",
     }
 }
