@@ -147,7 +147,8 @@ impl Idle {
     /// Shuts every idle process down: before the state root goes, since
     /// they may hold files in it open.
     fn clear(&self) {
-        drop(std::mem::take(&mut *locked(&self.kept)));
+        let kept = std::mem::take(&mut *locked(&self.kept));
+        crate::implementations::child_process::shut_down_all(kept);
     }
 }
 

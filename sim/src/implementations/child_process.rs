@@ -609,27 +609,63 @@ impl ChildProcess {
     }
 }
 
-impl Drop for ChildProcess {
-    fn drop(&mut self) {
-        // A polite `shutdown` first (unless it was killed), then never leave
-        // a process behind.
-        if !self.dead {
-            self.seq += 1;
-            let seq = self.seq;
-            let mut bye =
-                serde_json::to_vec(&Request::Shutdown(lines::Shutdown { seq })).unwrap_or_default();
-            bye.push(b'\n');
-            let deadline = Instant::now() + Duration::from_millis(200);
-            self.lines.take_ready(self.sent);
-            self.sent = seq;
-            if child_io::write_all_by(self.stdin.as_raw_fd(), &bye, deadline).is_ok() {
-                let _ = self.lines.next_by(deadline, seq);
-            }
+impl ChildProcess {
+    /// Writes `shutdown` by `deadline` without waiting for its answer;
+    /// the seq to wait for, when it went out. A process asked is not asked
+    /// again when dropped.
+    fn ask_shutdown(&mut self, deadline: Instant) -> Option<u64> {
+        if self.dead {
+            return None;
+        }
+        self.seq += 1;
+        let seq = self.seq;
+        let mut bye =
+            serde_json::to_vec(&Request::Shutdown(lines::Shutdown { seq })).unwrap_or_default();
+        bye.push(b'\n');
+        self.lines.take_ready(self.sent);
+        self.sent = seq;
+        let sent = child_io::write_all_by(self.stdin.as_raw_fd(), &bye, deadline).is_ok();
+        sent.then_some(seq)
+    }
+
+    /// Waits by `deadline` for the answer to the `shutdown` asked, then
+    /// makes sure no process is left behind.
+    fn end_after(&mut self, asked: Option<u64>, deadline: Instant) {
+        if let Some(seq) = asked {
+            let _ = self.lines.next_by(deadline, seq);
         }
         self.kill();
         // Every process of the tree is dead, so stderr ends at once; the
         // wait is bounded all the same, since nothing may hang the harness.
         let _ = self.stderr_done.recv_timeout(Duration::from_millis(200));
+    }
+}
+
+/// How long a process has to answer `shutdown` before it is killed.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(200);
+
+/// Shuts several processes down at once: every one is asked first, then
+/// all are waited for within one grace period, so that processes that
+/// ignore `shutdown` cost one grace period together, not one each.
+pub(crate) fn shut_down_all(mut children: Vec<ChildProcess>) {
+    let deadline = Instant::now() + SHUTDOWN_GRACE;
+    let asked: Vec<Option<u64>> = children
+        .iter_mut()
+        .map(|c| c.ask_shutdown(deadline))
+        .collect();
+    for (child, asked) in children.iter_mut().zip(asked) {
+        child.end_after(asked, deadline);
+    }
+    // Each is dead now: dropping it asks nothing more.
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        // A polite `shutdown` first (unless it was killed), then never leave
+        // a process behind.
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
+        let asked = self.ask_shutdown(deadline);
+        self.end_after(asked, deadline);
     }
 }
 
