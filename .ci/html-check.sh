@@ -7,14 +7,8 @@
 set -euo pipefail
 report=$(realpath "$1")
 out=$(mkdir -p "$2" && realpath "$2")
-chromium=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
-if [ -z "$chromium" ]; then
-  echo "html-check: Chromium is not installed" >&2
-  exit 2
-fi
-flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
-       --disable-background-networking --disable-component-update --disable-sync
-       --hide-scrollbars --allow-file-access-from-files)
+. "$(dirname "$0")/chromium.sh"
+find_chromium html-check
 
 # The probe: a page that shows the report in a frame exactly as wide as the
 # width under test (a headless window cannot be narrower than 500 pixels),
@@ -44,21 +38,14 @@ PROBE
 status=0
 for size in 1280,900 390,844; do
   w=${size%,*}
-  profile=$(mktemp -d)
   log="$out/console-$w.log"
   probe "$w" "${size#*,}" > "$out/probe-$w.html"
-  dom=$("$chromium" "${flags[@]}" --user-data-dir="$profile" --window-size=1400,1000 \
-        --enable-logging=stderr --v=0 --virtual-time-budget=5000 --dump-dom "file://$out/probe-$w.html" 2>"$log" || true)
-  "$chromium" "${flags[@]}" --user-data-dir="$profile" --window-size="$size" \
-        --screenshot="$out/report-$w.png" "file://$report" >/dev/null 2>&1 || true
-  rm -rf "$profile"
+  dom=$(render "$out/probe-$w.html" "file://$report" "$size" "$out/report-$w.png" "$log")
   result=$(printf '%s' "$dom" | grep -o 'svgs=[0-9]* sized=[0-9]* arrows=[0-9]* page=[0-9]* width=[0-9]*' || true)
   echo "html-check at ${w}px: ${result:-no result}"
   if [ -z "$result" ]; then echo "  ✘ the page did not render" >&2; status=1; continue; fi
   eval "$(printf '%s' "$result" | tr ' ' '\n' | sed 's/^/r_/')"
-  if grep -E 'CONSOLE.*(ERROR|Uncaught)|Refused to load|net::ERR' "$log" >/dev/null; then
-    echo "  ✘ console errors:" >&2; grep -E 'CONSOLE|Refused|net::ERR' "$log" >&2; status=1
-  fi
+  console_clean "$log" || status=1
   [ "$r_svgs" -ge 1 ] && [ "$r_sized" -eq "$r_svgs" ] && [ "$r_arrows" -ge 1 ] \
     || { echo "  ✘ no visible sequence diagram" >&2; status=1; }
   [ "$r_page" -le "$r_width" ] || { echo "  ✘ the page is ${r_page}px wide in a ${r_width}px window" >&2; status=1; }

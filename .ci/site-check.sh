@@ -8,17 +8,11 @@
 set -euo pipefail
 site=$(realpath "$1")
 out=$(mkdir -p "$2" && realpath "$2")
-chromium=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
-if [ -z "$chromium" ]; then
-  echo "site-check: Chromium is not installed" >&2
-  exit 2
-fi
+. "$(dirname "$0")/chromium.sh"
+find_chromium site-check
 for page in index.html matrix.html; do
   [ -s "$site/$page" ] || { echo "site-check: no $page in $site" >&2; exit 2; }
 done
-flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
-       --disable-background-networking --disable-component-update --disable-sync
-       --hide-scrollbars --allow-file-access-from-files)
 
 # The probe: a page that shows a page of the site in a frame exactly as wide
 # as the width under test (a headless window cannot be narrower than 500
@@ -50,21 +44,14 @@ for page in index.html matrix.html; do
   name=${page%.html}
   for size in 1280,900 390,844; do
     w=${size%,*}
-    profile=$(mktemp -d)
     log="$out/console-$name-$w.log"
     probe "$page" "$w" "${size#*,}" > "$out/probe-$name-$w.html"
-    dom=$("$chromium" "${flags[@]}" --user-data-dir="$profile" --window-size=1400,1000 \
-          --enable-logging=stderr --v=0 --virtual-time-budget=5000 --dump-dom "file://$out/probe-$name-$w.html" 2>"$log" || true)
-    "$chromium" "${flags[@]}" --user-data-dir="$profile" --window-size="$size" \
-          --screenshot="$out/$name-$w.png" "file://$out/site/$page" >/dev/null 2>&1 || true
-    rm -rf "$profile"
+    dom=$(render "$out/probe-$name-$w.html" "file://$out/site/$page" "$size" "$out/$name-$w.png" "$log")
     result=$(printf '%s' "$dom" | grep -o 'rows=[0-9]* cells=[0-9]* page=[0-9]* width=[0-9]*' || true)
     echo "site-check $page at ${w}px: ${result:-no result}"
     if [ -z "$result" ]; then echo "  ✘ the page did not render" >&2; status=1; continue; fi
     eval "$(printf '%s' "$result" | tr ' ' '\n' | sed 's/^/r_/')"
-    if grep -E 'CONSOLE.*(ERROR|Uncaught)|Refused to load|net::ERR' "$log" >/dev/null; then
-      echo "  ✘ console errors:" >&2; grep -E 'CONSOLE|Refused|net::ERR' "$log" >&2; status=1
-    fi
+    console_clean "$log" || status=1
     [ "$r_rows" -ge 2 ] || { echo "  ✘ no table rows" >&2; status=1; }
     if [ "$page" = matrix.html ] && [ "$r_cells" -lt 1 ]; then
       echo "  ✘ no matrix cells" >&2; status=1
