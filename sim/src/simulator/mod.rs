@@ -8,6 +8,7 @@ pub mod driver;
 pub mod faults;
 pub mod happening;
 pub mod malformed;
+pub(crate) mod network;
 pub mod reach;
 pub mod resolve;
 pub mod runner;

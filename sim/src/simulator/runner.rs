@@ -18,6 +18,7 @@ use tern_model::message::{GrantRef, MessageRef, Principal, ThreadId};
 use tern_model::WireError;
 
 use super::faults::{Fault, FaultSet};
+use super::network::{Fate, InFlight, Network};
 use super::reach::{Reach, Sent};
 use super::resolve::{Outgoing, Resolver};
 use super::scenario::{epoch_of, Scenario};
@@ -142,14 +143,6 @@ const RESERVE_WINDOW_MS: i64 = 4_000;
 /// settles cannot hang the harness.
 const MAX_QUIESCE_DELIVERIES: usize = 200_000;
 
-/// One copy of a sent frame on its way to one agent.
-#[derive(Debug, Clone)]
-struct InFlight {
-    to: usize,
-    sent: usize,
-    lost: bool,
-}
-
 struct Agent {
     name: String,
     /// What every start of this agent is given, made once: its
@@ -241,15 +234,13 @@ pub struct Run<'a> {
     world: World,
     agents: Vec<Agent>,
     now: u64,
-    seq: u64,
-    queue: BTreeMap<(u64, u64), InFlight>,
+    /// Copies of `sent` on their way, and the partitions. When the last
+    /// copy of a frame is delivered its bytes are let go: a copy that a
+    /// crash cut, or whose answer a crash lost, is redelivered from the
+    /// agent's own record of it, and a long run would otherwise keep every
+    /// frame ever sent (megabyte frames among them).
+    network: Network,
     sent: Vec<Outgoing>,
-    /// How many copies of each of `sent` are on the network. When the last
-    /// one is delivered the frame's bytes are let go: a copy that a crash
-    /// cut, or whose answer a crash lost, is redelivered from the agent's
-    /// own record of it, and a long run would otherwise keep every frame
-    /// ever sent (megabyte frames among them).
-    in_flight: Vec<u32>,
     /// Each of `sent`, parsed once when it was sent.
     parsed: Vec<Result<Arc<SharedMessage>, WireError>>,
     /// What the situation catalogue knows of each of `sent`.
@@ -257,7 +248,6 @@ pub struct Run<'a> {
     reach: Reach,
     /// The ACKs among `sent`, for the ACK-of-ACK rule.
     acks: KnownAcks,
-    cuts: Vec<(usize, usize, u64)>,
     stats: Stats,
     record: bool,
     happenings: Vec<Happening>,
@@ -291,15 +281,12 @@ impl<'a> Run<'a> {
             world,
             agents: Vec::new(),
             now: 0,
-            seq: 0,
-            queue: BTreeMap::new(),
+            network: Network::default(),
             sent: Vec::new(),
-            in_flight: Vec::new(),
             parsed: Vec::new(),
             facts: Vec::new(),
             reach: Reach::default(),
             acks: KnownAcks::default(),
-            cuts: Vec::new(),
             stats: Stats {
                 power_loss,
                 ..Stats::default()
@@ -630,28 +617,22 @@ impl<'a> Run<'a> {
         self.facts.push(facts);
         self.parsed.push(parsed);
         self.sent.push(out);
-        self.in_flight.push(0);
+        let added = self.network.add_frame();
+        debug_assert_eq!(added, index, "the network numbers frames as they are sent");
         if let Some(a) = actor {
-            self.enqueue(self.now, a, index, false);
+            self.network.enqueue(self.now, a, index, false);
         }
-        let faults = self.config.faults.clone();
         for r in recipients {
-            let mut rng =
-                ChaCha8Rng::seed_from_u64(net ^ (r as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-            let mut at = self.now + 1 + rng.next_u64() % 5;
-            if faults.has(Fault::Reorder) && rng.next_u64() % 2 == 0 {
-                at += rng.next_u64() % 80;
+            let fate = Fate::draw(net, r, self.now, &self.config.faults);
+            if fate.reordered {
                 self.fault(Fault::Reorder);
             }
-            if faults.has(Fault::Delay) && rng.next_u64() % 10 == 0 {
-                at += 200 + rng.next_u64() % 800;
+            if fate.delayed {
                 self.fault(Fault::Delay);
             }
-            let lost = faults.has(Fault::Drop) && rng.next_u64() % 7 == 0;
-            self.enqueue(at, r, index, lost);
-            if faults.has(Fault::Duplicate) && rng.next_u64() % 6 == 0 {
-                let later = at + 1 + rng.next_u64() % 150;
-                self.enqueue(later, r, index, false);
+            self.network.enqueue(fate.at, r, index, fate.lost);
+            if let Some(later) = fate.second_copy {
+                self.network.enqueue(later, r, index, false);
                 self.fault(Fault::Duplicate);
                 let to = self.agents[r].name.clone();
                 self.happen(|at| Happening::SecondCopy { at, index, to });
@@ -659,18 +640,8 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn enqueue(&mut self, at: u64, to: usize, sent: usize, lost: bool) {
-        self.in_flight[sent] += 1;
-        self.seq += 1;
-        self.queue
-            .insert((at, self.seq), InFlight { to, sent, lost });
-    }
-
     fn cut(&self, from: Option<usize>, to: usize) -> bool {
-        let Some(from) = from else { return false };
-        self.cuts
-            .iter()
-            .any(|&(a, b, until)| a == from && b == to && until > self.now)
+        self.network.cut(from, to, self.now)
     }
 
     /// Delivers everything due by now, in time order.
@@ -679,7 +650,7 @@ impl<'a> Run<'a> {
         // while copies are delivered, so this set is final; the views that
         // follow can go out with that delivery (`Receiver::views_follow`).
         let mut last: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
-        for (&key, copy) in self.queue.range(..=(self.now, u64::MAX)) {
+        for (key, copy) in self.network.due(self.now) {
             if self.agents[copy.to].pipelines
                 && !copy.lost
                 && !self.cut(self.sent[copy.sent].actor, copy.to)
@@ -687,16 +658,12 @@ impl<'a> Run<'a> {
                 last.insert(copy.to, key);
             }
         }
-        while let Some((&(at, seq), _)) = self.queue.first_key_value() {
-            if at > self.now {
-                break;
-            }
-            let copy = self.queue.remove(&(at, seq)).expect("present");
-            let sent = copy.sent;
-            self.in_flight[sent] -= 1;
-            let views_follow = last.get(&copy.to) == Some(&(at, seq));
-            self.deliver_copy(copy, views_follow)?;
-            if self.in_flight[sent] == 0 {
+        while let Some(due) = self.network.take_due(self.now) {
+            let sent = due.copy.sent;
+            let views_follow = last.get(&due.copy.to) == Some(&due.key);
+            self.deliver_copy(due.copy, views_follow)?;
+            // (Delivering may have put a copy back: a retransmission.)
+            if self.network.copies_of(sent) == 0 {
                 self.sent[sent].frame = Vec::new();
             }
         }
@@ -722,12 +689,14 @@ impl<'a> Run<'a> {
                 whose,
                 to: name,
             });
-            self.enqueue(self.now + RETRANSMIT_MS, to, copy.sent, false);
+            self.network
+                .enqueue(self.now + RETRANSMIT_MS, to, copy.sent, false);
             return Ok(());
         }
         if self.agents[to].receiver.is_none() || self.cut(actor, to) {
             // Unreachable: retransmitted later.
-            self.enqueue(self.now + RETRANSMIT_MS, to, copy.sent, false);
+            self.network
+                .enqueue(self.now + RETRANSMIT_MS, to, copy.sent, false);
             return Ok(());
         }
         let frame = self.sent[copy.sent].frame.clone();
@@ -1478,10 +1447,7 @@ impl<'a> Run<'a> {
                 let (a, b) = (*a as usize % n, *b as usize % n);
                 if a != b {
                     let until = self.now + u64::from(*ms);
-                    self.cuts.push((a, b, until));
-                    if !one_way {
-                        self.cuts.push((b, a, until));
-                    }
+                    self.network.partition(a, b, *one_way, until);
                     self.fault(Fault::Partition);
                     let (x, y) = (self.agents[a].name.clone(), self.agents[b].name.clone());
                     let arrow = if *one_way { "↛" } else { "↮" };
@@ -1585,7 +1551,7 @@ impl<'a> Run<'a> {
 
     /// Heals every fault and delivers what is in flight.
     fn quiesce(&mut self) -> Checked {
-        self.cuts.clear();
+        self.network.heal();
         for a in 0..self.agents.len() {
             self.agents[a].pending_crash = None;
             self.agents[a].recovery_crash = None;
@@ -1594,7 +1560,7 @@ impl<'a> Run<'a> {
             }
         }
         let mut budget = MAX_QUIESCE_DELIVERIES;
-        while let Some((&(at, _), _)) = self.queue.first_key_value() {
+        while let Some(at) = self.network.next_arrival() {
             budget = budget.saturating_sub(1);
             if budget == 0 {
                 return Err(self.violation(
