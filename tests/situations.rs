@@ -66,8 +66,8 @@ fn the_default_certify_budget_reaches_every_situation_often() {
     let executed =
         sim.stats
             .situations
-            .get(tern_sim::harness::simulator::situations::Situation::Moment(
-                tern_sim::harness::simulator::situations::Moment::Executed,
+            .get(tern_sim::harness::catalogue::situations::Situation::Moment(
+                tern_sim::harness::catalogue::situations::Moment::Executed,
             ));
     assert!(
         executed * 10 >= sim.stats.executions * 3,

@@ -10,7 +10,7 @@ use tern_harness::explore::search::{Counts, Exploration, ScopeVerdict};
 
 use crate::escape::t;
 use crate::run::{situations_json_of, situations_table_of, table};
-use tern_harness::simulator::situations::{Coverage, Moment, Situation};
+use tern_harness::catalogue::situations::{Coverage, Moment, Situation};
 
 /// One scope's exploration as reported: everything the table, the
 /// document and a shard's part need, without the search's own types.

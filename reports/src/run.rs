@@ -4,10 +4,10 @@
 use serde_json::{json, Value};
 use tabled::builder::Builder;
 use tabled::settings::Style;
+use tern_harness::catalogue::situations::{Coverage, Situation};
 use tern_harness::judge::invariants::ALL as INVARIANTS;
 use tern_harness::simulator::driver::{Counterexample, ShrinkEnd};
 use tern_harness::simulator::runner::{Sessions, Stats, Violation};
-use tern_harness::simulator::situations::{Coverage, Situation};
 
 use crate::differences;
 use crate::escape::t;

@@ -14,6 +14,7 @@
 //! simulator to a Rust implementation's own `cargo test`, as a proptest
 //! state machine.
 
+pub mod catalogue;
 pub mod certify;
 pub mod conformance;
 pub mod contract;

@@ -4,8 +4,8 @@
 //! invariant meant for it, and the very same runs, with only one axis of
 //! every boast's shape moved off that spot, do not.
 
+use tern_harness::catalogue::boast::{Answers, Named, Place, Shape};
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
-use tern_harness::simulator::boast::{Answers, Named, Place, Shape};
 use tern_harness::simulator::driver::{play, steps_of, Batch};
 use tern_harness::simulator::faults::FaultSet;
 use tern_harness::simulator::runner::RunConfig;

@@ -543,7 +543,7 @@ fn every_invariant_names_clauses_that_exist() {
 #[test]
 fn every_situation_names_clauses_that_exist() {
     let c = corpus();
-    for s in tern_harness::simulator::situations::Situation::all() {
+    for s in tern_harness::catalogue::situations::Situation::all() {
         assert!(!s.clauses().is_empty(), "{} names no clause", s.name());
         for id in s.clauses() {
             assert!(c.clauses.get(id).is_some(), "{}: no clause {id}", s.name());

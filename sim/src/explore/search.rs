@@ -25,12 +25,12 @@ use tern_model::message::ThreadId;
 pub use super::moves::{inside_points, AtOp, Move};
 use super::scope::{Action, Budget, Scope};
 use super::subject::{Came, Subject};
+use crate::catalogue::situations::Coverage;
 use crate::contract::plugin::{Implementation, InitParams, PowerLossServed};
 use crate::contract::storage::{CrashPoint, FileOp};
 use crate::judge::compare::RejectNames;
 use crate::judge::oracle::Mismatch;
 use crate::shorthand;
-use crate::simulator::situations::Coverage;
 
 /// Options of a search.
 #[derive(Debug, Clone, Copy)]

@@ -10,6 +10,8 @@ use std::hash::{Hash, Hasher};
 use tern_model::ledger::{Execution, Ledger, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
+use crate::catalogue::reach::{Reach, Sent};
+use crate::catalogue::situations::{power_moments, Coverage, Moment, Situation};
 use crate::contract::plugin::{ImplError, Implementation, InitParams, Receiver};
 use crate::contract::storage::{CrashPoint, FileOp, Loss, PowerCut, Storage};
 use crate::contract::world::World;
@@ -18,8 +20,6 @@ use crate::judge::delivery::{self, Breach, Call, Delivery};
 use crate::judge::invariants as inv;
 use crate::judge::oracle::{self, Mismatch};
 use crate::judge::replies::KnownAcks;
-use crate::simulator::reach::{Reach, Sent};
-use crate::simulator::situations::{power_moments, Coverage, Moment, Situation};
 
 /// A frame whose delivery was not acknowledged: a crash cut it (`point`)
 /// or came right after its answer (`None`), so its sender sends it again.
@@ -186,10 +186,7 @@ impl<'i> Subject<'i> {
         });
         let came = match delivery::crash_judged(Call::StartUp, started, fired) {
             Ok(None) => {
-                self.reached(Situation::Moment(match crash {
-                    Some(CrashPoint::AfterSync) => Moment::CrashInRecoveryDurable,
-                    _ => Moment::CrashInRecovery,
-                }));
+                self.reached(Situation::Moment(Moment::crashed_in_recovery(crash)));
                 self.crash();
                 Came::Crashed
             }
@@ -293,10 +290,7 @@ impl<'i> Subject<'i> {
         ) {
             Err(b) => return Err(Self::breach("an answer to deliver", b)),
             Ok(Delivery::Crashed) => {
-                self.reached(Situation::Moment(match crash {
-                    Some(CrashPoint::AfterSync) => Moment::CrashAfterDurable,
-                    _ => Moment::CrashBeforeDurable,
-                }));
+                self.reached(Situation::Moment(Moment::crashed_in_delivery(crash)));
                 match self.cut.iter_mut().find(|u| u.frame == frame) {
                     Some(u) => u.point = crash,
                     None => self.cut.push(Unacked {
@@ -313,11 +307,7 @@ impl<'i> Subject<'i> {
         };
         let cut = self.cut.iter().find(|u| u.frame == frame).map(|u| u.point);
         if let Some(point) = cut {
-            self.reached(Situation::Moment(match point {
-                Some(CrashPoint::AfterSync) => Moment::RedeliveredDurable,
-                Some(_) => Moment::RedeliveredNotDurable,
-                None => Moment::RedeliveredAfterAnswer,
-            }));
+            self.reached(Situation::Moment(Moment::redelivered(point)));
         }
         let redelivered = cut.is_some();
         self.cut.retain(|u| u.frame != frame);
@@ -386,10 +376,7 @@ impl<'i> Subject<'i> {
             self.reach.on_effect(thread.as_str(), id.as_str());
         }
         if let (true, Some(p)) = (fired, crash) {
-            self.reached(Situation::Moment(match p {
-                CrashPoint::BeforeEffect => Moment::CrashBeforeEffect,
-                _ => Moment::CrashAfterEffect,
-            }));
+            self.reached(Situation::Moment(Moment::crashed_in_execution(p)));
         }
         oracle::effects(&decision, &performed, &self.me, &self.world)?;
         match delivery::crash_judged(Call::Execution, result, fired) {

@@ -17,6 +17,9 @@ use tern_model::ledger::{
 };
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
+use crate::catalogue::boast::{Answers, Carrier, Named, Place, Shape};
+use crate::catalogue::malformed::Malformation;
+use crate::catalogue::situations::{Moment, Situation};
 use crate::contract::plugin::{
     Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View,
 };
@@ -24,9 +27,6 @@ use crate::contract::storage::{Durable, Storage};
 use crate::contract::world::{AgentWorld, Effects};
 use crate::implementations::reference::{Record, Recording, ReferenceReceiver};
 use crate::judge::invariants::{self as inv, Invariant};
-use crate::simulator::boast::{Answers, Carrier, Named, Place, Shape};
-use crate::simulator::malformed::Malformation;
-use crate::simulator::situations::{Moment, Situation};
 
 macro_rules! zoo {
     ($($id:ident = $name:literal, $invariant:ident, $what:literal, $needs:literal, $kin:ident, $family:ident($situation:expr);)*) => {

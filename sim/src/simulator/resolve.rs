@@ -8,9 +8,9 @@ use tern_model::message::Principal;
 
 mod boast;
 
-use super::boast::Boasted;
-use super::malformed::Malformation;
 use super::scenario::{principal, thread_in, Scenario, ADVERSARY, THREADS};
+use crate::catalogue::boast::Boasted;
+use crate::catalogue::malformed::Malformation;
 
 /// A participant no identity context binds.
 const STRANGER: &str = "zed";

@@ -19,12 +19,12 @@ use tern_model::WireError;
 
 use super::faults::{Fault, FaultSet};
 use super::network::{Fate, InFlight, Network};
-use super::reach::{Reach, Sent};
 use super::resolve::{Outgoing, Resolver};
 use super::scenario::{epoch_of, Scenario};
-use super::situations::{power_moments, Moment, Situation};
 pub use super::stats::Stats;
 use super::workload::{Mix, Step};
+use crate::catalogue::reach::{Reach, Sent};
+use crate::catalogue::situations::{power_moments, Moment, Situation};
 use crate::contract::plugin::{Capability, ImplError, Implementation, InitParams, Receiver, View};
 use crate::contract::storage::{CrashPoint, Loss, PowerNote, Storage};
 use crate::contract::world::World;
@@ -402,10 +402,9 @@ impl<'a> Run<'a> {
         });
         match delivery::crash_judged(Call::StartUp, started, fired) {
             Ok(None) => {
-                self.stats.situations.reach(Situation::Moment(match point {
-                    Some(CrashPoint::AfterSync) => Moment::CrashInRecoveryDurable,
-                    _ => Moment::CrashInRecovery,
-                }));
+                self.stats
+                    .situations
+                    .reach(Situation::Moment(Moment::crashed_in_recovery(point)));
                 self.crash(a, "during its recovery");
                 return Ok(());
             }
@@ -770,10 +769,9 @@ impl<'a> Run<'a> {
         let reply = match answer {
             Err(breach) => return Err(self.breach(a, "an answer to deliver", breach)),
             Ok(Delivery::Crashed) => {
-                self.stats.situations.reach(Situation::Moment(match point {
-                    Some(CrashPoint::AfterSync) => Moment::CrashAfterDurable,
-                    _ => Moment::CrashBeforeDurable,
-                }));
+                self.stats
+                    .situations
+                    .reach(Situation::Moment(Moment::crashed_in_delivery(point)));
                 let agent = &mut self.agents[a];
                 if let Some(u) = agent.unreported.iter_mut().find(|u| u.frame == frame) {
                     u.point = point;
@@ -795,11 +793,7 @@ impl<'a> Run<'a> {
         if let Some(u) = unreported {
             self.stats
                 .situations
-                .reach(Situation::Moment(match u.point {
-                    Some(CrashPoint::AfterSync) => Moment::RedeliveredDurable,
-                    Some(_) => Moment::RedeliveredNotDurable,
-                    None => Moment::RedeliveredAfterAnswer,
-                }));
+                .reach(Situation::Moment(Moment::redelivered(u.point)));
         }
         self.agents[a].unreported.retain(|u| u.frame != frame);
         // (A redelivery after the last copy on the network was delivered
@@ -1319,10 +1313,9 @@ impl<'a> Run<'a> {
             .with_crash(point, || receiver.execute(&thread, &id, local));
         if let Some(point) = point.filter(|_| fired) {
             agent.pending_crash = None;
-            self.stats.situations.reach(Situation::Moment(match point {
-                CrashPoint::BeforeEffect => Moment::CrashBeforeEffect,
-                _ => Moment::CrashAfterEffect,
-            }));
+            self.stats
+                .situations
+                .reach(Situation::Moment(Moment::crashed_in_execution(point)));
         }
         let new_effects: Vec<(String, tern_model::ledger::EffectKey)> =
             self.world.log_since(before);

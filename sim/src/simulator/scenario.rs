@@ -51,13 +51,7 @@ pub fn thread_in(base: &str, epoch: usize) -> String {
     }
 }
 
-pub fn context_of(thread: &str) -> &'static str {
-    if thread.split('.').next() == Some("side") {
-        "annex"
-    } else {
-        "main"
-    }
-}
+pub use crate::catalogue::context_of;
 
 /// The principal the transport authenticates for `who` in `thread`.
 pub fn principal(who: &str, thread: &str) -> Principal {

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::situations::{Coverage, Situation};
+use crate::catalogue::situations::{Coverage, Situation};
 
 /// Counts for the summary. They are kept per seed in a shard's part
 /// (docs/scale.md), hence serde.

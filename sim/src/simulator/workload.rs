@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::boast::{Named, Shape};
+use crate::catalogue::boast::{Named, Shape};
 use crate::contract::storage::PowerCut;
 
 /// One honest utterance.
@@ -86,7 +86,7 @@ pub enum Attack {
     /// grants it could name and where its extensions sit.
     Boast { target: u8, pick: u8, shape: Shape },
     /// An earlier message, broken one wire rule at a time: `how` picks the
-    /// [`Malformation`](super::malformed::Malformation).
+    /// [`Malformation`](crate::catalogue::malformed::Malformation).
     Malformed { of: u8, how: u8 },
     /// An earlier message delivered to an agent it was not addressed to.
     Misroute { of: u8, to: u8 },
@@ -343,7 +343,8 @@ fn attack_strategy(mix: Mix) -> Option<BoxedStrategy<Attack>> {
             .boxed(),
         (
             u(),
-            0..(super::malformed::Malformation::ALL.len() * super::malformed::VARIANTS) as u8,
+            0..(crate::catalogue::malformed::Malformation::ALL.len()
+                * crate::catalogue::malformed::VARIANTS) as u8,
         )
             .prop_map(|(of, how)| Attack::Malformed { of, how })
             .boxed(),

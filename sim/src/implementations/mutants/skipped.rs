@@ -9,7 +9,7 @@
 
 use tern_model::{ErrorClass, WireError};
 
-use crate::simulator::malformed::Malformation;
+use crate::catalogue::malformed::Malformation;
 
 /// Whether the strict reader's refusal `err` of `frame` is the one the
 /// check against `kind` gives: the check the mutant lacks.
@@ -111,9 +111,9 @@ pub(super) fn recognises(kind: Malformation, frame: &[u8], err: &WireError) -> b
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalogue::malformed::VARIANTS;
+    use crate::catalogue::situations::Situation;
     use crate::implementations::mutants::{Kin, Mutant};
-    use crate::simulator::malformed::VARIANTS;
-    use crate::simulator::situations::Situation;
     use serde_json::{json, Value};
 
     fn honest() -> Vec<Value> {

@@ -1,10 +1,10 @@
 //! The frame of an authority boast, in one of the shapes of
-//! [`crate::simulator::boast`].
+//! [`crate::catalogue::boast`].
 
 use serde_json::{json, Value};
 
 use super::{pick, pick_ref, strings, Outgoing, Resolver};
-use crate::simulator::boast::{Answers, Boasted, Carrier, Named, Place, Shape};
+use crate::catalogue::boast::{Answers, Boasted, Carrier, Named, Place, Shape};
 use crate::simulator::scenario::ADVERSARY;
 use crate::simulator::workload::claim;
 use tern_model::ledger::Grant;

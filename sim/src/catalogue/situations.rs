@@ -12,8 +12,48 @@ use tern_model::ledger::{Refusal, RejectClass};
 
 use super::boast::Shape;
 use super::malformed::Malformation;
-use crate::contract::storage::{FileOp, PowerNote};
+use crate::contract::storage::{CrashPoint, FileOp, PowerNote};
 use crate::judge::invariants;
+
+/// Which moment a crash at a given point is, said once for every driver
+/// that crashes an agent (the simulator and the explorer): the crash point
+/// is the harness's, the moment is the catalogue's name for it.
+impl Moment {
+    /// A start-up that crashed at its first sync: before or after it.
+    pub fn crashed_in_recovery(point: Option<CrashPoint>) -> Moment {
+        match point {
+            Some(CrashPoint::AfterSync) => Moment::CrashInRecoveryDurable,
+            _ => Moment::CrashInRecovery,
+        }
+    }
+
+    /// A delivery that crashed before its outcome was reported.
+    pub fn crashed_in_delivery(point: Option<CrashPoint>) -> Moment {
+        match point {
+            Some(CrashPoint::AfterSync) => Moment::CrashAfterDurable,
+            _ => Moment::CrashBeforeDurable,
+        }
+    }
+
+    /// A frame delivered again after a crash cut its first delivery at
+    /// `point` (`None`: the crash fell after the answer, losing only the
+    /// transport's acknowledgement).
+    pub fn redelivered(point: Option<CrashPoint>) -> Moment {
+        match point {
+            Some(CrashPoint::AfterSync) => Moment::RedeliveredDurable,
+            Some(_) => Moment::RedeliveredNotDurable,
+            None => Moment::RedeliveredAfterAnswer,
+        }
+    }
+
+    /// An execution that crashed at `point`, before or after its effect.
+    pub fn crashed_in_execution(point: CrashPoint) -> Moment {
+        match point {
+            CrashPoint::BeforeEffect => Moment::CrashBeforeEffect,
+            _ => Moment::CrashAfterEffect,
+        }
+    }
+}
 
 macro_rules! moments {
     ($($id:ident = $name:literal, [$($clause:literal),*], $says:literal;)*) => {
@@ -292,6 +332,45 @@ impl Coverage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_crash_point_names_its_moment_whichever_driver_crashed() {
+        use CrashPoint::*;
+        assert_eq!(
+            Moment::crashed_in_recovery(Some(AfterSync)),
+            Moment::CrashInRecoveryDurable
+        );
+        assert_eq!(
+            Moment::crashed_in_recovery(Some(BeforeSync)),
+            Moment::CrashInRecovery
+        );
+        assert_eq!(Moment::crashed_in_recovery(None), Moment::CrashInRecovery);
+        assert_eq!(
+            Moment::crashed_in_delivery(Some(AfterSync)),
+            Moment::CrashAfterDurable
+        );
+        assert_eq!(
+            Moment::crashed_in_delivery(Some(BeforeSync)),
+            Moment::CrashBeforeDurable
+        );
+        assert_eq!(
+            Moment::redelivered(Some(AfterSync)),
+            Moment::RedeliveredDurable
+        );
+        assert_eq!(
+            Moment::redelivered(Some(BeforeSync)),
+            Moment::RedeliveredNotDurable
+        );
+        assert_eq!(Moment::redelivered(None), Moment::RedeliveredAfterAnswer);
+        assert_eq!(
+            Moment::crashed_in_execution(BeforeEffect),
+            Moment::CrashBeforeEffect
+        );
+        assert_eq!(
+            Moment::crashed_in_execution(AfterEffect),
+            Moment::CrashAfterEffect
+        );
+    }
 
     #[test]
     fn indices_are_the_table_order() {

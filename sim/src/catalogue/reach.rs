@@ -12,8 +12,8 @@ use tern_model::ledger::{Event, EventKind, Execution, Ledger, Outcome};
 use tern_model::message::{Act, Body, Message, MessageRef, ThreadId};
 
 use super::boast::Boasted;
+use super::context_of;
 use super::malformed::Malformation;
-use super::scenario::context_of;
 use super::situations::{Coverage, Moment, Situation};
 
 /// What the situations need to know of one frame put on the network.
