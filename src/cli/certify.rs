@@ -564,7 +564,7 @@ pub fn run(args: CertifyArgs) -> Status {
         let status = args.shards.write(&part, human);
         if let Some(signal) = was_interrupted {
             errln!("tern-sim certify: interrupted by signal {signal}; the part says so, and merge will refuse it");
-            std::process::exit(128 + signal);
+            return Status::Interrupted(signal);
         }
         return status;
     }
@@ -664,7 +664,7 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
     }
     if let Some(signal) = interrupted() {
         errln!("tern-sim certify: interrupted by signal {signal}; the reports cover what ran");
-        std::process::exit(128 + signal);
+        return Status::Interrupted(signal);
     }
     if report.all_certified() {
         Status::Ok

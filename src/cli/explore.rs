@@ -380,7 +380,7 @@ pub fn run(args: ExploreArgs) -> Status {
         };
         let status = args.shards.write(&part, human);
         if let Some(signal) = interrupted() {
-            std::process::exit(128 + signal);
+            return Status::Interrupted(signal);
         }
         return status;
     }
@@ -395,7 +395,7 @@ pub fn run(args: ExploreArgs) -> Status {
     let status = print_outcome(&body, human);
     super::output::flush();
     if let Some(signal) = interrupted() {
-        std::process::exit(128 + signal);
+        return Status::Interrupted(signal);
     }
     status
 }

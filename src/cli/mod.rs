@@ -260,17 +260,33 @@ pub fn machine_trouble(command: &str) -> Option<Status> {
     Some(Status::Trouble)
 }
 
-/// Status codes of every command.
+/// How every command ends, and its exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
-    Ok = 0,
-    Violation = 1,
-    Trouble = 2,
+    /// 0: nothing found.
+    Ok,
+    /// 1: a violation, a failed case, not certified.
+    Violation,
+    /// 2: a usage error, input that cannot be used, a machine fault.
+    Trouble,
+    /// 128 + the signal: stopped by it, after saying what ran.
+    Interrupted(i32),
+}
+
+impl Status {
+    pub fn code(self) -> u8 {
+        match self {
+            Status::Ok => 0,
+            Status::Violation => 1,
+            Status::Trouble => 2,
+            Status::Interrupted(signal) => u8::try_from(128 + signal.clamp(1, 127)).unwrap_or(255),
+        }
+    }
 }
 
 impl From<Status> for ExitCode {
     fn from(status: Status) -> ExitCode {
-        ExitCode::from(status as u8)
+        ExitCode::from(status.code())
     }
 }
 
@@ -285,7 +301,7 @@ pub fn main() -> ExitCode {
             // errors to stderr with status 2, as documented above.
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() {
-                Status::Trouble as u8
+                Status::Trouble.code()
             } else {
                 0
             });
@@ -313,10 +329,12 @@ pub fn main() -> ExitCode {
         Command::Merge(args) => merge::run(args),
     };
     output::flush();
-    if output::failed() {
-        Status::Trouble.into()
-    } else {
-        status.into()
+    // A signal's status stands whatever else went wrong after it; a
+    // reader that went away is trouble otherwise.
+    match status {
+        Status::Interrupted(_) => status.into(),
+        _ if output::failed() => Status::Trouble.into(),
+        _ => status.into(),
     }
 }
 

@@ -354,7 +354,7 @@ pub fn run(args: RunArgs) -> Status {
         };
         let status = args.shards.write(&part, human);
         if let Some(signal) = interrupted().filter(|_| interrupted_shrink) {
-            std::process::exit(128 + signal);
+            return Status::Interrupted(signal);
         }
         return status;
     }
@@ -368,7 +368,7 @@ pub fn run(args: RunArgs) -> Status {
     );
     super::output::flush();
     if let Some(signal) = interrupted().filter(|_| interrupted_shrink) {
-        std::process::exit(128 + signal);
+        return Status::Interrupted(signal);
     }
     status
 }
