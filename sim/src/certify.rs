@@ -92,10 +92,15 @@ impl SimulationRun {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Reports write it by its name (`clean`, `not_run`...), and read only
+/// those names back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SimVerdict {
     Clean,
     Violation,
+    /// What a report holds before anything is judged.
+    #[default]
     NotRun,
     Incomplete,
     /// The same seed, played twice on fresh state, got different answers
@@ -139,6 +144,14 @@ impl SimVerdict {
 
     pub fn from_name(name: &str) -> Option<SimVerdict> {
         SimVerdict::ALL.into_iter().find(|v| v.as_str() == name)
+    }
+
+    /// The name as prose reads it: `not run`.
+    pub fn words(self) -> &'static str {
+        match self {
+            SimVerdict::NotRun => "not run",
+            other => other.as_str(),
+        }
     }
 
     pub fn as_str(self) -> &'static str {

@@ -399,7 +399,7 @@ mod tests {
                 level: None,
                 core: false,
                 profile: false,
-                simulation: "not_run".into(),
+                simulation: tern_harness::certify::SimVerdict::NotRun,
                 exploration: String::new(),
             },
             tally: Default::default(),

@@ -5,6 +5,7 @@
 //! the new report, a simulation that was clean and is not, a level lost.
 
 use std::collections::{BTreeMap, BTreeSet};
+use tern_harness::certify::SimVerdict;
 
 use super::{is_failure, ImplReport, Report};
 use crate::escape::t;
@@ -115,15 +116,15 @@ fn compare(label: &str, old: &ImplReport, new: &ImplReport, out: &mut Diff) {
         );
     }
     if old.simulation.verdict != new.simulation.verdict {
-        let regression = old.simulation.verdict == "clean"
+        let regression = old.simulation.verdict == SimVerdict::Clean
             && matches!(
-                new.simulation.verdict.as_str(),
-                "violation" | "nondeterministic"
+                new.simulation.verdict,
+                SimVerdict::Violation | SimVerdict::Nondeterministic
             );
         push(
             "simulation".into(),
-            old.simulation.verdict.clone(),
-            new.simulation.verdict.clone(),
+            old.simulation.verdict.as_str().into(),
+            new.simulation.verdict.as_str().into(),
             regression,
         );
     }

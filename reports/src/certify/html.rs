@@ -63,7 +63,7 @@ fn verdict_block(out: &mut String, i: &ImplReport, level: &str) {
             Some(l) => format!("conformant at {l} level"),
             None => "not conformant at any level".to_owned(),
         },
-        esc(&i.simulation.verdict.replace('_', " ")),
+        i.simulation.verdict.words(),
         if i.exploration.verdict.is_empty() {
             String::new()
         } else {
@@ -121,7 +121,7 @@ fn sections_table(out: &mut String, report: &Report) {
             ),
             None => format!(
                 "{} ({} runs, {} deliveries)",
-                esc(&i.simulation.verdict.replace('_', " ")),
+                i.simulation.verdict.words(),
                 i.simulation.runs,
                 i.simulation.deliveries
             ),

@@ -5,6 +5,7 @@
 //! apply is skipped.
 
 use quick_junit::{NonSuccessKind, Property, Report as Junit, TestCase, TestCaseStatus, TestSuite};
+use tern_harness::certify::SimVerdict;
 
 use super::{section_title, Report};
 
@@ -57,7 +58,7 @@ pub fn render(report: &Report) -> Result<String, String> {
             }
             junit.add_test_suite(suite);
         }
-        if i.simulation.verdict != "not_run" {
+        if i.simulation.verdict != SimVerdict::NotRun {
             let mut suite = TestSuite::new(if several {
                 format!("{}: simulation", i.label)
             } else {

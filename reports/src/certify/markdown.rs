@@ -127,7 +127,7 @@ fn one(report: &Report, i: &ImplReport, out: &mut String) {
         .is_some_and(|d| d.kill_only());
     out.push_str(&format!(
         "- simulation: {}{}\n",
-        words(&i.verdict.simulation),
+        i.verdict.simulation.words(),
         if kill_only {
             " (crashes kill only: syncs not checked)"
         } else {

@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use serde::{Deserialize, Serialize};
+use tern_harness::certify::SimVerdict;
 use tern_harness::certify::{Conformance, CorpusRun, ExplorationRun, SimulationRun};
 use tern_harness::corpus::clauses::Clause;
 use tern_harness::corpus::play::{CaseRun, Exchange, Failure, Status};
@@ -226,7 +227,7 @@ pub struct Verdict {
     pub level: Option<String>,
     pub core: bool,
     pub profile: bool,
-    pub simulation: String,
+    pub simulation: SimVerdict,
     /// Absent from reports written before certification explored scopes.
     #[serde(default)]
     pub exploration: String,
@@ -477,7 +478,7 @@ pub(crate) fn judged(conformance: &Conformance, level: Level, cut_short: bool) -
             },
             core: conformance.core && !cut_short,
             profile: conformance.profile && !cut_short,
-            simulation: conformance.simulation.as_str().to_owned(),
+            simulation: conformance.simulation,
             exploration: conformance.exploration.as_str().to_owned(),
         },
         tally,

@@ -18,8 +18,7 @@ use crate::differences::{self, Difference};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimulationReport {
-    /// `clean`, `violation`, `not_run` or `incomplete`.
-    pub verdict: String,
+    pub verdict: SimVerdict,
     pub skipped: Option<String>,
     pub runs: u64,
     pub deliveries: u64,
@@ -279,7 +278,7 @@ pub(crate) fn simulation_counts(
         .map(|s| s.situation.clone())
         .collect();
     SimulationReport {
-        verdict: verdict.as_str().to_owned(),
+        verdict,
         skipped,
         runs,
         deliveries: stats.deliveries,

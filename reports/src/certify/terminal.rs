@@ -39,7 +39,7 @@ pub fn verdict_line(i: &ImplReport, level: &str) -> String {
         } else {
             "NOT CERTIFIED"
         },
-        t(&i.verdict.simulation.replace('_', " ")),
+        i.verdict.simulation.words(),
         if kill_only {
             ", crashes kill only: syncs not checked"
         } else {
@@ -140,7 +140,7 @@ fn one(report: &Report, i: &ImplReport) -> String {
             }
         }
         (None, Some(why)) => out.push_str(&format!("simulation not run: {}\n", t(why))),
-        (None, None) if sim.verdict == "incomplete" && sim.runs == 0 => {
+        (None, None) if sim.verdict == SimVerdict::Incomplete && sim.runs == 0 => {
             out.push_str("simulation incomplete: interrupted before its first run\n")
         }
         (None, None) => out.push_str(&format!(
@@ -148,10 +148,10 @@ fn one(report: &Report, i: &ImplReport) -> String {
             sim.runs,
             sim.deliveries,
             sim.checks,
-            match (sim.verdict.as_str(), &report.simulation_budget.duration) {
-                ("incomplete", Some(_)) if !report.interrupted =>
+            match (sim.verdict, &report.simulation_budget.duration) {
+                (SimVerdict::Incomplete, Some(_)) if !report.interrupted =>
                     " (too few runs for the soak to certify)",
-                ("incomplete", _) => " (interrupted)",
+                (SimVerdict::Incomplete, _) => " (interrupted)",
                 _ => "",
             }
         )),
@@ -168,7 +168,7 @@ fn one(report: &Report, i: &ImplReport) -> String {
         }
     }
     if !sim.situations.is_empty() {
-        let stopped_early = sim.verdict == SimVerdict::Violation.as_str();
+        let stopped_early = sim.verdict == SimVerdict::Violation;
         out.push_str(&situations_table(&sim.situations, stopped_early));
         out.push('\n');
     }
@@ -238,7 +238,7 @@ fn side_by_side(report: &Report) -> String {
             .iter()
             .map(|i| match &i.simulation.violation {
                 Some(v) => format!("{} (seed {})", t(&v.invariant), v.seed),
-                None => t(&i.simulation.verdict.replace('_', " ")),
+                None => i.simulation.verdict.words().into(),
             }),
     );
     rows.push(sim);

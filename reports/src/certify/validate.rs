@@ -105,16 +105,6 @@ pub fn validate(report: &Report) -> Result<(), Malformed> {
         if let Some(l) = &i.verdict.level {
             level(format!("{at}/verdict/level"), l)?;
         }
-        one_of(
-            format!("{at}/verdict/simulation"),
-            &i.verdict.simulation,
-            &sim_verdicts,
-        )?;
-        one_of(
-            format!("{at}/simulation/verdict"),
-            &i.simulation.verdict,
-            &sim_verdicts,
-        )?;
         // Reports written before certification explored scopes have none.
         if !i.verdict.exploration.is_empty() {
             one_of(

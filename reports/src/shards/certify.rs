@@ -118,7 +118,7 @@ pub fn merge(parts: &[Read]) -> Result<Report, MergeError> {
         let conformance = Conformance::of_outcomes(
             outcomes,
             imp.start_error.is_none(),
-            verdict(&simulation.verdict),
+            simulation.verdict,
             verdict(&exploration.verdict),
         );
         let mut merged = ImplReport {

@@ -51,7 +51,7 @@ fn imp(name: &str, version: Option<&str>, cases: Vec<CaseReport>) -> ImplReport 
             level: (!failing).then(|| "profile".to_owned()),
             core: !failing,
             profile: !failing,
-            simulation: "clean".into(),
+            simulation: tern_harness::certify::SimVerdict::Clean,
             exploration: "not_run".into(),
         },
         tally: BTreeMap::new(),
