@@ -192,6 +192,7 @@ impl ChildProcess {
                 tail_bytes: STDERR_TAIL,
                 log: log.clone(),
             },
+            home,
         );
         Ok(ChildProcess {
             command: command.to_owned(),

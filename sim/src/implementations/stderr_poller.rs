@@ -1,11 +1,17 @@
-//! Reading the stderr of every child with one thread.
+//! Reading the stderr of every child with one thread per core.
 //!
 //! Exploration over the protocol starts a fresh process for each of
 //! hundreds of thousands of states, and a reader thread per process made
 //! every start pay for a thread's creation and end. So one thread, started
-//! with the first child, waits in `poll(2)` on the stderr of every live
-//! child, and on a pipe of its own that a new child's registration writes
-//! to, so that its stderr is polled from then on.
+//! with the first child, waits in `poll(2)` on the stderr of the live
+//! children, and on a pipe of its own that a new child's registration
+//! writes to, so that its stderr is polled from then on.
+//!
+//! One such thread per home core ([`super::affinity`]), in fact: a harness thread
+//! and its children share a core so that a wake-up does not cross cores,
+//! and a single poller on one core, woken by children on every other, cost
+//! more than the threads it replaced. A poller is started by the first
+//! child of its core, from a thread bound to it, and inherits the binding.
 //!
 //! A child's bytes reach its tail and its log in the order it wrote them,
 //! as they come (`last_words` gives them a moment, then reads the tail).
@@ -19,7 +25,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::implementations::child_io::set_nonblocking;
@@ -51,9 +57,10 @@ impl Sink {
 }
 
 /// Reads a child's stderr `fd` into `sink` until it ends (every process
-/// holding it closed it or died). The receiver hears once everything is in
+/// holding it closed it or died), on the poller of `home`, the calling
+/// thread's [`super::affinity::home`]. The receiver hears once everything is in
 /// the sink and `fd` is closed, or hangs up if no reader could be had.
-pub(crate) fn watch(fd: impl Into<OwnedFd>, sink: Sink) -> Receiver<()> {
+pub(crate) fn watch(fd: impl Into<OwnedFd>, sink: Sink, home: Option<usize>) -> Receiver<()> {
     let (done, ended) = mpsc::channel();
     let watched = Watched {
         file: File::from(fd.into()),
@@ -61,7 +68,7 @@ pub(crate) fn watch(fd: impl Into<OwnedFd>, sink: Sink) -> Receiver<()> {
         done,
     };
     // The poller must never block on one child, so its fd is nonblocking.
-    let left = match poller() {
+    let left = match poller(home) {
         Some(poller) if set_nonblocking(&watched.file).is_ok() => poller.add(watched),
         _ => Err(watched),
     };
@@ -126,10 +133,19 @@ struct Poller {
     wake: OwnedFd,
 }
 
-static POLLER: OnceLock<Option<Poller>> = OnceLock::new();
+/// The poller of each home core, started or not (`None`: it could not be,
+/// and is not tried again). A handful at most: one per core, and one for
+/// threads without a home.
+static POLLERS: Mutex<Vec<(Option<usize>, Option<Arc<Poller>>)>> = Mutex::new(Vec::new());
 
-fn poller() -> Option<&'static Poller> {
-    POLLER.get_or_init(start).as_ref()
+fn poller(home: Option<usize>) -> Option<Arc<Poller>> {
+    let mut pollers = locked(&POLLERS);
+    if let Some((_, poller)) = pollers.iter().find(|(h, _)| *h == home) {
+        return poller.clone();
+    }
+    let poller = start().map(Arc::new);
+    pollers.push((home, poller.clone()));
+    poller
 }
 
 fn start() -> Option<Poller> {
@@ -332,14 +348,16 @@ mod tests {
 
     #[test]
     fn several_writers_arrive_whole_and_in_order() {
-        assert!(poller().is_some(), "the poller is running");
+        assert!(poller(None).is_some(), "the poller is running");
         let writers = 8;
         let mut ends = Vec::new();
         for w in 0..writers {
             let (read, write) = child_pipe();
             let (sink, logs) = sink(1 << 20);
             let tail = sink.tail.clone();
-            ends.push((watch(read, sink), write, tail, logs, w));
+            // Two pollers: one of no home, one of home 0.
+            let home = (w % 2 == 1).then_some(0);
+            ends.push((watch(read, sink, home), write, tail, logs, w));
         }
         // All registered first, then written at once, in small pieces.
         std::thread::scope(|s| {
@@ -365,7 +383,7 @@ mod tests {
         let (read, mut write) = child_pipe();
         let (sink, logs) = sink(100);
         let tail = sink.tail.clone();
-        let done = watch(read, sink);
+        let done = watch(read, sink, None);
         write.write_all(&script(1)).unwrap();
         assert_eq!(
             done.recv_timeout(Duration::from_millis(50)),
@@ -391,7 +409,7 @@ mod tests {
                 let (sink, logs) = sink(64);
                 write.write_all(b"bye\n").unwrap();
                 drop(write);
-                ends.push((watch(read, sink), logs));
+                ends.push((watch(read, sink, None), logs));
             }
             let deadline = Instant::now() + Duration::from_secs(10);
             for (done, _) in ends {
@@ -402,7 +420,7 @@ mod tests {
             let (read, mut write) = child_pipe();
             let (sink, logs) = sink(64);
             let tail = sink.tail.clone();
-            let done = watch(read, sink);
+            let done = watch(read, sink, None);
             write
                 .write_all(format!("round {round}\n").as_bytes())
                 .unwrap();
