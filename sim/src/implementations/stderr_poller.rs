@@ -136,7 +136,10 @@ struct Poller {
 /// The poller of each home core, started or not (`None`: it could not be,
 /// and is not tried again). A handful at most: one per core, and one for
 /// threads without a home.
-static POLLERS: Mutex<Vec<(Option<usize>, Option<Arc<Poller>>)>> = Mutex::new(Vec::new());
+static POLLERS: Mutex<Vec<HomePoller>> = Mutex::new(Vec::new());
+
+/// A home core, and its poller if it could be started.
+type HomePoller = (Option<usize>, Option<Arc<Poller>>);
 
 fn poller(home: Option<usize>) -> Option<Arc<Poller>> {
     let mut pollers = locked(&POLLERS);
