@@ -4,7 +4,6 @@
 //! adapter (`adapter.rs`) turns these into receivers.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -29,6 +28,7 @@ pub use crate::implementations::exit_guard::{defer_interrupts, interrupted};
 use crate::implementations::reaper::{self, Marked};
 use crate::implementations::state_dirs::Gate;
 use crate::implementations::stderr_log::StderrLog;
+use crate::implementations::stderr_poller::{self, Sink};
 
 use crate::implementations::adapter::Limits;
 use crate::implementations::locked;
@@ -82,7 +82,7 @@ pub fn direct_argv(command: &str) -> Option<Vec<String>> {
     found.then_some(argv)
 }
 
-/// The running child and the threads that read it.
+/// The running child and the pipes it is read from.
 pub(crate) struct ChildProcess {
     pub(crate) command: String,
     pub(crate) process: Marked,
@@ -96,8 +96,8 @@ pub(crate) struct ChildProcess {
     pub(crate) stderr: Arc<Mutex<VecDeque<u8>>>,
     /// The log its stderr goes to: that of the thread using it now.
     pub(crate) log: Arc<Mutex<Arc<Mutex<StderrLog>>>>,
-    /// Ends when the reader of stderr met its end, after the kill: the
-    /// log is then whole before the case's is taken.
+    /// Ends when the reader of stderr ([`stderr_poller`]) met its end,
+    /// after the kill: the log is then whole before the case's is taken.
     pub(crate) stderr_done: std::sync::mpsc::Receiver<()>,
     pub(crate) seq: u64,
     pub(crate) limits: Limits,
@@ -184,28 +184,16 @@ impl ChildProcess {
             ));
         };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
-        let sink = tail.clone();
         let log = Arc::new(Mutex::new(log));
-        let logs = log.clone();
-        let (done, stderr_done) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut stderr = stderr;
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stderr.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                if let Ok(mut t) = sink.lock() {
-                    t.extend(&buf[..n]);
-                    while t.len() > STDERR_TAIL {
-                        t.pop_front();
-                    }
-                }
-                let log = locked(&logs).clone();
-                locked(&log).push(&buf[..n]);
-            }
-            let _ = done.send(());
-        });
+        let stderr_done = stderr_poller::watch(
+            stderr,
+            Sink {
+                tail: tail.clone(),
+                tail_bytes: STDERR_TAIL,
+                log: log.clone(),
+            },
+            home,
+        );
         Ok(ChildProcess {
             command: command.to_owned(),
             process,

@@ -16,6 +16,7 @@ pub mod reaper;
 pub mod reference;
 pub mod state_dirs;
 pub mod stderr_log;
+pub(crate) mod stderr_poller;
 
 /// A mutex's guard, even if a thread panicked while holding it: the harness
 /// keeps process tables, state directories and logs behind mutexes, and a
