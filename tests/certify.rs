@@ -917,3 +917,61 @@ fn latency_over_the_protocol_goes_to_its_own_file_and_in_process_there_is_none()
     assert!(!stdout(&out).contains("latency"), "{}", stdout(&out));
     assert!(!d.join("r/latency.json").exists());
 }
+
+#[test]
+fn a_report_from_before_exploration_still_reads_and_an_unknown_verdict_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "certify",
+            "--no-explore",
+            "--seeds",
+            "1",
+            "--report-dir",
+            "new",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut old = report(&dir.path().join("new"));
+    for i in old["implementations"].as_array_mut().unwrap() {
+        let i = i.as_object_mut().unwrap();
+        i.remove("exploration");
+        i["verdict"].as_object_mut().unwrap().remove("exploration");
+    }
+    let write = |name: &str, v: &Value| {
+        std::fs::write(dir.path().join(name), serde_json::to_vec(v).unwrap()).unwrap()
+    };
+    write("old.json", &old);
+    let o = run_in(dir.path(), &["diff", "old.json", "new/report.json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    old["implementations"][0]["verdict"]["simulation"] = "bogus".into();
+    write("bogus.json", &old);
+    let o = run_in(dir.path(), &["diff", "bogus.json", "new/report.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bogus.json") && err.contains("/implementations/0/verdict/simulation"),
+        "{err}"
+    );
+    old["implementations"][0]["verdict"]["simulation"] = "clean".into();
+    old["implementations"][0]["verdict"]["exploration"] = "bogus".into();
+    write("bogus.json", &old);
+    let o = run_in(dir.path(), &["diff", "bogus.json", "new/report.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("/implementations/0/verdict/exploration") && err.contains("unknown verdict"),
+        "{err}"
+    );
+}

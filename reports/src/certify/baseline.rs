@@ -400,7 +400,7 @@ mod tests {
                 core: false,
                 profile: false,
                 simulation: tern_harness::certify::SimVerdict::NotRun,
-                exploration: String::new(),
+                exploration: None,
             },
             tally: Default::default(),
             cases,

@@ -128,15 +128,16 @@ fn compare(label: &str, old: &ImplReport, new: &ImplReport, out: &mut Diff) {
             regression,
         );
     }
-    if old.exploration.verdict != new.exploration.verdict && !old.exploration.verdict.is_empty() {
-        let regression =
-            old.exploration.verdict == "clean" && new.exploration.verdict == "violation";
-        push(
-            "exploration".into(),
-            old.exploration.verdict.clone(),
-            new.exploration.verdict.clone(),
-            regression,
-        );
+    if let (Some(o), n) = (old.exploration.verdict, new.exploration.verdict) {
+        if Some(o) != n {
+            let regression = o == SimVerdict::Clean && n == Some(SimVerdict::Violation);
+            push(
+                "exploration".into(),
+                o.as_str().into(),
+                n.map_or("", SimVerdict::as_str).into(),
+                regression,
+            );
+        }
     }
     let level = |i: &ImplReport| i.verdict.level.clone().unwrap_or_else(|| "none".into());
     let rank = |l: &str| match l {

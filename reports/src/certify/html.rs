@@ -5,6 +5,7 @@
 //! wide tables scroll sideways.
 
 use std::fmt::Write;
+use tern_harness::certify::SimVerdict;
 
 use super::baseline::{ImplChanges, Mark};
 use super::diagram::{esc, Diagram};
@@ -64,13 +65,9 @@ fn verdict_block(out: &mut String, i: &ImplReport, level: &str) {
             None => "not conformant at any level".to_owned(),
         },
         i.simulation.verdict.words(),
-        if i.exploration.verdict.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; exploration: {}",
-                esc(&i.exploration.verdict.replace('_', " "))
-            )
+        match i.exploration.verdict {
+            None => String::new(),
+            Some(v) => format!("; exploration: {}", v.words()),
         },
     );
 }
@@ -104,7 +101,7 @@ fn sections_table(out: &mut String, report: &Report) {
             ),
             None => format!(
                 "{} ({} scopes)",
-                esc(&i.exploration.verdict.replace('_', " ")),
+                i.exploration.verdict.map_or("", SimVerdict::words),
                 i.exploration.scopes.len()
             ),
         };
@@ -333,7 +330,7 @@ fn failure_block(out: &mut String, i: &ImplReport, c: &CaseReport, mark: Option<
 
 fn exploration_block(out: &mut String, i: &ImplReport) {
     let x = &i.exploration;
-    if x.verdict.is_empty() {
+    if x.verdict.is_none() {
         return;
     }
     out.push_str("<h3>Exploration</h3>");

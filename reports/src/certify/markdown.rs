@@ -146,11 +146,8 @@ fn one(report: &Report, i: &ImplReport, out: &mut String) {
             }
         ));
     }
-    if !i.verdict.exploration.is_empty() {
-        out.push_str(&format!(
-            "- exploration: {}\n",
-            words(&i.verdict.exploration)
-        ));
+    if let Some(v) = i.verdict.exploration {
+        out.push_str(&format!("- exploration: {}\n", v.words()));
     }
     let clauses = broken_clauses(i);
     if !clauses.is_empty() {

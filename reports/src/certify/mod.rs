@@ -179,8 +179,9 @@ pub struct ImplReport {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExplorationReport {
-    /// `clean`, `violation`, `not_run` or `incomplete`.
-    pub verdict: String,
+    /// `None` only in a report from before certification explored.
+    #[serde(with = "absent_as_empty")]
+    pub verdict: Option<SimVerdict>,
     pub skipped: Option<String>,
     /// One per scope explored, in order (the last one found the violation).
     pub scopes: Vec<ScopeReport>,
@@ -229,8 +230,34 @@ pub struct Verdict {
     pub profile: bool,
     pub simulation: SimVerdict,
     /// Absent from reports written before certification explored scopes.
-    #[serde(default)]
-    pub exploration: String,
+    #[serde(default, with = "absent_as_empty")]
+    pub exploration: Option<SimVerdict>,
+}
+
+/// The exploration's verdict, which a report from before certification
+/// explored lacks: such a report reads it as `""`, and an absent verdict is
+/// written so, which keeps every report the bytes it had.
+mod absent_as_empty {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use tern_harness::certify::SimVerdict;
+
+    pub fn serialize<S: Serializer>(v: &Option<SimVerdict>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(v.map_or("", SimVerdict::as_str))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SimVerdict>, D::Error> {
+        let text = String::deserialize(d)?;
+        if text.is_empty() {
+            return Ok(None);
+        }
+        SimVerdict::from_name(&text).map(Some).ok_or_else(|| {
+            let names: Vec<&str> = SimVerdict::ALL.iter().map(|v| v.as_str()).collect();
+            serde::de::Error::custom(format!(
+                "unknown verdict `{text}`, expected one of {}",
+                names.join(", ")
+            ))
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -396,7 +423,7 @@ pub(crate) fn failure_report(f: &Failure, case_level: Level) -> FailureReport {
 
 fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> ExplorationReport {
     ExplorationReport {
-        verdict: run.verdict().as_str().to_owned(),
+        verdict: Some(run.verdict()),
         skipped: run.skipped.clone(),
         scopes: run
             .scopes
@@ -479,7 +506,7 @@ pub(crate) fn judged(conformance: &Conformance, level: Level, cut_short: bool) -
             core: conformance.core && !cut_short,
             profile: conformance.profile && !cut_short,
             simulation: conformance.simulation,
-            exploration: conformance.exploration.as_str().to_owned(),
+            exploration: Some(conformance.exploration),
         },
         tally,
         cases: Vec::new(),

@@ -16,13 +16,9 @@ pub fn verdict_line(i: &ImplReport, level: &str) -> String {
         Some(l) => format!("conformant at `{l}` level"),
         None => "not conformant at any level".to_owned(),
     };
-    let explored = if i.verdict.exploration.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; exploration {}",
-            t(&i.verdict.exploration.replace('_', " "))
-        )
+    let explored = match i.verdict.exploration {
+        None => String::new(),
+        Some(v) => format!("; exploration {}", v.words()),
     };
     // A certification whose crashes could not lose power never checked a
     // sync: it says so in its verdict.
@@ -201,12 +197,12 @@ fn exploration_lines(x: &ExplorationReport) -> String {
         out.push_str(&format!("    reproduce: {}\n", t(&v.reproduce)));
     } else if let Some(why) = &x.skipped {
         out.push_str(&format!("exploration not run: {}\n", t(why)));
-    } else if !x.verdict.is_empty() {
+    } else if let Some(verdict) = x.verdict {
         let states: u64 = x.scopes.iter().map(|s| s.states).sum();
         out.push_str(&format!(
             "exploration: {} scope(s) {}, {states} states, no violation\n",
             x.scopes.len(),
-            if x.verdict == "clean" {
+            if verdict == SimVerdict::Clean {
                 "exhausted"
             } else {
                 "explored (not all exhausted)"

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeSet;
 
-use tern_harness::certify::SimVerdict;
 use tern_harness::corpus::play::Status;
 use tern_harness::corpus::Level;
 
@@ -88,7 +87,6 @@ pub fn validate(report: &Report) -> Result<(), Malformed> {
     }
     level("/level_requested".into(), &report.level_requested)?;
     let statuses: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
-    let sim_verdicts = SimVerdict::ALL.map(SimVerdict::as_str);
     let mut labels = std::collections::BTreeMap::new();
     for (n, i) in report.implementations.iter().enumerate() {
         let at = format!("/implementations/{n}");
@@ -104,19 +102,6 @@ pub fn validate(report: &Report) -> Result<(), Malformed> {
         }
         if let Some(l) = &i.verdict.level {
             level(format!("{at}/verdict/level"), l)?;
-        }
-        // Reports written before certification explored scopes have none.
-        if !i.verdict.exploration.is_empty() {
-            one_of(
-                format!("{at}/verdict/exploration"),
-                &i.verdict.exploration,
-                &sim_verdicts,
-            )?;
-            one_of(
-                format!("{at}/exploration/verdict"),
-                &i.exploration.verdict,
-                &sim_verdicts,
-            )?;
         }
         for (l, tally) in &i.tally {
             level(format!("{at}/tally/{}", pointer_segment(l)), l)?;

@@ -114,12 +114,11 @@ pub fn merge(parts: &[Read]) -> Result<Report, MergeError> {
                 )
             })?);
         }
-        let verdict = |s: &str| SimVerdict::from_name(s).unwrap_or(SimVerdict::Incomplete);
         let conformance = Conformance::of_outcomes(
             outcomes,
             imp.start_error.is_none(),
             simulation.verdict,
-            verdict(&exploration.verdict),
+            exploration.verdict.unwrap_or(SimVerdict::Incomplete),
         );
         let mut merged = ImplReport {
             label: imp.label.clone(),
@@ -338,7 +337,7 @@ fn merged_exploration(shares: &[Share], order: &[String]) -> Result<ExplorationR
         .all(|x| x.verdict != ScopeVerdict::NotExhausted.as_str());
     let verdict = SimVerdict::of(false, violation.is_some(), complete);
     Ok(ExplorationReport {
-        verdict: verdict.as_str().to_owned(),
+        verdict: Some(verdict),
         skipped: None,
         scopes,
         violation,

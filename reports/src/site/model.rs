@@ -187,7 +187,7 @@ impl<'a> Site<'a> {
                     level: imp.verdict.level.as_deref().and_then(Level::from_name),
                     certified: imp.verdict.certified,
                     simulation: Some(imp.verdict.simulation),
-                    exploration: SimVerdict::from_name(&imp.verdict.exploration),
+                    exploration: imp.verdict.exploration,
                     failing_cases: imp.cases.iter().filter(|c| c.failed()).count(),
                     broken_clauses: broken_clause_ids(imp),
                 });

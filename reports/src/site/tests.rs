@@ -52,7 +52,7 @@ fn imp(name: &str, version: Option<&str>, cases: Vec<CaseReport>) -> ImplReport 
             core: !failing,
             profile: !failing,
             simulation: tern_harness::certify::SimVerdict::Clean,
-            exploration: "not_run".into(),
+            exploration: Some(tern_harness::certify::SimVerdict::NotRun),
         },
         tally: BTreeMap::new(),
         cases,
