@@ -1,0 +1,337 @@
+//! Executions: which commitment a step asks an agent to execute (the
+//! executable ones, the refusals aimed by reason, boasts, grants about to
+//! expire), and the execution itself with its checks.
+
+use super::*;
+
+impl Run<'_> {
+    /// The expiry of the grant a COMMIT the workload said cites, if any.
+    pub(super) fn grant_expiry(&self, commit: &Value) -> Option<i64> {
+        let grant = GrantRef::new(commit["body"]["authority_ref"].as_str()?).ok()?;
+        Some(self.scenario.grants.get(&grant)?.expires_at?.0)
+    }
+
+    /// Agent `a`'s commitments the model would let it execute now.
+    pub(super) fn executable<'v>(&self, a: usize, resolver: &'v Resolver) -> Vec<&'v Value> {
+        let oracle = &self.agents[a].oracle;
+        let local = self.local(a);
+        resolver
+            .said
+            .commitments_of(&self.agents[a].name)
+            .into_iter()
+            .filter(|c| {
+                commitment_of(c).is_some_and(|(t, id)| {
+                    matches!(
+                        oracle.would_execute(&t, &id, local),
+                        Execution::Executed { .. }
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Agent `a`'s commitments among `own` that the model would refuse now,
+    /// by the reason it would give.
+    pub(super) fn refused_by_reason<'v>(
+        &self,
+        a: usize,
+        own: &[&'v Value],
+    ) -> BTreeMap<Refusal, Vec<&'v Value>> {
+        let oracle = &self.agents[a].oracle;
+        let local = self.local(a);
+        let mut by_reason: BTreeMap<_, Vec<&Value>> = BTreeMap::new();
+        for c in own {
+            if let Some((t, id)) = commitment_of(c) {
+                if let Execution::Refused(r) = oracle.would_execute(&t, &id, local) {
+                    by_reason.entry(r).or_default().push(*c);
+                }
+            }
+        }
+        by_reason
+    }
+
+    /// A commitment the model would refuse, the reason drawn first and
+    /// evenly among those it would give, so that every refusal is tried.
+    pub(super) fn refused_pick<'v>(
+        &self,
+        a: usize,
+        pick: u16,
+        resolver: &'v Resolver,
+    ) -> Option<(usize, &'v Value, Option<i64>)> {
+        let n = self.agents.len();
+        let mut by_reason: BTreeMap<Refusal, Vec<(usize, &Value)>> = BTreeMap::new();
+        for b in (0..n)
+            .map(|i| (a + i) % n)
+            .filter(|b| self.agents[*b].receiver.is_some())
+        {
+            let own = resolver.said.commitments_of(&self.agents[b].name);
+            for (r, cs) in self.refused_by_reason(b, &own) {
+                by_reason
+                    .entry(r)
+                    .or_default()
+                    .extend(cs.into_iter().map(|c| (b, c)));
+            }
+        }
+        let pool = by_reason
+            .values()
+            .nth((pick as usize / 20) % by_reason.len().max(1))?;
+        let (b, c) = pool[pick as usize % pool.len()];
+        Some((b, c, None))
+    }
+
+    /// What an execute step asks, from its pick: which agent executes
+    /// which commitment, and whether the clock is first moved to the
+    /// commitment's grant expiry (by this many milliseconds from it).
+    /// `None` when the step's kind of request has nothing to ask.
+    ///
+    /// Requests are aimed, so that every decision is reached often and
+    /// where it is the only thing at stake; each kind goes to the first
+    /// agent, from `a` on, that has something of its kind:
+    /// - 11 in 20: a commitment the model would execute now (effects, and
+    ///   the crashes around them, are common instead of rare), except half
+    ///   of those whose grant is about to expire, kept for the next kind;
+    /// - 2 in 20: the one a boast was last about, of those the model would
+    ///   refuse for want of authority, by its committer whatever `a` (where
+    ///   a receiver that took the boast for authority acts); when no boast
+    ///   was made, one of these is of the kind above, and the other half
+    ///   the time of that kind and half the time one of the refusals
+    ///   below;
+    /// - 4 in 20: one the model would execute now under a grant that
+    ///   expires, with the clock moved to 1 ms before the expiry, to it
+    ///   (half the time), or 1 ms after it;
+    /// - 2 in 20: one the model would refuse, the reason drawn first and
+    ///   evenly among those it would give, so that every refusal is tried;
+    /// - 1 in 40 any commitment, and 1 in 40 a message that is no COMMIT.
+    ///
+    /// The pick is among the candidates, so it stays the same commitment
+    /// when shrinking removes unrelated steps.
+    pub(super) fn choose<'v>(
+        &self,
+        a: usize,
+        pick: u16,
+        resolver: &'v Resolver,
+    ) -> Option<(usize, &'v Value, Option<i64>)> {
+        let n = self.agents.len();
+        let up = |b: &usize| self.agents[*b].receiver.is_some();
+        let at = |pool: &[&'v Value]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
+        let from_a = (0..n).map(|i| (a + i) % n).filter(up);
+        match pick % 20 {
+            // Half the time a message that is no COMMIT, half the time any
+            // commitment (so also other agents').
+            0 if (pick / 20) % 2 == 0 => {
+                let talk: Vec<&Value> = resolver
+                    .said
+                    .messages
+                    .iter()
+                    .filter(|m| m["act"] != "COMMIT")
+                    .collect();
+                Some((a, at(&talk)?, None))
+            }
+            0 => Some((a, at(&resolver.said.all_commitments())?, None)),
+            // A boast's commitment when a boast was made; else (as in most
+            // runs before any) half the time a refusal, half the time one
+            // ready, so that each keeps most of its share.
+            1 => self.boasted(resolver).or_else(|| {
+                if (pick / 20) % 2 == 0 {
+                    self.refused_pick(a, pick, resolver)
+                } else {
+                    self.ready(a, pick, resolver)
+                }
+            }),
+            2 | 3 => self.refused_pick(a, pick, resolver),
+            5..=8 => {
+                // The instant itself is the boundary most often got wrong.
+                let delta = [-1i64, 0, 0, 1][(pick as usize / 20) % 4];
+                from_a
+                    .map(|b| {
+                        let reachable = |e: i64| {
+                            let at = e + delta - self.scenario.skew[b];
+                            at >= self.now as i64 && at - self.now as i64 <= MAX_CLOCK_JUMP_MS
+                        };
+                        let ready: Vec<(&Value, i64)> = self
+                            .executable(b, resolver)
+                            .into_iter()
+                            .filter_map(|c| Some((c, self.grant_expiry(c)?)))
+                            .filter(|&(_, e)| reachable(e))
+                            .collect();
+                        // The nearest instant: the jump expires as few other
+                        // grants as it can.
+                        let first = ready.iter().map(|&(_, e)| e).min();
+                        let nearest: Vec<&Value> = ready
+                            .into_iter()
+                            .filter(|&(_, e)| Some(e) == first)
+                            .map(|(c, _)| c)
+                            .collect();
+                        (b, nearest)
+                    })
+                    .find(|(_, ready)| !ready.is_empty())
+                    .and_then(|(b, ready)| Some((b, at(&ready)?, Some(delta))))
+            }
+            4 => self
+                .boasted(resolver)
+                .or_else(|| self.ready(a, pick, resolver)),
+            _ => self.ready(a, pick, resolver),
+        }
+    }
+
+    /// The commitment a boast was last about, of those whose committer is
+    /// up and whose model would refuse them now for want of authority, and
+    /// its committer: what a receiver that took the boast for authority
+    /// would perform.
+    pub(super) fn boasted<'v>(
+        &self,
+        resolver: &'v Resolver,
+    ) -> Option<(usize, &'v Value, Option<i64>)> {
+        let unauthorised = |b: usize, c: &Value| {
+            let (oracle, local) = (&self.agents[b].oracle, self.local(b));
+            commitment_of(c).is_some_and(|(t, id)| {
+                matches!(oracle.would_execute(&t, &id, local),
+                    Execution::Refused(r) if inv::by_refusal(r) == inv::AUTHORITY)
+            })
+        };
+        resolver
+            .said
+            .boasted
+            .iter()
+            .rev()
+            .filter_map(|id| resolver.said.find(id.as_str()?))
+            .find_map(|c| {
+                let b = self
+                    .agents
+                    .iter()
+                    .position(|x| c["from"] == x.name.as_str())?;
+                (self.agents[b].receiver.is_some() && unauthorised(b, c)).then_some((b, c, None))
+            })
+    }
+
+    /// A commitment the model would execute now, of the first agent from
+    /// `a` that has one.
+    pub(super) fn ready<'v>(
+        &self,
+        a: usize,
+        pick: u16,
+        resolver: &'v Resolver,
+    ) -> Option<(usize, &'v Value, Option<i64>)> {
+        let n = self.agents.len();
+        let at = |pool: &[&'v Value]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
+        (0..n)
+            .map(|i| (a + i) % n)
+            .filter(|b| self.agents[*b].receiver.is_some())
+            // Half the commitments whose grant expires within reach of a
+            // timed request (by their ID) are left to those, which meet the
+            // expiry instant; the other half are executed while valid.
+            .map(|b| {
+                let soon = |c: &&Value| {
+                    reserved_for_timing(c)
+                        && self.grant_expiry(c).is_some_and(|e| {
+                            let until = e - self.local(b).0;
+                            (0..=RESERVE_WINDOW_MS).contains(&until)
+                        })
+                };
+                let ready = self.executable(b, resolver);
+                (
+                    b,
+                    ready.into_iter().filter(|c| !soon(c)).collect::<Vec<_>>(),
+                )
+            })
+            .find(|(_, ready)| !ready.is_empty())
+            .and_then(|(b, ready)| Some((b, at(&ready)?, None)))
+    }
+
+    pub(super) fn execute(&mut self, a: usize, pick: u16, resolver: &mut Resolver) -> Checked {
+        let Some((a, chosen, timed)) = self.choose(a, pick, resolver) else {
+            return Ok(());
+        };
+        if self.agents[a].receiver.is_none() {
+            return Ok(());
+        }
+        let name = self.agents[a].name.clone();
+        let Some((thread, id)) = commitment_of(chosen) else {
+            return Ok(());
+        };
+        let expiry = self.grant_expiry(chosen);
+        // Clocks only move forward, and by at most a few seconds.
+        if let (Some(expires), Some(delta)) = (expiry, timed) {
+            let at = expires + delta - self.scenario.skew[a];
+            if at >= self.now as i64 && at - (self.now as i64) <= MAX_CLOCK_JUMP_MS {
+                self.now = at as u64;
+                self.happen(|at| Happening::Clock {
+                    at,
+                    agent: name.clone(),
+                    text: format!("{delta:+} ms from the grant's expiry"),
+                });
+            }
+        }
+        let local = self.local(a);
+        self.stats.executions += 1;
+        let before = self.world.len();
+        // The crash points of an execution: around its effect.
+        let point = self.agents[a]
+            .pending_crash
+            .filter(|p| matches!(p, CrashPoint::AfterEffect | CrashPoint::BeforeEffect));
+        let agent = &mut self.agents[a];
+        let receiver = agent.receiver.as_mut().expect("checked above");
+        let (result, fired) = agent
+            .storage
+            .with_crash(point, || receiver.execute(&thread, &id, local));
+        if let Some(point) = point.filter(|_| fired) {
+            agent.pending_crash = None;
+            self.stats
+                .situations
+                .reach(Situation::Moment(Moment::crashed_in_execution(point)));
+        }
+        let new_effects: Vec<(String, tern_model::ledger::EffectKey)> =
+            self.world.log_since(before);
+        self.stats.effects += new_effects.len() as u64;
+        self.stats.checks += 1;
+        let expected_decision = self.agents[a].oracle.would_execute(&thread, &id, local);
+        self.reach.on_execution(
+            &mut self.stats.situations,
+            a,
+            id.as_str(),
+            local.0,
+            self.scenario.skew[a] != 0,
+            expiry,
+            &expected_decision,
+        );
+        if !new_effects.is_empty() {
+            self.reach.on_effect(thread.as_str(), id.as_str());
+            resolver.said.note_executed(id.as_str());
+        }
+        if let Err(m) = oracle::effects(&expected_decision, &new_effects, &name, &self.world) {
+            return Err(self.mismatch(a, m));
+        }
+        match delivery::crash_judged(Call::Execution, result, fired) {
+            Err(breach) => Err(self.breach(a, "an answer to execute", breach)),
+            Ok(None) => {
+                // The effect counts as done exactly when the world saw it.
+                if !new_effects.is_empty() {
+                    self.agents[a].oracle.execute(&thread, &id, local);
+                }
+                self.happen(|at| Happening::Execute {
+                    at,
+                    agent: name.clone(),
+                    id: id.to_string(),
+                    result: "crashed before answering".into(),
+                });
+                self.crash(a, "during an execution");
+                Ok(())
+            }
+            Ok(Some(actual)) => {
+                let expected = self.agents[a].oracle.execute(&thread, &id, local);
+                self.happen(|at| Happening::Execute {
+                    at,
+                    agent: name.clone(),
+                    id: id.to_string(),
+                    result: execution_text(&actual),
+                });
+                if let Err(m) =
+                    oracle::decision(&expected, &actual, new_effects.len(), self.config.names)
+                {
+                    return Err(self.mismatch(a, m));
+                }
+                self.check_view(a, thread.as_str())
+            }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! An agent's life in a run: its start-up (with the rule that starting
+//! acts on nothing), crashes between operations and inside them, the power
+//! a crash cut, restarts when due, and the frames a crash cut redelivered
+//! first.
+
+use super::*;
+
+impl Run<'_> {
+    /// Starts (or restarts) an agent's implementation on its storage.
+    pub(super) fn start(&mut self, a: usize) -> Checked {
+        let init = self.agents[a].init.clone();
+        let before = self.world.len();
+        let world = self
+            .world
+            .for_agent(&self.agents[a].name, &self.agents[a].storage);
+        // A crash scheduled for this recovery fires at its next sync.
+        let point = self.agents[a].recovery_crash.take();
+        let storage = self.agents[a].storage.clone();
+        let (started, fired) = storage.with_crash(point, || {
+            self.implementation.start(&init, storage.clone(), world)
+        });
+        match delivery::crash_judged(Call::StartUp, started, fired) {
+            Ok(None) => {
+                self.stats
+                    .situations
+                    .reach(Situation::Moment(Moment::crashed_in_recovery(point)));
+                self.crash(a, "during its recovery");
+                return Ok(());
+            }
+            Ok(Some(r)) => {
+                self.agents[a].pipelines = r.identity().claims(Capability::Pipeline);
+                self.agents[a].receiver = Some(r);
+            }
+            Err(breach) => return Err(self.breach(a, "the implementation starts", breach)),
+        }
+        if self.world.len() != before {
+            return Err(self.violation(
+                inv::AUTHORITY,
+                Some(a),
+                "no effect while starting".into(),
+                format!(
+                    "{} effect(s) performed during start-up",
+                    self.world.len() - before
+                ),
+            ));
+        }
+        self.agents[a].down_until = None;
+        Ok(())
+    }
+
+    /// A crash while agent `a` is idle. Its last answer's acknowledgement
+    /// is lost with it, so the sender delivers that frame again.
+    pub(super) fn crash_between_operations(&mut self, a: usize, why: &str) {
+        self.agents[a].pending_crash = None;
+        self.stats
+            .situations
+            .reach(Situation::Moment(Moment::CrashIdle));
+        if let Some(last) = self.agents[a].last_answered.take() {
+            if !self.agents[a]
+                .unreported
+                .iter()
+                .any(|u| u.frame == last.frame)
+            {
+                self.agents[a].unreported.push(last);
+            }
+        }
+        self.crash(a, why);
+    }
+
+    pub(super) fn crash(&mut self, a: usize, why: &str) {
+        self.fault(Fault::Crash);
+        self.reach.on_crash(a);
+        let agent = &mut self.agents[a];
+        if let Some(r) = agent.receiver.as_mut() {
+            r.kill();
+        }
+        agent.receiver = None;
+        agent.storage.crash();
+        agent.down_until = Some(self.now + DOWNTIME_MS);
+        let name = agent.name.clone();
+        // Over a power-loss state directory, how the crash fell: where in
+        // the request, and what it takes (at the restart).
+        let cut = agent.storage.cut();
+        let at = self.power_notes(a);
+        let why = match cut {
+            Some(cut) => {
+                if cut.loss != Loss::Kill {
+                    self.fault(Fault::PowerLoss);
+                }
+                format!("{why}{at}; {}", cut.loss.describe())
+            }
+            None => why.to_owned(),
+        };
+        self.happen(|at| Happening::Fault {
+            at,
+            agent: name,
+            fault: FaultEvent::Crash { why },
+        });
+    }
+
+    /// Counts the situations of what the state directory of agent `a` told
+    /// of its crashes since last asked, and says where a crash inside a
+    /// request fell (empty if it did not).
+    pub(super) fn power_notes(&mut self, a: usize) -> String {
+        let mut at = String::new();
+        for note in self.agents[a].storage.take_notes() {
+            for moment in power_moments(&note) {
+                self.stats.situations.reach(Situation::Moment(moment));
+            }
+            match note {
+                PowerNote::Held { op, earlier } => {
+                    at = format!(
+                        ", at its {} file operation of the request ({}, after {})",
+                        shorthand::ordinal(earlier.len() + 1),
+                        op.name(),
+                        if earlier.is_empty() {
+                            "none".to_owned()
+                        } else {
+                            earlier
+                                .iter()
+                                .map(|o| o.name())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        }
+                    )
+                }
+                PowerNote::Answered { last } => {
+                    at = format!(
+                        ", right after the request answered{}",
+                        last.map(|o| format!(" (its last file operation: {})", o.name()))
+                            .unwrap_or_default()
+                    )
+                }
+                PowerNote::Lost { .. } => {}
+            }
+        }
+        at
+    }
+
+    pub(super) fn restart_due(&mut self) -> Checked {
+        for a in 0..self.agents.len() {
+            if self.agents[a].down_until.is_some_and(|t| t <= self.now) {
+                self.restart(a)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn restart(&mut self, a: usize) -> Checked {
+        let name = self.agents[a].name.clone();
+        self.happen(|at| Happening::Fault {
+            at,
+            agent: name,
+            fault: FaultEvent::Restart,
+        });
+        let started = self.start(a);
+        // What the power loss of the restart took.
+        self.power_notes(a);
+        started?;
+        // The senders retransmit what was never acknowledged: first the
+        // frames whose delivery a crash cut (until they are settled, the
+        // receiver may hold what the model does not), then, once the views
+        // are compared, the frame whose acknowledgement a crash between
+        // operations lost. So a receiver that lost a message it had
+        // answered shows it in its view (history), before the redelivery
+        // can make it look like a duplicate taken for new.
+        let (cut, answered): (Vec<_>, Vec<_>) = self.agents[a]
+            .unreported
+            .clone()
+            .into_iter()
+            .partition(|u| u.point.is_some());
+        self.redeliver(a, cut)?;
+        if !answered.is_empty() {
+            self.check_views(a)?;
+        }
+        self.redeliver(a, answered)?;
+        self.check_views(a)
+    }
+
+    /// Delivers frames again to agent `a`, while it stays up.
+    pub(super) fn redeliver(&mut self, a: usize, frames: Vec<Unreported>) -> Checked {
+        for u in frames {
+            if self.agents[a].receiver.is_none() {
+                break;
+            }
+            self.deliver_to(a, &u.frame, &u.principal, u.sent, false)?;
+        }
+        Ok(())
+    }
+}
