@@ -605,8 +605,7 @@ pub fn check_determinism(
     }
     let _power = PowerLossServed::on(implementation, sim.budget.faults.has(Fault::PowerLoss));
     let failing = sim.counterexample.as_ref().map(|c| c.config.seed);
-    let passed = sim.runs - u64::from(failing.is_some());
-    let seeds = determinism::seeds_to_check(&sim.budget, passed, failing, sample);
+    let seeds = determinism::seeds_to_check(&sim.budget, sim.runs, failing, sample);
     sim.determinism = Some(determinism::check(
         &sim.budget,
         &seeds,

@@ -329,8 +329,7 @@ pub fn run(args: RunArgs) -> Status {
                 noteln!("playing seeds twice to check determinism...");
             }
             let failing = finding.as_ref().map(|f| f.seed);
-            let passed = runs - u64::from(failing.is_some());
-            let seeds = determinism::seeds_to_check(&batch, passed, failing, sample);
+            let seeds = determinism::seeds_to_check(&batch, runs, failing, sample);
             let stop = || interrupted().is_some() || super::output::closed();
             DeterminismReport::of(&determinism::check(&batch, &seeds, imp.as_ref(), stop))
         });

@@ -55,11 +55,13 @@ pub struct DeterminismCheck {
     pub complete: bool,
 }
 
-/// The seeds a check plays: the failing one first, then up to `sample`
-/// of the `passed` runs before it, spread evenly over them, so that a long
-/// batch is sampled from its start to its end and the choice depends on
-/// the batch alone.
-pub fn seeds_to_check(batch: &Batch, passed: u64, failing: Option<u64>, sample: u64) -> Vec<u64> {
+/// The seeds a check plays after a batch that played `runs` runs and
+/// failed at `failing` (its last run), if it failed: the failing one
+/// first, then up to `sample` of the runs that passed, spread evenly over
+/// them, so that a long batch is sampled from its start to its end and the
+/// choice depends on the batch alone.
+pub fn seeds_to_check(batch: &Batch, runs: u64, failing: Option<u64>, sample: u64) -> Vec<u64> {
+    let passed = runs.saturating_sub(u64::from(failing.is_some()));
     let mut seeds: Vec<u64> = failing.into_iter().collect();
     let take = sample.min(passed);
     for k in 0..take {
@@ -433,7 +435,7 @@ mod tests {
             vec![100, 350, 600, 850]
         );
         assert_eq!(
-            seeds_to_check(&batch, 2, Some(102), 10),
+            seeds_to_check(&batch, 3, Some(102), 10),
             vec![102, 100, 101]
         );
         assert_eq!(seeds_to_check(&batch, 0, None, 10), Vec::<u64>::new());
