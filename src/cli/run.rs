@@ -438,7 +438,6 @@ fn print_verdict(
             Some(_) => Status::Violation,
         };
     }
-
     if let Some(d) = &setting.duration {
         let range = tern_reports::run::seed_range(setting.first_seed, runs);
         outln!(
