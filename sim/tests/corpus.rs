@@ -550,3 +550,67 @@ fn every_situation_names_clauses_that_exist() {
         }
     }
 }
+
+/// Only `execute` may act on the world. The corpus player judges every
+/// start-up and every view by the world's effects before and after, as the
+/// simulator and the explorer do: a receiver that finishes interrupted work
+/// while starting, or performs an effect while answering a view, fails at
+/// that very step, by `authority-before-effect`, in the case written for
+/// the rule. Before, both only failed a later count of the effects, under
+/// `expectation`.
+#[test]
+fn the_player_catches_an_effect_while_starting_or_answering_a_view() {
+    let c = corpus();
+    let case = |id: &str| {
+        c.cases
+            .iter()
+            .find(|k| k.id == id)
+            .unwrap_or_else(|| panic!("{id} is in the corpus"))
+    };
+    for (id, mutant, step, op, expected, actual) in [
+        (
+            "permission.start-up-performs-nothing",
+            Mutant::ResumesAtStart,
+            3,
+            "restart",
+            "no effect while starting",
+            "1 effect(s) performed during start-up",
+        ),
+        (
+            "permission.views-perform-nothing",
+            Mutant::EffectInView,
+            2,
+            "view",
+            "no effect while answering a view",
+            "1 effect(s) performed while answering a view of t",
+        ),
+    ] {
+        let k = case(id);
+        assert!(k.is_about(invariants::AUTHORITY), "{id} names the rule");
+        let reference = play(k, &ReferenceImpl, &Identity::builtin("reference"));
+        assert_eq!(
+            reference.status,
+            Status::Pass,
+            "{id}: {:?}",
+            reference.failure
+        );
+        let run = play(k, &MutantImpl(mutant), &Identity::builtin(mutant.name()));
+        assert_eq!(run.status, Status::Fail, "{id}");
+        let f = run.failure.expect("a failure");
+        assert_eq!(
+            (
+                f.step,
+                f.op,
+                f.check.as_str(),
+                f.expected.as_str(),
+                f.actual.as_str()
+            ),
+            (step, op, invariants::AUTHORITY.name, expected, actual),
+            "{id}"
+        );
+        assert!(
+            !run.transcript.last().expect("a transcript").ok,
+            "{id}: the step that acted is marked"
+        );
+    }
+}

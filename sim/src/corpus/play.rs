@@ -16,10 +16,11 @@ use super::pattern::mismatch;
 use crate::contract::plugin::{
     Capability, Delivered, Identity, ImplError, Implementation, InitParams, Receiver,
 };
-use crate::contract::storage::Storage;
+use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::World;
 use crate::judge::compare::{execution_text, RejectNames};
-use crate::judge::delivery::{self, Breach, Call, Delivery};
+use crate::judge::delivery::{self, Breach, Call, Came, Delivery};
+use crate::judge::no_effect;
 use crate::judge::replies::KnownAcks;
 use crate::shorthand;
 
@@ -221,31 +222,36 @@ impl Player<'_> {
         )
     }
 
-    /// Starts the implementation on the case's storage and world.
-    fn launch(&self) -> Result<Box<dyn Receiver>, ImplError> {
-        let world = self
-            .world
-            .for_agent(self.init.participant.as_str(), &self.storage);
-        self.implementation
-            .start(&self.init, self.storage.clone(), world)
+    /// Starts the implementation on the case's storage and world, with
+    /// `crash` armed for the start-up's first sync: the judge's start-up,
+    /// with its rule that starting acts on nothing.
+    fn launch(&mut self, crash: Option<CrashPoint>) -> Result<Came, Breach> {
+        no_effect::start(
+            self.implementation,
+            &self.init,
+            &self.storage,
+            &self.world,
+            crash,
+            &mut self.receiver,
+        )
     }
 
-    fn start(&mut self, step: usize) -> Result<(), (Status, Failure)> {
-        match self.launch() {
-            Ok(r) => {
-                self.receiver = Some(r);
-                Ok(())
+    fn start(&mut self, step: usize) -> Checked {
+        match self.launch(None) {
+            Ok(_) => Ok(()),
+            Err(breach) => {
+                if matches!(breach, Breach::Effects { .. }) {
+                    self.mark_last_failed();
+                }
+                Err(self.breach(step, "a started receiver", &breach))
             }
-            Err(e) => Err(self.error(step, "a started receiver", &e)),
         }
     }
 
     /// A start-up killed at its first sync. One that never syncs is killed
     /// when its answer arrives; either way the receiver stays down.
     fn start_crashing(&mut self, step: usize, crash: DeliverCrash) -> Checked {
-        let (result, fired) = self
-            .storage
-            .with_crash(Some(crash.point()), || self.launch());
+        let result = self.launch(Some(crash.point()));
         self.record(Exchange {
             step,
             op: "restart",
@@ -263,14 +269,16 @@ impl Player<'_> {
             }),
             ok: true,
         });
-        let outcome = match result {
-            Ok(mut r) => {
-                r.kill();
-                Ok(())
-            }
-            Err(e) => Err(e),
-        };
-        self.crashed_as_scheduled(step, Call::StartUp, outcome, fired)?;
+        if let Err(breach) = result {
+            let answering = match breach {
+                Breach::Effects { .. } => {
+                    self.mark_last_failed();
+                    "a started receiver"
+                }
+                _ => "a crash at the scheduled point",
+            };
+            return Err(self.breach(step, answering, &breach));
+        }
         self.crash();
         Ok(())
     }
@@ -398,7 +406,7 @@ impl Player<'_> {
                 ok: true,
             });
         }
-        if let Err(breach) = delivery::no_effects(before, self.world.len()) {
+        if let Err(breach) = no_effect::no_effects(Call::Delivery, before, self.world.len()) {
             self.mark_last_failed();
             return Err(self.breach(i, "an answer to deliver", &breach));
         }
@@ -584,7 +592,8 @@ impl Player<'_> {
                 crash,
             } => self.execute(i, thread, commitment, *at, expect.as_ref(), *crash),
             Step::View { thread, pattern } => {
-                let result = self.receiver().view(thread);
+                let world = self.world.clone();
+                let result = no_effect::view(self.receiver().as_mut(), &world, thread);
                 let mut x = Exchange {
                     step: i,
                     op: "view",
@@ -597,11 +606,14 @@ impl Player<'_> {
                 };
                 let view = match result {
                     Ok(v) => v.to_value(),
-                    Err(e) => {
-                        x.answer = e.to_string();
+                    Err(breach) => {
+                        x.answer = match &breach {
+                            Breach::Failed(e) => e.to_string(),
+                            breach => breach.actual(),
+                        };
                         x.ok = false;
                         self.record(x);
-                        return Err(self.error(i, "a view", &e));
+                        return Err(self.breach(i, "a view", &breach));
                     }
                 };
                 x.answer = view.to_string();

@@ -24,11 +24,12 @@ use tern_model::message::ThreadId;
 
 pub use super::moves::{inside_points, AtOp, Move};
 use super::scope::{Action, Budget, Scope};
-use super::subject::{Came, Subject};
+use super::subject::Subject;
 use crate::catalogue::situations::Coverage;
 use crate::contract::plugin::{Implementation, InitParams, PowerLossServed};
 use crate::contract::storage::{CrashPoint, FileOp};
 use crate::judge::compare::RejectNames;
+use crate::judge::delivery::Came;
 use crate::judge::oracle::Mismatch;
 use crate::shorthand;
 

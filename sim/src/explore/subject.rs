@@ -16,8 +16,9 @@ use crate::contract::plugin::{ImplError, Implementation, InitParams, Receiver};
 use crate::contract::storage::{CrashPoint, FileOp, Loss, PowerCut, Storage};
 use crate::contract::world::World;
 use crate::judge::compare::RejectNames;
-use crate::judge::delivery::{self, Breach, Call, Delivery};
+use crate::judge::delivery::{self, Breach, Call, Came, Delivery};
 use crate::judge::invariants as inv;
+use crate::judge::no_effect;
 use crate::judge::oracle::{self, Mismatch};
 use crate::judge::replies::KnownAcks;
 
@@ -28,14 +29,6 @@ pub struct Unacked {
     pub frame: Vec<u8>,
     pub principal: Principal,
     pub point: Option<CrashPoint>,
-}
-
-/// What a call came to, when it broke nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Came {
-    Answered,
-    /// The scheduled crash fired: the receiver is down.
-    Crashed,
 }
 
 pub struct Subject<'i> {
@@ -177,36 +170,20 @@ impl<'i> Subject<'i> {
     /// Starts the receiver on its storage, with `crash` armed for its
     /// first sync.
     pub fn restart(&mut self, crash: Option<CrashPoint>) -> Result<Came, Mismatch> {
-        let before = self.world.len();
-        let world = self.world.for_agent(&self.me, &self.storage);
-        let storage = self.storage.clone();
-        let (started, fired) = storage.with_crash(crash, || {
-            self.implementation
-                .start(&self.init, storage.clone(), world)
-        });
-        let came = match delivery::crash_judged(Call::StartUp, started, fired) {
-            Ok(None) => {
-                self.reached(Situation::Moment(Moment::crashed_in_recovery(crash)));
-                self.crash();
-                Came::Crashed
-            }
-            Ok(Some(r)) => {
-                self.receiver = Some(r);
-                Came::Answered
-            }
-            Err(b) => return Err(Self::breach("the implementation starts", b)),
-        };
-        self.power_notes();
-        if self.world.len() != before {
-            return Err(Mismatch::new(
-                inv::AUTHORITY,
-                "no effect while starting",
-                format!(
-                    "{} effect(s) performed during start-up",
-                    self.world.len() - before
-                ),
-            ));
+        let came = no_effect::start(
+            self.implementation,
+            &self.init,
+            &self.storage,
+            &self.world,
+            crash,
+            &mut self.receiver,
+        )
+        .map_err(|b| Self::breach("the implementation starts", b))?;
+        if came == Came::Crashed {
+            self.reached(Situation::Moment(Moment::crashed_in_recovery(crash)));
+            self.crash();
         }
+        self.power_notes();
         Ok(came)
     }
 
@@ -329,7 +306,7 @@ impl<'i> Subject<'i> {
                     .push(id.clone());
             }
         }
-        delivery::no_effects(before, self.world.len())
+        no_effect::no_effects(Call::Delivery, before, self.world.len())
             .map_err(|b| Self::breach("an answer to deliver", b))?;
         oracle::delivery_events(&expected, &reply.events, redelivered, self.names)?;
         self.acks.note_frame(frame);
@@ -407,12 +384,8 @@ impl<'i> Subject<'i> {
             .map(|t| (t.clone(), self.oracle.view_text(t)))
             .collect();
         if let Some(receiver) = self.receiver.as_mut().filter(|_| compare) {
-            let before = self.world.len();
-            // Asked together: over the protocol, one round trip for all.
-            let actual = receiver.views_against(&expected);
-            let threads: Vec<&str> = self.threads.iter().map(|t| t.as_str()).collect();
-            oracle::no_effect_in_views(before, self.world.len(), &threads)?;
-            let actual = actual.map_err(|e| Self::unsound("a view", e))?;
+            let actual = no_effect::views(receiver.as_mut(), &self.world, &expected)
+                .map_err(|b| Self::breach("a view", b))?;
             for ((t, expected), actual) in expected.iter().zip(actual) {
                 if actual == *expected {
                     if let Some(new) = self.unconfirmed.remove(t) {

@@ -91,6 +91,7 @@ zoo! {
     MemoryDedup = "memory-dedup", AT_MOST_ONCE, "keeps executed effects in memory only, so a restart executes again", "an execution, then a crash and an ask to execute again", Own, Moment(Moment::CrashIdle);
     EffectBeforeIntent = "effect-before-intent", AT_MOST_ONCE, "performs an effect before its record is durable", "a crash right after an effect", Own, Moment(Moment::CrashAfterEffect);
     IntentAsDone = "intent-as-done", EXECUTIONS, "after a restart, counts a durable intent as executed without asking the world whether its effect happened", "a crash between a durable intent and its effect", Own, Moment(Moment::CrashBeforeEffect);
+    ResumesAtStart = "resumes-at-start", AUTHORITY, "performs at start-up the effects whose intents a crash cut, without an ask to execute", "a crash between a durable intent and its effect, then the restart", Own, Moment(Moment::CrashBeforeEffect);
     AcksAcks = "acks-acks", NO_ACK_OF_ACK, "acknowledges every ACK it accepts", "an ACK accepted", Own, Moment(Moment::Accepted);
     AcksAcksLater = "acks-acks-later", NO_ACK_OF_ACK, "acknowledges each ACK it accepts one delivery later, in a batch with its next answer", "an ACK accepted, then another accepted message", Own, Moment(Moment::Accepted);
     RepliesToInvalid = "replies-to-invalid", NO_REPLY_TO_INVALID, "answers rejected frames with a message", "a rejected frame", Own, Rejected(RejectClass::Parse);
@@ -260,6 +261,13 @@ where
         storage.sync()?;
     }
     let inner = ReferenceReceiver::recover_with(init, storage, world.clone(), recording)?;
+    if mutant == Mutant::ResumesAtStart {
+        // The defect: the interrupted work is finished on the spot, with
+        // no ask to execute and no authority checked again.
+        for effect in inner.dropped_at_recovery() {
+            world.perform(effect)?;
+        }
+    }
     if mutant == Mutant::DistrustsTail {
         inner.storage().append(Record::Ready.encode())?;
         inner.storage().sync()?;

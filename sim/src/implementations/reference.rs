@@ -342,6 +342,9 @@ pub struct ReferenceReceiver<S = Storage, W = AgentWorld> {
     /// Pending deliveries not yet written, under `PendingInMemory`: the
     /// message's thread and ID, and its record.
     held: Vec<(Option<ThreadId>, Option<MessageRef>, Record)>,
+    /// The effects of the intents this start's recovery dropped, because
+    /// the world never performed them.
+    dropped: Vec<EffectKey>,
 }
 
 impl ReferenceReceiver<Storage, AgentWorld> {
@@ -415,7 +418,15 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
             world,
             recording,
             held: Vec::new(),
+            dropped: state.dropped,
         })
+    }
+
+    /// The effects whose intents a crash cut before the world performed
+    /// them: a correct receiver performs each only when asked to execute
+    /// again, under the authority that holds then.
+    pub(crate) fn dropped_at_recovery(&self) -> &[EffectKey] {
+        &self.dropped
     }
 
     /// The durable storage, for a mutant that keeps records of its own

@@ -28,6 +28,14 @@ pub enum Delivery {
     Answered(Delivered),
 }
 
+/// What a call that a crash can cut came to, when it broke nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Came {
+    Answered,
+    /// The scheduled crash fired: the receiver is down.
+    Crashed,
+}
+
 /// A call into a receiver that a crash can cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
@@ -67,8 +75,12 @@ pub enum Breach {
     Failed(ImplError),
     /// An answer without the delivered frame's own event.
     NoEvent,
-    /// Effects performed while delivering.
-    Effects(usize),
+    /// Effects performed during a start-up or a delivery (only `execute`
+    /// may act on the world).
+    Effects { call: Call, count: usize },
+    /// Effects performed while answering the views of `threads`: a view
+    /// is a read, and an effect there bypasses every authority check.
+    EffectsInView { threads: String, count: usize },
     /// Frames sent in answer to a frame the receiver should reject.
     ReplyToInvalid {
         class: String,
@@ -91,7 +103,7 @@ impl Breach {
             | Breach::SwallowedCrash(_)
             | Breach::Failed(_)
             | Breach::NoEvent => inv::ALIVE,
-            Breach::Effects(_) => inv::AUTHORITY,
+            Breach::Effects { .. } | Breach::EffectsInView { .. } => inv::AUTHORITY,
             Breach::ReplyToInvalid { .. } => inv::NO_REPLY_TO_INVALID,
             Breach::InvalidOutgoing(_) => inv::SCHEMA,
             Breach::ForeignOutgoing { .. } => inv::IDENTITY,
@@ -111,7 +123,12 @@ impl Breach {
             ),
             Breach::Failed(_) => "an answer to deliver".into(),
             Breach::NoEvent => "at least the delivered frame's own event".into(),
-            Breach::Effects(_) => "no effect during a delivery".into(),
+            Breach::Effects {
+                call: Call::StartUp,
+                ..
+            } => "no effect while starting".into(),
+            Breach::Effects { .. } => "no effect during a delivery".into(),
+            Breach::EffectsInView { .. } => "no effect while answering a view".into(),
             Breach::ReplyToInvalid { class, .. } => {
                 format!("no frame in answer to a rejected message ({class})")
             }
@@ -132,7 +149,14 @@ impl Breach {
             }
             Breach::Failed(e) => e.to_string(),
             Breach::NoEvent => "an answer with no event".into(),
-            Breach::Effects(_) => "an effect was performed while delivering a message".into(),
+            Breach::Effects {
+                call: Call::StartUp,
+                count,
+            } => format!("{count} effect(s) performed during start-up"),
+            Breach::Effects { .. } => "an effect was performed while delivering a message".into(),
+            Breach::EffectsInView { threads, count } => {
+                format!("{count} effect(s) performed while answering a view of {threads}")
+            }
             Breach::ReplyToInvalid { sent, first, .. } => format!("{sent} frame(s) sent: {first}"),
             Breach::InvalidOutgoing(why) => format!("an outgoing frame is invalid: {why}"),
             Breach::ForeignOutgoing { claimed, .. } => {
@@ -175,14 +199,6 @@ pub fn crash_judged<T>(
         Err(e) => Err(Breach::Failed(e)),
         Ok(_) if fired => Err(Breach::SwallowedCrash(call)),
         Ok(answer) => Ok(Some(answer)),
-    }
-}
-
-/// No effect during a delivery: the world's effect count before and after.
-pub fn no_effects(before: usize, after: usize) -> Result<(), Breach> {
-    match after.saturating_sub(before) {
-        0 => Ok(()),
-        n => Err(Breach::Effects(n)),
     }
 }
 
@@ -268,13 +284,6 @@ mod tests {
             Breach::SwallowedCrash(Call::Execution).actual(),
             "a decision: the implementation swallowed the crash"
         );
-    }
-
-    #[test]
-    fn an_effect_during_a_delivery_breaks_authority() {
-        assert_eq!(no_effects(3, 3), Ok(()));
-        let breach = no_effects(3, 4).unwrap_err();
-        assert_eq!(breach.invariant(), inv::AUTHORITY);
     }
 
     #[test]

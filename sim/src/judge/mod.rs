@@ -8,5 +8,6 @@
 pub mod compare;
 pub mod delivery;
 pub mod invariants;
+pub mod no_effect;
 pub mod oracle;
 pub mod replies;

@@ -119,23 +119,6 @@ pub fn delivery_events(
     ))
 }
 
-/// No effect while answering views: the world's effect count before and
-/// after the views of `threads` were asked. Asking for a view is a read:
-/// an effect performed while answering one bypasses every authority check.
-pub fn no_effect_in_views(before: usize, after: usize, threads: &[&str]) -> Result<(), Mismatch> {
-    match after.saturating_sub(before) {
-        0 => Ok(()),
-        n => Err(Mismatch::new(
-            inv::AUTHORITY,
-            "no effect while answering a view",
-            format!(
-                "{n} effect(s) performed while answering a view of {}",
-                threads.join(", ")
-            ),
-        )),
-    }
-}
-
 /// A view whose text differs from the oracle's, as trees: the history it
 /// must keep (`seen`, the IDs the receiver has shown of this thread, which
 /// learns the new ones), commitments from COMMITs only, effects the world

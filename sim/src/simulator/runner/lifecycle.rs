@@ -8,44 +8,36 @@ use super::*;
 impl Run<'_> {
     /// Starts (or restarts) an agent's implementation on its storage.
     pub(super) fn start(&mut self, a: usize) -> Checked {
-        let init = self.agents[a].init.clone();
-        let before = self.world.len();
-        let world = self
-            .world
-            .for_agent(&self.agents[a].name, &self.agents[a].storage);
         // A crash scheduled for this recovery fires at its next sync.
         let point = self.agents[a].recovery_crash.take();
-        let storage = self.agents[a].storage.clone();
-        let (started, fired) = storage.with_crash(point, || {
-            self.implementation.start(&init, storage.clone(), world)
-        });
-        match delivery::crash_judged(Call::StartUp, started, fired) {
-            Ok(None) => {
+        let agent = &mut self.agents[a];
+        let came = no_effect::start(
+            self.implementation,
+            &agent.init,
+            &agent.storage,
+            &self.world,
+            point,
+            &mut agent.receiver,
+        );
+        match came {
+            Err(breach) => Err(self.breach(a, "the implementation starts", breach)),
+            Ok(Came::Crashed) => {
                 self.stats
                     .situations
                     .reach(Situation::Moment(Moment::crashed_in_recovery(point)));
                 self.crash(a, "during its recovery");
-                return Ok(());
+                Ok(())
             }
-            Ok(Some(r)) => {
-                self.agents[a].pipelines = r.identity().claims(Capability::Pipeline);
-                self.agents[a].receiver = Some(r);
+            Ok(Came::Answered) => {
+                let agent = &mut self.agents[a];
+                agent.pipelines = agent
+                    .receiver
+                    .as_ref()
+                    .is_some_and(|r| r.identity().claims(Capability::Pipeline));
+                agent.down_until = None;
+                Ok(())
             }
-            Err(breach) => return Err(self.breach(a, "the implementation starts", breach)),
         }
-        if self.world.len() != before {
-            return Err(self.violation(
-                inv::AUTHORITY,
-                Some(a),
-                "no effect while starting".into(),
-                format!(
-                    "{} effect(s) performed during start-up",
-                    self.world.len() - before
-                ),
-            ));
-        }
-        self.agents[a].down_until = None;
-        Ok(())
     }
 
     /// A crash while agent `a` is idle. Its last answer's acknowledgement

@@ -28,8 +28,9 @@ use crate::catalogue::situations::{power_moments, Moment, Situation};
 use crate::contract::plugin::{Capability, ImplError, Implementation, InitParams, Receiver, View};
 use crate::contract::storage::{CrashPoint, Loss, PowerNote, Storage};
 use crate::contract::world::World;
-use crate::judge::delivery::{self, Breach, Call, Delivery};
+use crate::judge::delivery::{self, Breach, Call, Came, Delivery};
 use crate::judge::invariants::{self as inv, Invariant};
+use crate::judge::no_effect;
 use crate::judge::oracle::{self, Mismatch};
 use crate::judge::replies::KnownAcks;
 use crate::shorthand;
@@ -656,7 +657,7 @@ impl<'a> Run<'a> {
             &self.facts[sent],
             &self.agents[a].oracle,
         );
-        if let Err(breach) = delivery::no_effects(before, self.world.len()) {
+        if let Err(breach) = no_effect::no_effects(Call::Delivery, before, self.world.len()) {
             return Err(self.breach(a, "an answer to deliver", breach));
         }
         let first = oracle::first_outcome(&expected);

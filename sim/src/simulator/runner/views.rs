@@ -14,18 +14,12 @@ impl Run<'_> {
         a: usize,
         t: &ThreadId,
     ) -> Result<Option<View>, Box<Violation>> {
-        let before = self.world.len();
         let Some(receiver) = self.agents[a].receiver.as_mut() else {
             return Ok(None);
         };
-        let answer = receiver.view(t);
+        let answer = no_effect::view(receiver.as_mut(), &self.world, t);
         self.stats.checks += 1;
-        oracle::no_effect_in_views(before, self.world.len(), &[t.as_str()])
-            .map_err(|m| self.mismatch(a, m))?;
-        match answer {
-            Ok(v) => Ok(Some(v)),
-            Err(e) => Err(self.unsound(a, "a view", e)),
-        }
+        answer.map(Some).map_err(|b| self.breach(a, "a view", b))
     }
 
     /// Agent `a`'s views of the threads `wanted` names, each asked against
@@ -36,19 +30,12 @@ impl Run<'_> {
         a: usize,
         wanted: &[(ThreadId, View)],
     ) -> Result<Option<Vec<View>>, Box<Violation>> {
-        let before = self.world.len();
         let Some(receiver) = self.agents[a].receiver.as_mut() else {
             return Ok(None);
         };
-        let answer = receiver.views_against(wanted);
+        let answer = no_effect::views(receiver.as_mut(), &self.world, wanted);
         self.stats.checks += wanted.len() as u64;
-        let threads: Vec<&str> = wanted.iter().map(|(t, _)| t.as_str()).collect();
-        oracle::no_effect_in_views(before, self.world.len(), &threads)
-            .map_err(|m| self.mismatch(a, m))?;
-        match answer {
-            Ok(v) => Ok(Some(v)),
-            Err(e) => Err(self.unsound(a, "a view", e)),
-        }
+        answer.map(Some).map_err(|b| self.breach(a, "a view", b))
     }
 
     /// The implementation's view of a thread against the oracle's, plus the
