@@ -49,6 +49,7 @@ fn without_shard_record(text: &str) -> String {
 }
 
 #[test]
+#[ignore = "five certifications with exploration: run in release (.ci/run does)"]
 fn certify_merged_from_1_2_3_and_7_shards_is_the_unsharded_report() {
     let dir = tempfile::tempdir().unwrap();
     // memory-dedup fails corpus cases, the simulation and the exploration,
