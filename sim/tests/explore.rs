@@ -344,3 +344,80 @@ fn sleep_sets_give_the_hand_count_and_the_same_verdicts() {
         );
     }
 }
+
+/// The explorer forks the state it expands, once per move, instead of
+/// replaying its schedule for every move, when the receiver can be copied
+/// (`Receiver::fork`). A copy that is not what a replay would give must not
+/// pass unnoticed: debug builds check forked children against replayed
+/// ones. This receiver's copy forgets every message it was given.
+#[cfg(debug_assertions)]
+#[test]
+#[should_panic(expected = "forked")]
+fn a_fork_that_differs_from_its_replay_is_caught_in_debug_builds() {
+    use tern_harness::contract::plugin::{Delivered, ImplError, InitParams, Receiver, View};
+    use tern_harness::contract::storage::Storage;
+    use tern_harness::contract::world::AgentWorld;
+    use tern_model::ledger::{Execution, LocalTime};
+    use tern_model::message::{MessageRef, Principal, ThreadId};
+
+    struct Forgetful {
+        init: InitParams,
+        inner: Box<dyn Receiver>,
+    }
+    impl Receiver for Forgetful {
+        fn identity(&self) -> tern_harness::contract::plugin::Identity {
+            self.inner.identity()
+        }
+        fn deliver(
+            &mut self,
+            frame: &[u8],
+            principal: &Principal,
+            now: LocalTime,
+        ) -> Result<Delivered, ImplError> {
+            self.inner.deliver(frame, principal, now)
+        }
+        fn execute(
+            &mut self,
+            thread: &ThreadId,
+            commitment: &MessageRef,
+            now: LocalTime,
+        ) -> Result<Execution, ImplError> {
+            self.inner.execute(thread, commitment, now)
+        }
+        fn view(&mut self, thread: &ThreadId) -> Result<View, ImplError> {
+            self.inner.view(thread)
+        }
+        fn fork(&self, _: &Storage, world: &AgentWorld) -> Option<Box<dyn Receiver>> {
+            // The defect: a fresh receiver on empty storage.
+            let inner = ReferenceImpl
+                .start(&self.init, Storage::new(), world.clone())
+                .ok()?;
+            Some(Box::new(Forgetful {
+                init: self.init.clone(),
+                inner,
+            }))
+        }
+    }
+    struct ForgetfulImpl;
+    impl Implementation for ForgetfulImpl {
+        fn name(&self) -> String {
+            "forgetful".into()
+        }
+        fn start(
+            &self,
+            init: &InitParams,
+            storage: Storage,
+            world: AgentWorld,
+        ) -> Result<Box<dyn Receiver>, ImplError> {
+            Ok(Box::new(Forgetful {
+                init: init.clone(),
+                inner: ReferenceImpl.start(init, storage, world)?,
+            }))
+        }
+    }
+    let (_, scope) = three_actions_of("id.case-sensitive-ids");
+    // The reference explores it cleanly, forked: only the bad copy fails.
+    let (e, _) = run(&scope, &ReferenceImpl, limits(true, 1));
+    assert!(e.exhausted && e.violation.is_none());
+    run(&scope, &ForgetfulImpl, limits(true, 1));
+}

@@ -53,7 +53,7 @@ impl Sent {
 }
 
 /// The run's memory of what happened, for recognising situations.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Reach {
     /// The act of the first content sent under each ID.
     acts: HashMap<String, Act>,

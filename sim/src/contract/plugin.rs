@@ -210,6 +210,20 @@ pub trait Receiver {
             .collect()
     }
 
+    /// A copy of this receiver that shares no state with it, bound to
+    /// `storage` and `world` (copies of the storage and world it runs
+    /// on), or `None`, the default, if it cannot be copied. The explorer
+    /// forks the state it expands this way, once per move, instead of
+    /// replaying the state's schedule from a fresh start for every move;
+    /// an in-process receiver can give one, a subprocess cannot (its
+    /// states are replayed as before). A fork must answer every later call
+    /// exactly as this receiver would: debug builds check each forked
+    /// state against a replayed one.
+    fn fork(&self, storage: &Storage, world: &AgentWorld) -> Option<Box<dyn Receiver>> {
+        let _ = (storage, world);
+        None
+    }
+
     /// The view of a thread, asked by a harness that expects `expected`
     /// (the oracle's canonical view). The answer must be what [`view`]
     /// would give; knowing the expected bytes only lets a receiver skip

@@ -113,7 +113,7 @@ pub enum PowerNote {
     Lost { dropped_data: bool, torn: bool },
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Inner {
     /// Distinguishes storages: a subprocess keeps each in a folder of its own.
     id: u64,
@@ -167,6 +167,20 @@ impl Storage {
 
     pub fn id(&self) -> u64 {
         self.0.borrow().id
+    }
+
+    /// A copy that shares nothing with this storage: its records,
+    /// checkpoints and crash schedule, under an ID of its own. The
+    /// explorer forks a state this way instead of replaying its schedule
+    /// from a fresh start ([`crate::contract::plugin::Receiver::fork`]).
+    pub fn fork(&self) -> Storage {
+        let copy = Storage::new();
+        let id = copy.id();
+        *copy.0.borrow_mut() = Inner {
+            id,
+            ..self.0.borrow().clone()
+        };
+        copy
     }
 
     /// Appends a record; it survives a crash only once synced.
@@ -334,11 +348,27 @@ pub trait Durable {
     /// Forgets the checkpoints of a later state than the first `records`
     /// records, which a recovery found no longer hold.
     fn forget_checkpoints_after(&self, _records: usize) {}
+
+    /// This storage's part in a receiver forked onto `storage`, a copy of
+    /// the harness's storage it was started on
+    /// ([`crate::contract::plugin::Receiver::fork`]); `None`, the default,
+    /// where the records are not the harness's to copy (a file log).
+    fn fork_onto(&self, storage: &Storage) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        let _ = storage;
+        None
+    }
 }
 
 impl Durable for Storage {
     fn append(&self, record: Vec<u8>) -> Result<(), ImplError> {
         Storage::append(self, record)
+    }
+
+    fn fork_onto(&self, storage: &Storage) -> Option<Storage> {
+        Some(storage.clone())
     }
 
     fn sync(&self) -> Result<(), ImplError> {

@@ -10,7 +10,7 @@ use tern_model::ledger::EffectKey;
 use crate::contract::error::ImplError;
 use crate::contract::storage::{CrashPoint, Storage};
 
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct Inner {
     performed: BTreeMap<EffectKey, u32>,
     /// Every performance in order, with the agent that performed it.
@@ -24,6 +24,12 @@ pub struct World(Rc<RefCell<Inner>>);
 impl World {
     pub fn new() -> World {
         World::default()
+    }
+
+    /// A copy that shares nothing with this world, for a forked state
+    /// ([`Storage::fork`]).
+    pub fn fork(&self) -> World {
+        World(Rc::new(RefCell::new(self.0.borrow().clone())))
     }
 
     /// A handle for one agent: performances are attributed to it, and a
@@ -115,6 +121,18 @@ impl AgentWorld {
 pub trait Effects {
     fn perform(&self, key: &EffectKey) -> Result<(), ImplError>;
     fn performed(&self, key: &EffectKey) -> bool;
+
+    /// This world's part in a receiver forked onto `world`, a copy of the
+    /// harness's world ([`crate::contract::plugin::Receiver::fork`]);
+    /// `None`, the default, where the world is not the harness's to copy
+    /// (the protocol's).
+    fn fork_onto(&self, world: &AgentWorld) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        let _ = world;
+        None
+    }
 }
 
 impl Effects for AgentWorld {
@@ -124,5 +142,9 @@ impl Effects for AgentWorld {
 
     fn performed(&self, key: &EffectKey) -> bool {
         AgentWorld::performed(self, key)
+    }
+
+    fn fork_onto(&self, world: &AgentWorld) -> Option<AgentWorld> {
+        Some(world.clone())
     }
 }

@@ -167,6 +167,29 @@ struct Node {
     only: Option<Vec<Move>>,
 }
 
+/// The state a worker is expanding (`parent`, its place in the layer),
+/// replayed once into `base` and forked for each of its moves.
+#[derive(Default)]
+struct Expanding<'i> {
+    parent: Option<usize>,
+    /// `None` when the replay broke a rule: each move replays it again,
+    /// and meets the same violation.
+    base: Option<(Subject<'i>, Harness)>,
+    /// The receiver cannot be copied: every move is replayed.
+    unforkable: bool,
+    /// Children forked so far (debug builds check one in
+    /// [`DEBUG_CHECK_EVERY`] against its replay).
+    #[cfg(debug_assertions)]
+    forked: usize,
+}
+
+/// Debug builds check the first forked child of each worker and one in
+/// this many after it against the same child replayed: all of them
+/// doubled the explorer's tests in debug, and a wrong fork shows in many
+/// children, not one.
+#[cfg(debug_assertions)]
+const DEBUG_CHECK_EVERY: usize = 4;
+
 enum Child {
     Violation(Mismatch),
     State {
@@ -178,6 +201,37 @@ enum Child {
         /// serves the state directory: its crash points inside.
         ops: Vec<FileOp>,
     },
+}
+
+impl Child {
+    /// Panics unless `replayed` (the same child, its schedule replayed
+    /// from a fresh start) came to what this forked child did.
+    #[cfg(debug_assertions)]
+    fn assert_same_as(&self, replayed: &Child) {
+        match (self, replayed) {
+            (Child::Violation(a), Child::Violation(b)) => assert_eq!(a, b, "a forked violation"),
+            (
+                Child::State {
+                    key: a,
+                    harness: ha,
+                    situations: sa,
+                    ops: oa,
+                    ..
+                },
+                Child::State {
+                    key: b,
+                    harness: hb,
+                    situations: sb,
+                    ops: ob,
+                    ..
+                },
+            ) => assert!(
+                a == b && ha == hb && sa == sb && oa == ob,
+                "a forked state differs from its replay"
+            ),
+            _ => panic!("a forked child and its replay came to different ends"),
+        }
+    }
 }
 
 /// What the search remembers of a state it expanded, for when it meets
@@ -484,8 +538,51 @@ impl<'s> Prepared<'s> {
         subject.check_views(h.cut.is_empty())
     }
 
-    /// Replays `schedule` on a fresh subject, then plays `mv`: the child's
-    /// state, or the violation it reaches.
+    /// The state `schedule` leads to, replayed from a fresh start: the
+    /// subject and the harness's part.
+    fn replayed<'i>(
+        &self,
+        implementation: &'i dyn Implementation,
+        names: RejectNames,
+        schedule: &[Move],
+    ) -> Result<(Subject<'i>, Harness), Mismatch> {
+        let mut h = self.root();
+        let mut subject = Subject::start(implementation, &self.init, &self.threads, names)?;
+        subject.check_views(true)?;
+        for &m in schedule {
+            self.play(&mut subject, &mut h, m)?;
+        }
+        Ok((subject, h))
+    }
+
+    /// The child `mv` leads to from the state of `subject` and `h`.
+    fn step(&self, mut subject: Subject, mut h: Harness, mv: Move, keep_oracle: bool) -> Child {
+        // Only the new move counts towards the situations.
+        subject.counting = true;
+        let mark = subject.file_ops_mark();
+        if let Err(m) = self.play(&mut subject, &mut h, mv) {
+            return Child::Violation(m);
+        }
+        let ops = mark.map(|m| subject.file_ops_since(m)).unwrap_or_default();
+        let mut a = std::collections::hash_map::DefaultHasher::new();
+        let mut b = std::collections::hash_map::DefaultHasher::new();
+        0xA5u8.hash(&mut b);
+        for hasher in [&mut a, &mut b] {
+            h.hash(hasher);
+            subject.key(hasher, h.budget.crashes > 0);
+        }
+        let key = (u128::from(a.finish()) << 64) | u128::from(b.finish());
+        Child::State {
+            key,
+            harness: h,
+            situations: std::mem::take(&mut subject.coverage),
+            oracle: keep_oracle.then(|| Box::new(subject.oracle().clone())),
+            ops,
+        }
+    }
+
+    /// The child `mv` leads to from the state `schedule` leads to, the
+    /// whole schedule replayed from a fresh start.
     fn child(
         &self,
         implementation: &dyn Implementation,
@@ -494,40 +591,56 @@ impl<'s> Prepared<'s> {
         mv: Move,
         keep_oracle: bool,
     ) -> Child {
-        let mut h = self.root();
-        let result = (|| {
-            let mut subject = Subject::start(implementation, &self.init, &self.threads, names)?;
-            subject.check_views(true)?;
-            for &m in schedule {
-                self.play(&mut subject, &mut h, m)?;
-            }
-            // Only the new move counts towards the situations.
-            subject.counting = true;
-            let mark = subject.file_ops_mark();
-            self.play(&mut subject, &mut h, mv)?;
-            let ops = mark.map(|m| subject.file_ops_since(m)).unwrap_or_default();
-            Ok((subject, ops))
-        })();
-        match result {
+        match self.replayed(implementation, names, schedule) {
             Err(m) => Child::Violation(m),
-            Ok((mut subject, ops)) => {
-                let mut a = std::collections::hash_map::DefaultHasher::new();
-                let mut b = std::collections::hash_map::DefaultHasher::new();
-                0xA5u8.hash(&mut b);
-                for hasher in [&mut a, &mut b] {
-                    h.hash(hasher);
-                    subject.key(hasher, h.budget.crashes > 0);
-                }
-                let key = (u128::from(a.finish()) << 64) | u128::from(b.finish());
-                Child::State {
-                    key,
-                    harness: h,
-                    situations: std::mem::take(&mut subject.coverage),
-                    oracle: keep_oracle.then(|| Box::new(subject.oracle().clone())),
-                    ops,
-                }
+            Ok((subject, h)) => self.step(subject, h, mv, keep_oracle),
+        }
+    }
+
+    /// [`Prepared::child`], forked from the state `parent` of the layer
+    /// (whose schedule is `schedule`) when the receiver can be copied: the
+    /// parent is replayed once into `expanding` and forked for each of its
+    /// moves, instead of being replayed for each. A receiver that cannot be
+    /// copied (a subprocess) is replayed for every move, as before. Debug
+    /// builds check forked children against replayed ones.
+    #[allow(clippy::too_many_arguments)]
+    fn forked_child<'i>(
+        &self,
+        expanding: &mut Expanding<'i>,
+        implementation: &'i dyn Implementation,
+        names: RejectNames,
+        parent: usize,
+        schedule: &[Move],
+        mv: Move,
+        keep_oracle: bool,
+    ) -> Child {
+        if expanding.unforkable {
+            return self.child(implementation, names, schedule, mv, keep_oracle);
+        }
+        if expanding.parent != Some(parent) {
+            expanding.parent = Some(parent);
+            expanding.base = self.replayed(implementation, names, schedule).ok();
+        }
+        let forked = expanding
+            .base
+            .as_ref()
+            .and_then(|(subject, h)| Some((subject.fork()?, h.clone())));
+        let Some((subject, h)) = forked else {
+            // A receiver that cannot be copied never will be: every later
+            // move is replayed, with no state replayed in vain.
+            expanding.unforkable = expanding.base.is_some();
+            expanding.base = None;
+            return self.child(implementation, names, schedule, mv, keep_oracle);
+        };
+        let child = self.step(subject, h, mv, keep_oracle);
+        #[cfg(debug_assertions)]
+        {
+            expanding.forked += 1;
+            if expanding.forked % DEBUG_CHECK_EVERY == 1 {
+                child.assert_same_as(&self.child(implementation, names, schedule, mv, keep_oracle));
             }
         }
+        child
     }
 
     /// Plays `schedule` from a fresh start, judging every move: the index
@@ -733,6 +846,7 @@ fn play_round(
             .map(|(c, chunk)| {
                 let first_bad = &first_bad;
                 s.spawn(move || {
+                    let mut expanding = Expanding::default();
                     chunk
                         .iter()
                         .enumerate()
@@ -741,9 +855,11 @@ fn play_round(
                             if index > first_bad.load(Ordering::Relaxed) || stop() {
                                 return None;
                             }
-                            let child = prepared.child(
+                            let child = prepared.forked_child(
+                                &mut expanding,
                                 implementation,
                                 names,
+                                *i,
                                 &layer[*i].schedule,
                                 *mv,
                                 reduce,

@@ -111,6 +111,45 @@ impl<'i> Subject<'i> {
         Ok(s)
     }
 
+    /// A copy of this subject that shares nothing with it: storage, world,
+    /// oracle, the harness's memory and the receiver ([`Receiver::fork`]);
+    /// `None` when the receiver cannot be copied (a subprocess). The
+    /// search forks the state it expands once per move instead of
+    /// replaying its schedule for every move. Nothing is counted in the
+    /// copy until the search says so.
+    pub fn fork(&self) -> Option<Subject<'i>> {
+        debug_assert!(!self.counting, "a subject is forked before it counts");
+        let storage = self.storage.fork();
+        let world = self.world.fork();
+        let receiver = match &self.receiver {
+            Some(r) => Some(r.fork(&storage, &world.for_agent(&self.me, &storage))?),
+            None => None,
+        };
+        Some(Subject {
+            implementation: self.implementation,
+            init: self.init.clone(),
+            me: self.me.clone(),
+            names: self.names,
+            threads: self.threads.clone(),
+            storage,
+            world,
+            receiver,
+            oracle: self.oracle.clone(),
+            acks: self.acks.clone(),
+            cut: self.cut.clone(),
+            last_answered: self.last_answered.clone(),
+            seen: self.seen.clone(),
+            unconfirmed: self.unconfirmed.clone(),
+            views: self.views.clone(),
+            reach: self.reach.clone(),
+            sent: self.sent.clone(),
+            expiries: self.expiries.clone(),
+            coverage: Coverage::default(),
+            uncounted: Coverage::default(),
+            counting: false,
+        })
+    }
+
     /// The oracle's ledger as this subject's moves left it: what the
     /// search asks whether two deliveries commute.
     pub fn oracle(&self) -> &Ledger {

@@ -353,7 +353,7 @@ fn accepted_instead(mut d: Delivered, class: RejectClass) -> Delivered {
     d
 }
 
-impl<S: Durable, W: Effects> MutantReceiver<S, W> {
+impl<S: Durable + 'static, W: Effects + 'static> MutantReceiver<S, W> {
     fn context_of(&self, thread: &ThreadId) -> String {
         match &self.init.config.contexts {
             Contexts::Fixed { threads, .. } => threads

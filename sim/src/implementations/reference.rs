@@ -429,6 +429,19 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
         &self.dropped
     }
 
+    /// This receiver, on copies of the harness's storage and world
+    /// ([`Receiver::fork`]): its ledger is copied, nothing else is kept.
+    pub(crate) fn fork_onto(&self, storage: &Storage, world: &AgentWorld) -> Option<Self> {
+        Some(ReferenceReceiver {
+            ledger: self.ledger.clone(),
+            storage: self.storage.fork_onto(storage)?,
+            world: self.world.fork_onto(world)?,
+            recording: self.recording,
+            held: self.held.clone(),
+            dropped: self.dropped.clone(),
+        })
+    }
+
     /// The durable storage, for a mutant that keeps records of its own
     /// beside the reference's.
     pub(crate) fn storage(&self) -> &S {
@@ -478,9 +491,13 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
     }
 }
 
-impl<S: Durable, W: Effects> Receiver for ReferenceReceiver<S, W> {
+impl<S: Durable + 'static, W: Effects + 'static> Receiver for ReferenceReceiver<S, W> {
     fn identity(&self) -> Identity {
         Identity::builtin("tern-sim reference")
+    }
+
+    fn fork(&self, storage: &Storage, world: &AgentWorld) -> Option<Box<dyn Receiver>> {
+        Some(Box::new(self.fork_onto(storage, world)?))
     }
 
     fn deliver(

@@ -3,9 +3,27 @@
 
 use super::*;
 
-impl<S: Durable, W: Effects> Receiver for MutantReceiver<S, W> {
+impl<S: Durable + 'static, W: Effects + Clone + 'static> Receiver for MutantReceiver<S, W> {
     fn identity(&self) -> Identity {
         Identity::builtin(format!("tern-sim mutant {}", self.mutant.name()))
+    }
+
+    fn fork(&self, storage: &Storage, world: &AgentWorld) -> Option<Box<dyn Receiver>> {
+        Some(Box::new(MutantReceiver {
+            mutant: self.mutant,
+            inner: self.inner.fork_onto(storage, world)?,
+            init: self.init.clone(),
+            world: self.world.fork_onto(world)?,
+            seen: self.seen.clone(),
+            owed_ack: self.owed_ack.clone(),
+            arrived: self.arrived.clone(),
+            forgotten: self.forgotten.clone(),
+            id_contexts: self.id_contexts.clone(),
+            redelivered: self.redelivered.clone(),
+            orphaned: self.orphaned.clone(),
+            hidden: self.hidden.clone(),
+            twice: self.twice.clone(),
+        }))
     }
 
     fn deliver(

@@ -27,6 +27,13 @@ impl<S: Durable> Durable for Hiding<S> {
         self.inner.append(record)
     }
 
+    fn fork_onto(&self, storage: &crate::contract::storage::Storage) -> Option<Self> {
+        Some(Hiding {
+            inner: self.inner.fork_onto(storage)?,
+            hidden: self.hidden.clone(),
+        })
+    }
+
     fn sync(&self) -> Result<(), ImplError> {
         self.inner.sync()
     }
