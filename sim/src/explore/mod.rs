@@ -5,6 +5,7 @@
 
 pub mod builtin;
 pub mod moves;
+mod pool;
 pub mod scope;
 pub mod search;
 pub mod subject;

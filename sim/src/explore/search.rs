@@ -15,14 +15,16 @@
 //! (Godefroid's sleep sets). Every state stays reached; fewer transitions
 //! are replayed to reach them (docs/explore.md §3).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use tern_model::ledger::{Event, Ledger};
 use tern_model::message::ThreadId;
 
 pub use super::moves::{inside_points, AtOp, Move};
+use super::pool::{Context, Job, Origin, Pool};
 use super::scope::{Action, Budget, Scope};
 use super::subject::Subject;
 use crate::catalogue::situations::Coverage;
@@ -129,7 +131,7 @@ impl Exploration {
 /// The part of a state the search keeps; the implementation's part is
 /// rebuilt by replay.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Harness {
+pub(super) struct Harness {
     /// How many times each action is still owed.
     owed: Vec<u8>,
     /// Deliveries answered at least once, which a duplicate may repeat.
@@ -165,32 +167,12 @@ struct Node {
     /// Only these moves are played from here (`None`: all): a state met
     /// again with a smaller sleep set plays the moves it had left out.
     only: Option<Vec<Move>>,
+    /// The child that reached it, whose worker may still hold its subject
+    /// (`None` for the start and for a state met again).
+    origin: Option<Origin>,
 }
 
-/// The state a worker is expanding (`parent`, its place in the layer),
-/// replayed once into `base` and forked for each of its moves.
-#[derive(Default)]
-struct Expanding<'i> {
-    parent: Option<usize>,
-    /// `None` when the replay broke a rule: each move replays it again,
-    /// and meets the same violation.
-    base: Option<(Subject<'i>, Harness)>,
-    /// The receiver cannot be copied: every move is replayed.
-    unforkable: bool,
-    /// Children forked so far (debug builds check one in
-    /// [`DEBUG_CHECK_EVERY`] against its replay).
-    #[cfg(debug_assertions)]
-    forked: usize,
-}
-
-/// Debug builds check the first forked child of each worker and one in
-/// this many after it against the same child replayed: all of them
-/// doubled the explorer's tests in debug, and a wrong fork shows in many
-/// children, not one.
-#[cfg(debug_assertions)]
-const DEBUG_CHECK_EVERY: usize = 4;
-
-enum Child {
+pub(super) enum Child {
     Violation(Mismatch),
     State {
         key: u128,
@@ -207,7 +189,7 @@ impl Child {
     /// Panics unless `replayed` (the same child, its schedule replayed
     /// from a fresh start) came to what this forked child did.
     #[cfg(debug_assertions)]
-    fn assert_same_as(&self, replayed: &Child) {
+    pub(super) fn assert_same_as(&self, replayed: &Child) {
         match (self, replayed) {
             (Child::Violation(a), Child::Violation(b)) => assert_eq!(a, b, "a forked violation"),
             (
@@ -273,6 +255,7 @@ impl Expanded {
                 sleep: self.sleep.clone(),
                 oracle: self.oracle.clone(),
                 only: Some(missing),
+                origin: None,
             }),
         }
     }
@@ -540,7 +523,7 @@ impl<'s> Prepared<'s> {
 
     /// The state `schedule` leads to, replayed from a fresh start: the
     /// subject and the harness's part.
-    fn replayed<'i>(
+    pub(super) fn replayed<'i>(
         &self,
         implementation: &'i dyn Implementation,
         names: RejectNames,
@@ -555,13 +538,20 @@ impl<'s> Prepared<'s> {
         Ok((subject, h))
     }
 
-    /// The child `mv` leads to from the state of `subject` and `h`.
-    fn step(&self, mut subject: Subject, mut h: Harness, mv: Move, keep_oracle: bool) -> Child {
+    /// The child `mv` leads to from the state of `subject` and `h`, and the
+    /// subject as the move left it.
+    pub(super) fn step<'i>(
+        &self,
+        mut subject: Subject<'i>,
+        mut h: Harness,
+        mv: Move,
+        keep_oracle: bool,
+    ) -> (Child, Subject<'i>) {
         // Only the new move counts towards the situations.
         subject.counting = true;
         let mark = subject.file_ops_mark();
         if let Err(m) = self.play(&mut subject, &mut h, mv) {
-            return Child::Violation(m);
+            return (Child::Violation(m), subject);
         }
         let ops = mark.map(|m| subject.file_ops_since(m)).unwrap_or_default();
         let mut a = std::collections::hash_map::DefaultHasher::new();
@@ -572,18 +562,20 @@ impl<'s> Prepared<'s> {
             subject.key(hasher, h.budget.crashes > 0);
         }
         let key = (u128::from(a.finish()) << 64) | u128::from(b.finish());
-        Child::State {
+        let child = Child::State {
             key,
             harness: h,
             situations: std::mem::take(&mut subject.coverage),
             oracle: keep_oracle.then(|| Box::new(subject.oracle().clone())),
             ops,
-        }
+        };
+        subject.counting = false;
+        (child, subject)
     }
 
     /// The child `mv` leads to from the state `schedule` leads to, the
     /// whole schedule replayed from a fresh start.
-    fn child(
+    pub(super) fn child(
         &self,
         implementation: &dyn Implementation,
         names: RejectNames,
@@ -593,54 +585,8 @@ impl<'s> Prepared<'s> {
     ) -> Child {
         match self.replayed(implementation, names, schedule) {
             Err(m) => Child::Violation(m),
-            Ok((subject, h)) => self.step(subject, h, mv, keep_oracle),
+            Ok((subject, h)) => self.step(subject, h, mv, keep_oracle).0,
         }
-    }
-
-    /// [`Prepared::child`], forked from the state `parent` of the layer
-    /// (whose schedule is `schedule`) when the receiver can be copied: the
-    /// parent is replayed once into `expanding` and forked for each of its
-    /// moves, instead of being replayed for each. A receiver that cannot be
-    /// copied (a subprocess) is replayed for every move, as before. Debug
-    /// builds check forked children against replayed ones.
-    #[allow(clippy::too_many_arguments)]
-    fn forked_child<'i>(
-        &self,
-        expanding: &mut Expanding<'i>,
-        implementation: &'i dyn Implementation,
-        names: RejectNames,
-        parent: usize,
-        schedule: &[Move],
-        mv: Move,
-        keep_oracle: bool,
-    ) -> Child {
-        if expanding.unforkable {
-            return self.child(implementation, names, schedule, mv, keep_oracle);
-        }
-        if expanding.parent != Some(parent) {
-            expanding.parent = Some(parent);
-            expanding.base = self.replayed(implementation, names, schedule).ok();
-        }
-        let forked = expanding
-            .base
-            .as_ref()
-            .and_then(|(subject, h)| Some((subject.fork()?, h.clone())));
-        let Some((subject, h)) = forked else {
-            // A receiver that cannot be copied never will be: every later
-            // move is replayed, with no state replayed in vain.
-            expanding.unforkable = expanding.base.is_some();
-            expanding.base = None;
-            return self.child(implementation, names, schedule, mv, keep_oracle);
-        };
-        let child = self.step(subject, h, mv, keep_oracle);
-        #[cfg(debug_assertions)]
-        {
-            expanding.forked += 1;
-            if expanding.forked % DEBUG_CHECK_EVERY == 1 {
-                child.assert_same_as(&self.child(implementation, names, schedule, mv, keep_oracle));
-            }
-        }
-        child
     }
 
     /// Plays `schedule` from a fresh start, judging every move: the index
@@ -820,73 +766,6 @@ pub struct Watch {
     pub depth: AtomicU64,
 }
 
-/// Plays a round of children, `jobs` threads in contiguous shares, in
-/// order: `None` for those left unplayed, past the first that breaks a
-/// rule (so a receiver that hangs costs one timeout per thread, not one
-/// per child) or after `stop`.
-#[allow(clippy::too_many_arguments)]
-fn play_round(
-    work: &[(usize, Move, Vec<Move>)],
-    layer: &[Node],
-    prepared: &Prepared,
-    implementation: &dyn Implementation,
-    names: RejectNames,
-    reduce: bool,
-    jobs: usize,
-    watch: &Watch,
-    stop: &(dyn Fn() -> bool + Sync),
-) -> Vec<Option<Child>> {
-    let jobs = jobs.clamp(1, work.len());
-    let share = work.len().div_ceil(jobs);
-    let first_bad = AtomicUsize::new(usize::MAX);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = work
-            .chunks(share)
-            .enumerate()
-            .map(|(c, chunk)| {
-                let first_bad = &first_bad;
-                s.spawn(move || {
-                    let mut expanding = Expanding::default();
-                    chunk
-                        .iter()
-                        .enumerate()
-                        .map(|(k, (i, mv, _))| {
-                            let index = c * share + k;
-                            if index > first_bad.load(Ordering::Relaxed) || stop() {
-                                return None;
-                            }
-                            let child = prepared.forked_child(
-                                &mut expanding,
-                                implementation,
-                                names,
-                                *i,
-                                &layer[*i].schedule,
-                                *mv,
-                                reduce,
-                            );
-                            // An interrupt that came while the child was
-                            // played may have ended its processes: what it
-                            // came to says nothing of the implementation.
-                            if stop() {
-                                return None;
-                            }
-                            if matches!(child, Child::Violation(_)) {
-                                first_bad.fetch_min(index, Ordering::Relaxed);
-                            }
-                            watch.transitions.fetch_add(1, Ordering::Relaxed);
-                            Some(child)
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
-}
-
 /// Explores every schedule of `prepared` against `implementation`. `stop`
 /// is asked before each child is played (an interrupt): the scope is then
 /// not exhausted.
@@ -950,157 +829,173 @@ fn explore_with(
         sleep: Vec::new(),
         oracle: root_oracle,
         only: None,
+        origin: None,
     }];
-    // Every state met, by key; with sleep sets, what it left out.
-    let mut known: HashMap<u128, Option<Expanded>> = HashMap::new();
-    let mut layer_no = 0usize;
-    let mut exhausted = true;
-    let mut violation = None;
-    while !layer.is_empty() {
-        layer_no += 1;
-        let mut work: Vec<(usize, Move, Vec<Move>)> = Vec::new();
-        for (i, n) in layer.iter().enumerate() {
-            let mut before: Vec<Move> = Vec::new();
-            for mv in prepared.moves(&n.harness) {
-                if n.sleep.contains(&mv) {
-                    if n.only.is_none() {
-                        counts.slept += 1;
+    let context = Context {
+        prepared,
+        implementation,
+        names,
+        keep_oracle: reduce,
+        watch,
+        stop,
+    };
+    std::thread::scope(|scope| {
+        let mut pool = Pool::start(scope, limits.jobs, context);
+        // Every state met, by key; with sleep sets, what it left out.
+        let mut known: HashMap<u128, Option<Expanded>> = HashMap::new();
+        let mut layer_no = 0usize;
+        let mut exhausted = true;
+        let mut violation = None;
+        while !layer.is_empty() {
+            layer_no += 1;
+            // The workers keep the states of this layer, and those it reaches.
+            let keep: Arc<HashSet<Origin>> =
+                Arc::new(layer.iter().filter_map(|n| n.origin).collect());
+            let since = pool.next_round();
+            let mut work: Vec<(usize, Move, Vec<Move>)> = Vec::new();
+            for (i, n) in layer.iter().enumerate() {
+                let mut before: Vec<Move> = Vec::new();
+                for mv in prepared.moves(&n.harness) {
+                    if n.sleep.contains(&mv) {
+                        if n.only.is_none() {
+                            counts.slept += 1;
+                        }
+                        continue;
                     }
-                    continue;
-                }
-                // Met again with a smaller sleep set: the moves it played
-                // the first time are not played again.
-                if n.only.as_ref().is_some_and(|only| !only.contains(&mv)) {
+                    // Met again with a smaller sleep set: the moves it played
+                    // the first time are not played again.
+                    if n.only.as_ref().is_some_and(|only| !only.contains(&mv)) {
+                        before.push(mv);
+                        continue;
+                    }
+                    let sleep = match (&n.oracle, reduce) {
+                        (Some(oracle), true) => n
+                            .sleep
+                            .iter()
+                            .chain(&before)
+                            .copied()
+                            .filter(|&m| prepared.commute(oracle, &n.harness, m, mv))
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    work.push((i, mv, sleep));
                     before.push(mv);
-                    continue;
-                }
-                let sleep = match (&n.oracle, reduce) {
-                    (Some(oracle), true) => n
-                        .sleep
-                        .iter()
-                        .chain(&before)
-                        .copied()
-                        .filter(|&m| prepared.commute(oracle, &n.harness, m, mv))
-                        .collect(),
-                    _ => Vec::new(),
-                };
-                work.push((i, mv, sleep));
-                before.push(mv);
-            }
-        }
-        if work.is_empty() {
-            break;
-        }
-        // Each layer is played in two rounds: its moves, then the crashes
-        // inside the requests its plain moves made (over a power-loss
-        // state directory), whose number only playing the move tells.
-        let mut next: Vec<Node> = Vec::new();
-        let mut round = work;
-        let mut inside_round = false;
-        while !round.is_empty() {
-            let results = play_round(
-                &round,
-                &layer,
-                prepared,
-                implementation,
-                names,
-                reduce,
-                limits.jobs,
-                watch,
-                stop,
-            );
-            let mut inside: Vec<(usize, Move, Vec<Move>)> = Vec::new();
-            for ((i, mv, sleep), child) in round.into_iter().zip(results) {
-                // Only an interrupt leaves a child unplayed before the first
-                // that breaks a rule.
-                let Some(child) = child else {
-                    exhausted = false;
-                    break;
-                };
-                counts.transitions += 1;
-                counts.played += layer[i].schedule.len() as u64 + 1;
-                let mut schedule = layer[i].schedule.clone();
-                schedule.push(mv);
-                match child {
-                    Child::Violation(m) => {
-                        violation = Some(Counterexample {
-                            schedule,
-                            mismatch: m,
-                        });
-                        break;
-                    }
-                    Child::State {
-                        key,
-                        harness,
-                        situations: reached,
-                        oracle,
-                        ops,
-                    } => {
-                        if !inside_round && layer[i].harness.budget.crashes > 0 {
-                            inside.extend(
-                                inside_points(&ops)
-                                    .into_iter()
-                                    .filter_map(|at| mv.crashed_inside(at))
-                                    .map(|m| (i, m, Vec::new())),
-                            );
-                        }
-                        let oracle = oracle.map(|o| *o);
-                        situations.add(&reached);
-                        if harness.complete() {
-                            counts.schedules += 1;
-                        }
-                        if limits.merge {
-                            if let Some(met) = known.get_mut(&key) {
-                                counts.merged += 1;
-                                if let Some(met) = met {
-                                    met.meet(&sleep, layer_no, &mut next);
-                                }
-                                continue;
-                            }
-                            let expanded = reduce.then(|| Expanded {
-                                sleep: sleep.clone(),
-                                pending: (layer_no, next.len()),
-                                schedule: schedule.clone(),
-                                harness: harness.clone(),
-                                oracle: oracle.clone(),
-                            });
-                            known.insert(key, expanded);
-                        }
-                        counts.states += 1;
-                        next.push(Node {
-                            schedule,
-                            harness,
-                            sleep,
-                            oracle,
-                            only: None,
-                        });
-                    }
                 }
             }
-            if violation.is_some() || !exhausted || inside_round {
+            if work.is_empty() {
                 break;
             }
-            round = inside;
-            inside_round = true;
+            // Each layer is played in two rounds: its moves, then the crashes
+            // inside the requests its plain moves made (over a power-loss
+            // state directory), whose number only playing the move tells.
+            let mut next: Vec<Node> = Vec::new();
+            let mut round = work;
+            let mut inside_round = false;
+            while !round.is_empty() {
+                let jobs = round
+                    .iter()
+                    .map(|&(i, mv, _)| Job {
+                        parent: i,
+                        origin: layer[i].origin,
+                        schedule: layer[i].schedule.clone(),
+                        mv,
+                    })
+                    .collect();
+                let (round_no, results) = pool.play(jobs, &keep, since);
+                let mut inside: Vec<(usize, Move, Vec<Move>)> = Vec::new();
+                for (k, ((i, mv, sleep), child)) in round.into_iter().zip(results).enumerate() {
+                    // Only an interrupt leaves a child unplayed before the first
+                    // that breaks a rule.
+                    let Some(child) = child else {
+                        exhausted = false;
+                        break;
+                    };
+                    counts.transitions += 1;
+                    counts.played += layer[i].schedule.len() as u64 + 1;
+                    let mut schedule = layer[i].schedule.clone();
+                    schedule.push(mv);
+                    match child {
+                        Child::Violation(m) => {
+                            violation = Some(Counterexample {
+                                schedule,
+                                mismatch: m,
+                            });
+                            break;
+                        }
+                        Child::State {
+                            key,
+                            harness,
+                            situations: reached,
+                            oracle,
+                            ops,
+                        } => {
+                            if !inside_round && layer[i].harness.budget.crashes > 0 {
+                                inside.extend(
+                                    inside_points(&ops)
+                                        .into_iter()
+                                        .filter_map(|at| mv.crashed_inside(at))
+                                        .map(|m| (i, m, Vec::new())),
+                                );
+                            }
+                            let oracle = oracle.map(|o| *o);
+                            situations.add(&reached);
+                            if harness.complete() {
+                                counts.schedules += 1;
+                            }
+                            if limits.merge {
+                                if let Some(met) = known.get_mut(&key) {
+                                    counts.merged += 1;
+                                    if let Some(met) = met {
+                                        met.meet(&sleep, layer_no, &mut next);
+                                    }
+                                    continue;
+                                }
+                                let expanded = reduce.then(|| Expanded {
+                                    sleep: sleep.clone(),
+                                    pending: (layer_no, next.len()),
+                                    schedule: schedule.clone(),
+                                    harness: harness.clone(),
+                                    oracle: oracle.clone(),
+                                });
+                                known.insert(key, expanded);
+                            }
+                            counts.states += 1;
+                            next.push(Node {
+                                schedule,
+                                harness,
+                                sleep,
+                                oracle,
+                                only: None,
+                                origin: Some(Origin::of(round_no, k)),
+                            });
+                        }
+                    }
+                }
+                if violation.is_some() || !exhausted || inside_round {
+                    break;
+                }
+                round = inside;
+                inside_round = true;
+            }
+            counts.depth = layer[0].schedule.len() as u64 + 1;
+            watch.states.store(counts.states, Ordering::Relaxed);
+            watch.depth.store(counts.depth, Ordering::Relaxed);
+            if violation.is_some() || !exhausted {
+                exhausted = false;
+                break;
+            }
+            if counts.states >= limits.max_states && !next.is_empty() {
+                exhausted = false;
+                break;
+            }
+            layer = next;
         }
-        counts.depth = layer[0].schedule.len() as u64 + 1;
-        watch.states.store(counts.states, Ordering::Relaxed);
-        watch.depth.store(counts.depth, Ordering::Relaxed);
-        if violation.is_some() || !exhausted {
-            exhausted = false;
-            break;
+        Exploration {
+            counts,
+            situations,
+            exhausted,
+            violation,
+            power_loss: false,
         }
-        if counts.states >= limits.max_states && !next.is_empty() {
-            exhausted = false;
-            break;
-        }
-        layer = next;
-    }
-    Exploration {
-        counts,
-        situations,
-        exhausted,
-        violation,
-        power_loss: false,
-    }
+    })
 }
