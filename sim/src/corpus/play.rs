@@ -19,7 +19,7 @@ use crate::contract::plugin::{
 use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::World;
 use crate::judge::compare::{execution_text, RejectNames};
-use crate::judge::delivery::{self, Breach, Call, Came, Delivery};
+use crate::judge::delivery::{self, Breach, Call, Came, Delivery, Judged};
 use crate::judge::no_effect;
 use crate::judge::replies::KnownAcks;
 use crate::shorthand;
@@ -406,41 +406,61 @@ impl Player<'_> {
                 ok: true,
             });
         }
-        if let Err(breach) = no_effect::no_effects(Call::Delivery, before, self.world.len()) {
-            self.mark_last_failed();
-            return Err(self.breach(i, "an answer to deliver", &breach));
-        }
-        if let Some(expect) = expect {
-            // The loader makes every expectation start with `delivered`.
-            let first_delivered = actual
-                .first()
-                .is_some_and(|e| e.kind == EventKindKey::Delivered);
-            let same =
-                |names: RejectNames| first_delivered && names.same_events(&expect.events, &actual);
-            if !same(RejectNames::Compared) {
-                self.mark_last_failed();
-                let (want, got) = (events_text(&expect.events), events_text(&actual));
-                return Err(if same(RejectNames::Ignored) {
-                    self.fail_by_name(i, want, got)
-                } else {
-                    self.fail(i, "expectation", want, got)
-                });
-            }
-            if expect.no_outgoing && !d.outgoing.is_empty() {
-                self.mark_last_failed();
-                return Err(self.fail(
-                    i,
-                    "expectation",
-                    "no frame sent by the receiver".into(),
-                    format!("{} frame(s) sent", d.outgoing.len()),
-                ));
-            }
-        }
         self.acks.note_frame(frame);
         let me = self.init.participant.to_string();
-        if let Err(breach) = delivery::outgoing(&deserved, &d.outgoing, &me, &mut self.acks) {
+        let mut acks = std::mem::take(&mut self.acks);
+        let judged = delivery::answered(
+            before,
+            self.world.len(),
+            || self.expected_events(i, expect, &actual, d.outgoing.len()),
+            &deserved,
+            &d.outgoing,
+            &me,
+            &mut acks,
+        );
+        self.acks = acks;
+        judged.map_err(|j| {
             self.mark_last_failed();
-            return Err(self.breach(i, "an answer to deliver", &breach));
+            match j {
+                Judged::Breach(breach) => self.breach(i, "an answer to deliver", &breach),
+                Judged::Events(failure) => failure,
+            }
+        })
+    }
+
+    /// A delivery's events (and, if the case says so, that it sent
+    /// nothing: `sent` frames) against the case's expectation, if any.
+    fn expected_events(
+        &self,
+        i: usize,
+        expect: Option<&ExpectDeliver>,
+        actual: &[ComparedEvent],
+        sent: usize,
+    ) -> Checked {
+        let Some(expect) = expect else {
+            return Ok(());
+        };
+        // The loader makes every expectation start with `delivered`.
+        let first_delivered = actual
+            .first()
+            .is_some_and(|e| e.kind == EventKindKey::Delivered);
+        let same =
+            |names: RejectNames| first_delivered && names.same_events(&expect.events, actual);
+        if !same(RejectNames::Compared) {
+            let (want, got) = (events_text(&expect.events), events_text(actual));
+            return Err(if same(RejectNames::Ignored) {
+                self.fail_by_name(i, want, got)
+            } else {
+                self.fail(i, "expectation", want, got)
+            });
+        }
+        if expect.no_outgoing && sent > 0 {
+            return Err(self.fail(
+                i,
+                "expectation",
+                "no frame sent by the receiver".into(),
+                format!("{sent} frame(s) sent"),
+            ));
         }
         Ok(())
     }

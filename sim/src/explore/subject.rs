@@ -16,7 +16,7 @@ use crate::contract::plugin::{ImplError, Implementation, InitParams, Receiver};
 use crate::contract::storage::{CrashPoint, FileOp, Loss, PowerCut, Storage};
 use crate::contract::world::World;
 use crate::judge::compare::RejectNames;
-use crate::judge::delivery::{self, Breach, Call, Came, Delivery};
+use crate::judge::delivery::{self, Breach, Call, Came, Delivery, Judged};
 use crate::judge::invariants as inv;
 use crate::judge::no_effect;
 use crate::judge::oracle::{self, Mismatch};
@@ -345,15 +345,21 @@ impl<'i> Subject<'i> {
                     .push(id.clone());
             }
         }
-        no_effect::no_effects(Call::Delivery, before, self.world.len())
-            .map_err(|b| Self::breach("an answer to deliver", b))?;
-        oracle::delivery_events(&expected, &reply.events, redelivered, self.names)?;
         self.acks.note_frame(frame);
-        if !reply.outgoing.is_empty() {
-            let first = oracle::first_outcome(&expected);
-            delivery::outgoing(&first, &reply.outgoing, &self.me, &mut self.acks)
-                .map_err(|b| Self::breach("an answer to deliver", b))?;
-        }
+        let names = self.names;
+        delivery::answered(
+            before,
+            self.world.len(),
+            || oracle::delivery_events(&expected, &reply.events, redelivered, names),
+            &oracle::first_outcome(&expected),
+            &reply.outgoing,
+            &self.me,
+            &mut self.acks,
+        )
+        .map_err(|j| match j {
+            Judged::Breach(b) => Self::breach("an answer to deliver", b),
+            Judged::Events(m) => m,
+        })?;
         self.last_answered = Some(Unacked {
             frame: frame.to_vec(),
             principal: principal.clone(),

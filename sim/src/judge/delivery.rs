@@ -13,6 +13,7 @@ use tern_model::ledger::{LocalTime, Outcome};
 use tern_model::message::Principal;
 
 use super::invariants::{self as inv, Invariant};
+use super::no_effect;
 use super::replies::KnownAcks;
 use crate::contract::error::ImplError;
 use crate::contract::plugin::{Delivered, Receiver};
@@ -202,6 +203,34 @@ pub fn crash_judged<T>(
     }
 }
 
+/// Why an answered delivery failed: a rule of this module, or the
+/// driver's own comparison of its events.
+#[derive(Debug)]
+pub enum Judged<E> {
+    Breach(Breach),
+    Events(E),
+}
+
+/// The rules every answered delivery keeps, in the order every driver (the
+/// simulator, the explorer, the corpus player) judges them: no effect
+/// (`effects_before` and `effects_after`, the world's counts), then the
+/// driver's own comparison of the events (`events`: with the oracle's, or
+/// with a case's expectation), then the frames sent of its own accord
+/// ([`outgoing`]), given the outcome the frame deserves.
+pub fn answered<E>(
+    effects_before: usize,
+    effects_after: usize,
+    events: impl FnOnce() -> Result<(), E>,
+    deserved: &Outcome,
+    sent: &[Vec<u8>],
+    me: &str,
+    acks: &mut KnownAcks,
+) -> Result<(), Judged<E>> {
+    no_effect::no_effects(Call::Delivery, effects_before, effects_after).map_err(Judged::Breach)?;
+    events().map_err(Judged::Events)?;
+    outgoing(deserved, sent, me, acks).map_err(Judged::Breach)
+}
+
 /// The frames receiver `me` sent of its own accord, given the outcome the
 /// delivered frame deserves: none in answer to a rejected frame, each a
 /// valid message from `me`, none an ACK of an ACK in `acks` (which learns
@@ -284,6 +313,52 @@ mod tests {
             Breach::SwallowedCrash(Call::Execution).actual(),
             "a decision: the implementation swallowed the crash"
         );
+    }
+
+    /// Every driver judges an answer in one order: an effect first, then
+    /// its own comparison of the events, then the frames sent.
+    #[test]
+    fn an_answer_is_judged_effects_then_events_then_frames() {
+        let mut acks = KnownAcks::default();
+        let bad_frame = [b"{".to_vec()];
+        let judged = |before, after, events: Result<(), &'static str>, acks: &mut KnownAcks| {
+            answered(
+                before,
+                after,
+                || events,
+                &Outcome::Accepted,
+                &bad_frame,
+                "bob",
+                acks,
+            )
+        };
+        assert!(matches!(
+            judged(1, 2, Err("events differ"), &mut acks),
+            Err(Judged::Breach(Breach::Effects {
+                call: Call::Delivery,
+                count: 1
+            }))
+        ));
+        assert!(matches!(
+            judged(2, 2, Err("events differ"), &mut acks),
+            Err(Judged::Events("events differ"))
+        ));
+        assert!(matches!(
+            judged(2, 2, Ok(()), &mut acks),
+            Err(Judged::Breach(Breach::InvalidOutgoing(_)))
+        ));
+        assert!(matches!(
+            answered(
+                2,
+                2,
+                || Ok::<(), ()>(()),
+                &Outcome::Accepted,
+                &[],
+                "bob",
+                &mut acks
+            ),
+            Ok(())
+        ));
     }
 
     #[test]

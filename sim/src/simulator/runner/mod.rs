@@ -28,7 +28,7 @@ use crate::catalogue::situations::{power_moments, Moment, Situation};
 use crate::contract::plugin::{Capability, ImplError, Implementation, InitParams, Receiver, View};
 use crate::contract::storage::{CrashPoint, Loss, PowerNote, Storage};
 use crate::contract::world::World;
-use crate::judge::delivery::{self, Breach, Call, Came, Delivery};
+use crate::judge::delivery::{self, Breach, Call, Came, Delivery, Judged};
 use crate::judge::invariants::{self as inv, Invariant};
 use crate::judge::no_effect;
 use crate::judge::oracle::{self, Mismatch};
@@ -657,9 +657,6 @@ impl<'a> Run<'a> {
             &self.facts[sent],
             &self.agents[a].oracle,
         );
-        if let Err(breach) = no_effect::no_effects(Call::Delivery, before, self.world.len()) {
-            return Err(self.breach(a, "an answer to deliver", breach));
-        }
         let first = oracle::first_outcome(&expected);
         let actual_first = oracle::first_outcome(&reply.events);
         self.happen(|at| Happening::Deliver {
@@ -668,18 +665,30 @@ impl<'a> Run<'a> {
             to: name.clone(),
             outcome: oracle::outcome_summary(&actual_first),
         });
-        if let Err(m) =
-            oracle::delivery_events(&expected, &reply.events, was_unreported, self.config.names)
-        {
-            let m = self.lost_release(a, &expected, &reply.events, m);
-            return Err(self.mismatch(a, m));
-        }
         if !reply.outgoing.is_empty() {
             self.stats.checks += 1;
-            let me = &self.agents[a].name;
-            if let Err(breach) = delivery::outgoing(&first, &reply.outgoing, me, &mut self.acks) {
-                return Err(self.breach(a, "an answer to deliver", breach));
+        }
+        // The ACKs sent so far are the run's, noted as they were sent.
+        let mut acks = std::mem::take(&mut self.acks);
+        let judged = delivery::answered(
+            before,
+            self.world.len(),
+            || {
+                oracle::delivery_events(&expected, &reply.events, was_unreported, self.config.names)
+                    .map_err(|m| self.lost_release(a, &expected, &reply.events, m))
+            },
+            &first,
+            &reply.outgoing,
+            &name,
+            &mut acks,
+        );
+        self.acks = acks;
+        match judged {
+            Err(Judged::Breach(breach)) => {
+                return Err(self.breach(a, "an answer to deliver", breach))
             }
+            Err(Judged::Events(m)) => return Err(self.mismatch(a, m)),
+            Ok(()) => {}
         }
         let thread = expected
             .first()
