@@ -44,6 +44,15 @@ pub enum LevelArg {
     Profile,
 }
 
+impl From<LevelArg> for Level {
+    fn from(level: LevelArg) -> Level {
+        match level {
+            LevelArg::Core => Level::Core,
+            LevelArg::Profile => Level::Profile,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct CertifyArgs {
     /// An implementation in another process, speaking docs/protocol.md.
@@ -155,7 +164,7 @@ impl CertifyArgs {
                     .collect::<Vec<_>>(),
             )
             .set("--reference", self.reference)
-            .set("--level", format!("{:?}", self.level).to_lowercase())
+            .set("--level", Level::from(self.level).as_str())
             .set("--only", self.only.clone().unwrap_or_default())
             .set("--seeds", self.seeds)
             .set("--seed", self.seed)
@@ -294,10 +303,7 @@ pub fn run(args: CertifyArgs) -> Status {
         );
         return Status::Trouble;
     }
-    let level = match args.level {
-        LevelArg::Core => Level::Core,
-        LevelArg::Profile => Level::Profile,
-    };
+    let level = Level::from(args.level);
     let budget = Budget {
         seeds: args.seeds,
         first_seed: args.seed,

@@ -23,6 +23,19 @@ pub enum CrashPoint {
     BeforeEffect,
 }
 
+impl CrashPoint {
+    /// The crash point's name, as traces and the shorthand print it
+    /// (docs/simulator.md).
+    pub fn name(self) -> &'static str {
+        match self {
+            CrashPoint::BeforeSync => "BeforeSync",
+            CrashPoint::AfterSync => "AfterSync",
+            CrashPoint::AfterEffect => "AfterEffect",
+            CrashPoint::BeforeEffect => "BeforeEffect",
+        }
+    }
+}
+
 /// How much a crash takes of what the implementation had not made
 /// durable. In tern-sim's own process storage is simulated and a crash
 /// always drops what was not synced; over the protocol, with the state

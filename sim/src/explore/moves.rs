@@ -1,8 +1,6 @@
 //! The moves of a schedule, and where a crash inside a request can fall:
 //! what a schedule is made of, apart from how the search walks them.
 
-use std::fmt;
-
 use crate::contract::storage::{CrashPoint, FileOp, Loss, PowerCut};
 
 /// One move of a schedule. Actions are named by their index among the
@@ -145,12 +143,6 @@ pub fn inside_points(ops: &[FileOp]) -> Vec<AtOp> {
             power: matches!(ops[i - 1], FileOp::Sync | FileOp::SyncDir),
         })
         .collect()
-}
-
-impl fmt::Display for Move {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{self:?}")
-    }
 }
 
 #[cfg(test)]

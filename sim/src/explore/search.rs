@@ -609,7 +609,10 @@ impl<'s> Prepared<'s> {
                     Mismatch::new(
                         crate::judge::invariants::ALIVE,
                         "a move the scope allows here",
-                        format!("{m}: the receiver's state no longer allows it"),
+                        format!(
+                            "{}: the receiver's state no longer allows it",
+                            self.describe(m)
+                        ),
                     ),
                 )));
             }

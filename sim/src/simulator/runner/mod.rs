@@ -772,7 +772,7 @@ impl<'a> Run<'a> {
                                 at,
                                 agent: name,
                                 fault: FaultEvent::WillCrash {
-                                    point: format!("{point:?}"),
+                                    point: point.name().to_owned(),
                                     when,
                                 },
                             });
