@@ -11,7 +11,7 @@ use tern_harness::contract::plugin::Implementation;
 use tern_harness::implementations::adapter::{Limits, SubprocessImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::simulator::driver::{first_violation, Batch, Jobs};
-use tern_harness::simulator::faults::FaultSet;
+use tern_harness::simulator::faults::{Fault, FaultSet};
 
 fn protocol(c: &mut Criterion) {
     // The first runs of certify's default budget.
@@ -58,5 +58,49 @@ fn protocol(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, protocol);
+/// One run of 2,000 steps and one of 8,000 against `tern-sim agent`,
+/// with every fault (so crashes, restarts and power losses where FUSE
+/// serves them), as `tern-sim run --impl 'tern-sim agent' --faults
+/// --seeds 1 --steps N` plays them. A restart reads the agent's snapshot
+/// and replays only the log records after it, so the longer run costs
+/// about four times the shorter plus what the harness's own checks grow
+/// by, not the square of its length (docs/protocol.md section 7).
+fn long_runs(c: &mut Criterion) {
+    let agent = SubprocessImpl::new(
+        format!("{} agent", env!("CARGO_BIN_EXE_tern-sim")),
+        Limits::default(),
+    )
+    .expect("state directory");
+    // Crashes are power losses where FUSE serves them, as in `run`.
+    let mut faults = FaultSet::all();
+    if agent.set_power_loss(true) {
+        faults.0.insert(Fault::PowerLoss);
+    }
+    let run = |steps: usize| {
+        let budget = Batch {
+            first_seed: 1,
+            seeds: 1,
+            agents: 3,
+            steps,
+            faults: faults.clone(),
+            names: Default::default(),
+            swarm: true,
+            shard: tern_harness::shard::Shard::WHOLE,
+            deadline: None,
+        };
+        let outcome = first_violation(&budget, &agent, Jobs::ONE, false, |_, _, _| {}, || false);
+        assert!(outcome.failure.is_none() && outcome.complete);
+        outcome.runs
+    };
+    let mut group = c.benchmark_group("protocol_long_runs");
+    group.sample_size(10);
+    for steps in [2000, 8000] {
+        group.bench_function(format!("steps_{steps}"), |b| {
+            b.iter(|| black_box(run(steps)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, protocol, long_runs);
 criterion_main!(benches);

@@ -476,3 +476,97 @@ fn explore_over_the_protocol_cuts_the_power_and_catches_every_durability_mutant(
         String::from_utf8_lossy(&replay.stderr)
     );
 }
+
+/// `tern-sim agent` with a snapshot kept at most starts (every 8 records
+/// replayed, where the default waits for 256, which runs of 200 steps
+/// never reach): the crashes now fall in snapshot writes too, at every
+/// file operation, and what a power loss leaves is always either the old
+/// snapshot with a log that holds every record after it, or the new one.
+const SNAPSHOTS: &str = "--snapshot-after 8";
+
+#[test]
+fn the_reference_agent_with_snapshots_passes_power_losses() {
+    let dir = tempfile::tempdir().unwrap();
+    if !power_loss_here(dir.path()) {
+        return;
+    }
+    let imp = format!("{} {SNAPSHOTS}", agent(None));
+    let o = tern(&run_args(&imp, "60"), dir.path(), None);
+    let v = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    assert!(v["stats"]["faults"]["power-loss"].as_u64().unwrap() > 0);
+    for name in POWER_SITUATIONS {
+        assert!(
+            situation(&v, name) > 0,
+            "{name} never reached: {}",
+            v["situations"]
+        );
+    }
+}
+
+#[test]
+fn a_snapshot_renamed_unsynced_survives_every_kill_and_dies_by_a_power_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    if !power_loss_here(dir.path()) {
+        return;
+    }
+    // After a power loss the snapshot is torn and the log begins after
+    // it: the start refuses, naming both files.
+    let mutant = format!("renames-snapshot-unsynced {SNAPSHOTS}");
+    only_a_power_loss_catches(dir.path(), &mutant, "implementation-sound");
+    let imp = agent(Some(&mutant));
+    let o = tern(&run_args(&imp, "100"), dir.path(), None);
+    let out = stdout(&o);
+    assert!(
+        out.contains("tern-agent.snapshot is not a whole snapshot"),
+        "{out}"
+    );
+    // Without snapshots it is the reference.
+    let never = agent(Some("renames-snapshot-unsynced --snapshot-after 0"));
+    let o = tern(&run_args(&never, "100"), dir.path(), None);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn each_log_flaw_still_dies_by_a_power_loss_with_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    if !power_loss_here(dir.path()) {
+        return;
+    }
+    for mutant in [
+        "skips-fsync",
+        "skips-dir-fsync",
+        "renames-unsynced",
+        "syncs-every-second",
+    ] {
+        let imp = agent(Some(&format!("{mutant} {SNAPSHOTS}")));
+        let o = tern(&run_args(&imp, "100"), dir.path(), None);
+        let v = json(&o);
+        assert_eq!(o.status.code(), Some(1), "{mutant} with snapshots: {v}");
+        let caught = v["violation"]["invariant"].as_str().unwrap_or_default();
+        assert!(
+            ["history-preserved", "implementation-sound"].contains(&caught),
+            "{mutant} with snapshots: {v}"
+        );
+    }
+}
+
+/// `explore` crashes each request at each of its file operations in turn:
+/// with a snapshot kept at every start that replays a record, every file
+/// operation of every snapshot write (and of the log begun again after it)
+/// is a crash point, each with a power loss, and the reference passes them
+/// all; the mutant that renames its snapshot unsynced dies.
+#[test]
+fn explore_crashes_every_snapshot_write_at_each_file_operation() {
+    let dir = tempfile::tempdir().unwrap();
+    if !power_loss_here(dir.path()) {
+        return;
+    }
+    let imp = format!("{} --snapshot-after 1", agent(None));
+    let (code, v) = explore("crash-in-recovery", &imp, dir.path(), None);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["scopes"][0]["verdict"], "exhausted", "{v}");
+    let mutant = agent(Some("renames-snapshot-unsynced --snapshot-after 1"));
+    let (code, v) = explore("crash-in-recovery", &mutant, dir.path(), None);
+    assert_eq!(code, Some(1), "{v}");
+}

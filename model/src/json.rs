@@ -138,6 +138,17 @@ impl Number {
         ))
     }
 
+    /// Sign, digits and exponent, as a snapshot keeps them (crate::binary).
+    pub(crate) fn parts(&self) -> (bool, &str, i128) {
+        (self.negative, &self.digits, self.exponent)
+    }
+
+    /// A number from [`Number::parts`] of one: normalised again, so that
+    /// equality stays structural whatever the parts.
+    pub(crate) fn from_parts(negative: bool, digits: &str, exponent: i128) -> Number {
+        Number::normalised(negative, digits.to_owned(), exponent)
+    }
+
     /// The number of an integer the JSON reader already holds exactly.
     fn integer(value: i128) -> Number {
         Number::normalised(value < 0, value.unsigned_abs().to_string(), 0)

@@ -16,11 +16,13 @@
 //! * [`canonical`] writes any value as canonical JSON, the form views show
 //!   messages in.
 
+pub(crate) mod binary;
 pub mod canonical;
 pub mod json;
 pub mod ledger;
 pub mod message;
 pub mod wire;
 
+pub use binary::StateError;
 pub use message::{Act, Body, Message};
 pub use wire::{parse_frame, ErrorClass, Pointer, WireError};

@@ -22,6 +22,7 @@ mod execute;
 mod outcome;
 mod settle;
 mod shared_vec;
+mod snapshot;
 mod store;
 mod view;
 

@@ -228,6 +228,29 @@ impl Entry {
         }
     }
 
+    /// An entry as a snapshot keeps it ([`super::snapshot`]); its view
+    /// item is made again when a view first shows it.
+    pub fn restored(
+        ctx: CtxId,
+        id: MessageRef,
+        variants: Vec<Variant>,
+        status: Status,
+        registered: u8,
+        digests: BTreeMap<u64, Vec<usize>>,
+        links: Links,
+    ) -> Entry {
+        Entry {
+            ctx,
+            id,
+            variants,
+            status,
+            registered,
+            digests,
+            links,
+            shown: OnceLock::new(),
+        }
+    }
+
     pub fn status(&self) -> &Status {
         &self.status
     }

@@ -1,5 +1,6 @@
 //! The typed vocabulary of Tern 0.1.
 
+pub(crate) mod binary;
 mod body;
 mod claim;
 mod fields;

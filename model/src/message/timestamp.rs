@@ -42,6 +42,12 @@ impl Timestamp {
         &self.text
     }
 
+    /// A timestamp already read once, from its text and instant as a
+    /// snapshot keeps them (crate::binary): the text is not parsed again.
+    pub(crate) fn from_parts(text: String, unix_nanos: i128) -> Timestamp {
+        Timestamp { text, unix_nanos }
+    }
+
     /// Nanoseconds since the Unix epoch, for comparisons against local time.
     pub fn unix_nanos(&self) -> i128 {
         self.unix_nanos

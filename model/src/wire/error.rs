@@ -53,6 +53,12 @@ impl Pointer {
         Pointer(String::new())
     }
 
+    /// A pointer as [`Pointer::as_str`] wrote it, read back from a
+    /// snapshot (crate::binary).
+    pub(crate) fn from_written(text: &str) -> Pointer {
+        Pointer(text.to_owned())
+    }
+
     /// Builds a pointer from unescaped keys, e.g. `Pointer::of(&["body", "question"])`.
     pub fn of(keys: &[&str]) -> Pointer {
         let mut p = Pointer::root();

@@ -362,6 +362,28 @@ pub trait Durable {
     /// records, which a recovery found no longer hold.
     fn forget_checkpoints_after(&self, _records: usize) {}
 
+    /// The snapshot this storage keeps durably beside its log, if it keeps
+    /// one: what a receiver wrote with [`Durable::keep_snapshot`] and a
+    /// start reads back instead of replaying the records it covers.
+    /// `tern-sim agent`'s file log keeps one in its state directory; the
+    /// simulator's storage keeps none (its checkpoints are in memory).
+    fn snapshot(&self) -> Option<StoredSnapshot> {
+        None
+    }
+
+    /// After how many records replayed at a start a receiver should keep
+    /// a snapshot; `None` if this storage keeps none.
+    fn snapshot_after(&self) -> Option<usize> {
+        None
+    }
+
+    /// Makes `bytes`, a receiver's state after the first `records`
+    /// records, the durable snapshot, then drops those records from the
+    /// log. `records` must be every record written so far, all synced.
+    fn keep_snapshot(&self, _records: usize, _bytes: &[u8]) -> Result<(), ImplError> {
+        Ok(())
+    }
+
     /// This storage's part in a receiver forked onto `storage`, a copy of
     /// the harness's storage it was started on
     /// ([`crate::contract::plugin::Receiver::fork`]); `None`, the default,
@@ -373,6 +395,16 @@ pub trait Durable {
         let _ = storage;
         None
     }
+}
+
+/// A snapshot read back from durable storage: a receiver's state after
+/// the first `records` records of its log, in the receiver's own bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSnapshot {
+    pub records: usize,
+    pub bytes: Vec<u8>,
+    /// Where it was read from, for messages (a file's path).
+    pub source: String,
 }
 
 impl Durable for Storage {

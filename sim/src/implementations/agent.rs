@@ -5,7 +5,6 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -20,217 +19,10 @@ use crate::contract::protocol::lines::{
     self, DeliverAnswer, ExecuteAnswer, InitAnswer, Line, Request,
 };
 use crate::contract::protocol::{decode_bytes, encode_bytes, event_line, execute_answer, PROTOCOL};
-use crate::contract::storage::Durable;
 use crate::contract::world::Effects;
+pub use crate::implementations::file_log::{FileLog, LogFlaw, SNAPSHOT_AFTER};
 use crate::implementations::mutants::{start_mutant, Mutant};
 use crate::implementations::reference::{Recording, ReferenceReceiver};
-
-/// A way `tern-sim agent --mutant` gets its log's durability wrong. Each
-/// survives every SIGKILL (the kernel keeps what was written), and loses
-/// what it answered when the power goes: only a power-loss state directory
-/// (docs/statefs.md) tells it from the reference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogFlaw {
-    /// Never syncs: not the log, not its directory.
-    SkipsFsync,
-    /// Syncs its log's data but never its directory, so the log's name
-    /// (made at the first record, and again when a restart writes the log
-    /// afresh) is never durable.
-    SkipsDirFsync,
-    /// When a restart writes the log afresh, renames the new file over the
-    /// old one without syncing it first: the name can be durable before
-    /// the data it names.
-    RenamesUnsynced,
-    /// Syncs at every second sync only: half its answers are given before
-    /// their records are durable.
-    SyncsEverySecond,
-}
-
-/// An append-only log file of length-prefixed records, in the state
-/// directory. A record is durable once `sync` has written it and the file's
-/// data reached the disk; a record that does not end (a crash mid-write, or
-/// a power loss that kept part of an unsynced write) is ignored.
-///
-/// Each record is written as two writes, its length and then its body,
-/// and the file is synced after the last: a crash can then fall between
-/// two writes of one request, which is where a torn record comes from. A
-/// new log file's name is made durable by syncing the directory. After a
-/// crash, the start writes the whole records it read to a new file, syncs
-/// it, renames it over the log and syncs the directory, so that what the
-/// crash left past the last whole record is gone for good and no append
-/// ever follows it.
-pub struct FileLog {
-    dir: PathBuf,
-    path: PathBuf,
-    pending: RefCell<Vec<Vec<u8>>>,
-    /// Opened for appending at the first sync and kept: a sync then costs
-    /// the writes and a `fdatasync`, not an `open` and a `close` as well.
-    file: RefCell<Option<File>>,
-    /// The records read at the start, for the recovery to take.
-    loaded: RefCell<Option<Vec<Vec<u8>>>>,
-    flaw: Option<LogFlaw>,
-    /// Syncs asked so far (for [`LogFlaw::SyncsEverySecond`]).
-    syncs: std::cell::Cell<u64>,
-}
-
-const LOG_NAME: &str = "tern-agent.log";
-const NEW_LOG_NAME: &str = "tern-agent.log.new";
-
-impl FileLog {
-    /// The log of the state directory `dir`, read, and written afresh if a
-    /// crash left one there.
-    pub fn open(dir: PathBuf, flaw: Option<LogFlaw>) -> Result<FileLog, ImplError> {
-        let path = dir.join(LOG_NAME);
-        let (records, had_bytes) = read_log(&path)?;
-        let log = FileLog {
-            dir,
-            path,
-            pending: RefCell::new(Vec::new()),
-            file: RefCell::new(None),
-            loaded: RefCell::new(Some(records)),
-            flaw,
-            syncs: std::cell::Cell::new(0),
-        };
-        if had_bytes {
-            log.write_afresh()?;
-        }
-        Ok(log)
-    }
-
-    /// Replaces the log by one that holds exactly the records read:
-    /// written to a new file, synced, renamed into place, and the
-    /// directory synced.
-    fn write_afresh(&self) -> Result<(), ImplError> {
-        let records = self.loaded.borrow();
-        let mut bytes = Vec::new();
-        for r in records.iter().flatten() {
-            bytes.extend_from_slice(&(r.len() as u32).to_le_bytes());
-            bytes.extend_from_slice(r);
-        }
-        let new = self.dir.join(NEW_LOG_NAME);
-        let mut file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(&new)
-            .map_err(|e| io_error("cannot make the new log", e))?;
-        file.write_all(&bytes)
-            .map_err(|e| io_error("cannot write the new log", e))?;
-        if !matches!(
-            self.flaw,
-            Some(LogFlaw::SkipsFsync | LogFlaw::RenamesUnsynced)
-        ) {
-            file.sync_data()
-                .map_err(|e| io_error("cannot sync the new log", e))?;
-        }
-        std::fs::rename(&new, &self.path)
-            .map_err(|e| io_error("cannot put the new log in place", e))?;
-        self.sync_dir()
-    }
-
-    /// Makes the directory's entries durable (unless the flaw skips it).
-    fn sync_dir(&self) -> Result<(), ImplError> {
-        if matches!(
-            self.flaw,
-            Some(LogFlaw::SkipsFsync | LogFlaw::SkipsDirFsync)
-        ) {
-            return Ok(());
-        }
-        File::open(&self.dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| io_error("cannot sync the state directory", e))
-    }
-}
-
-fn io_error(what: &str, e: io::Error) -> ImplError {
-    ImplError::Misbehaved(format!("{what}: {e}"))
-}
-
-/// The whole records of the log at `path`, and whether it held any byte.
-fn read_log(path: &std::path::Path) -> Result<(Vec<Vec<u8>>, bool), ImplError> {
-    let mut bytes = Vec::new();
-    match File::open(path) {
-        Ok(mut f) => {
-            f.read_to_end(&mut bytes)
-                .map_err(|e| io_error("cannot read the log", e))?;
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), false)),
-        Err(e) => return Err(io_error("cannot open the log", e)),
-    }
-    let mut out = Vec::new();
-    let mut rest = bytes.as_slice();
-    while rest.len() >= 4 {
-        let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
-        let Some(record) = rest.get(4..4 + len) else {
-            break;
-        };
-        out.push(record.to_vec());
-        rest = &rest[4 + len..];
-    }
-    Ok((out, !bytes.is_empty()))
-}
-
-impl Durable for FileLog {
-    fn append(&self, record: Vec<u8>) -> Result<(), ImplError> {
-        self.pending.borrow_mut().push(record);
-        Ok(())
-    }
-
-    fn sync(&self) -> Result<(), ImplError> {
-        let pending = std::mem::take(&mut *self.pending.borrow_mut());
-        if pending.is_empty() {
-            return Ok(());
-        }
-        let mut held = self.file.borrow_mut();
-        // The first sync of a process also syncs the directory, whether
-        // this process made the log or found it: an earlier process may
-        // have made it and been killed before its name was durable, and a
-        // power loss would then take the log with everything synced into
-        // it since.
-        let first = held.is_none();
-        let file = match &mut *held {
-            Some(file) => file,
-            None => {
-                let opened = match OpenOptions::new().append(true).open(&self.path) {
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => OpenOptions::new()
-                        .create_new(true)
-                        .append(true)
-                        .open(&self.path),
-                    other => other,
-                };
-                held.insert(opened.map_err(|e| io_error("cannot open the log", e))?)
-            }
-        };
-        for r in &pending {
-            file.write_all(&(r.len() as u32).to_le_bytes())
-                .and_then(|()| file.write_all(r))
-                .map_err(|e| io_error("cannot write the log", e))?;
-        }
-        self.syncs.set(self.syncs.get() + 1);
-        let skip = match self.flaw {
-            Some(LogFlaw::SkipsFsync) => true,
-            Some(LogFlaw::SyncsEverySecond) => self.syncs.get() % 2 == 1,
-            _ => false,
-        };
-        if !skip {
-            file.sync_data()
-                .map_err(|e| io_error("cannot sync the log", e))?;
-        }
-        drop(held);
-        if first {
-            // The log's name, durable.
-            self.sync_dir()?;
-        }
-        Ok(())
-    }
-
-    fn records(&self) -> Result<Vec<Vec<u8>>, ImplError> {
-        if let Some(records) = self.loaded.borrow_mut().take() {
-            return Ok(records);
-        }
-        read_log(&self.path).map(|(records, _)| records)
-    }
-}
 
 /// The world as seen from a subprocess: performing an effect is a line on
 /// stdout that the harness counts; what was performed before a restart comes
@@ -257,6 +49,10 @@ impl Effects for ProtocolWorld {
     fn performed(&self, key: &EffectKey) -> bool {
         self.performed.borrow().contains(&key.0)
     }
+}
+
+fn io_error(what: &str, e: io::Error) -> ImplError {
+    ImplError::Misbehaved(format!("{what}: {e}"))
 }
 
 /// One line, straight into the writer, then flushed: the harness waits on
@@ -300,6 +96,7 @@ fn start(
     world: &ProtocolWorld,
     mutant: Option<Mutant>,
     flaw: Option<LogFlaw>,
+    snapshot_after: Option<usize>,
 ) -> Result<Box<dyn Receiver>, String> {
     if req.protocol != PROTOCOL {
         return Err(format!(
@@ -321,7 +118,7 @@ fn start(
         principal,
         config: config.into(),
     };
-    let log = FileLog::open(dir, flaw).map_err(|e| e.to_string())?;
+    let log = FileLog::open(dir, flaw, snapshot_after).map_err(|e| e.to_string())?;
     match mutant {
         Some(m) => start_mutant(m, &init, log, world.clone()),
         None => ReferenceReceiver::recover_with(&init, log, world.clone(), Recording::Full)
@@ -396,7 +193,7 @@ pub enum AgentMutant {
 
 impl AgentMutant {
     /// The mutants only a process can be, by name.
-    pub const PROCESS_ONLY: [(&'static str, AgentMutant, &'static str); 6] = [
+    pub const PROCESS_ONLY: [(&'static str, AgentMutant, &'static str); 7] = [
         (
             "leaks-session",
             AgentMutant::LeaksSession,
@@ -421,6 +218,11 @@ impl AgentMutant {
             "syncs-every-second",
             AgentMutant::Log(LogFlaw::SyncsEverySecond),
             "syncs its log at every second delivery only (caught only by a power loss)",
+        ),
+        (
+            "renames-snapshot-unsynced",
+            AgentMutant::Log(LogFlaw::RenamesSnapshotUnsynced),
+            "renames a new snapshot into place before syncing it, then drops the records it covers from its log (caught only by a power loss after a snapshot)",
         ),
         (
             "flaky-duplicates",
@@ -484,13 +286,57 @@ impl Flaky {
         self.draws += 1;
         self.keys.hash_one(self.draws) % 16 == 0
     }
+
+    /// Answers `duplicate`, now and then, for a message accepted.
+    fn strike(&mut self, d: &mut DeliverAnswer) {
+        for e in &mut d.events {
+            if e.outcome == lines::OutcomeName::Accepted && self.strikes() {
+                e.outcome = lines::OutcomeName::Duplicate;
+            }
+        }
+    }
 }
 
-/// Serves one harness until `shutdown` or the end of input.
+/// `leaks-session`: answers `duplicate` for a message accepted under an
+/// ID that an earlier session accepted in the same thread, and notes what
+/// this one accepts.
+fn leak_sessions(
+    d: &mut DeliverAnswer,
+    earlier: &BTreeSet<(String, String)>,
+    accepted: &mut BTreeSet<(String, String)>,
+) {
+    for e in &mut d.events {
+        let (Some(id), Some(thread)) = (&e.id, &e.thread) else {
+            continue;
+        };
+        let key = (thread.clone(), id.clone());
+        if e.outcome == lines::OutcomeName::Accepted {
+            if earlier.contains(&key) {
+                e.outcome = lines::OutcomeName::Duplicate;
+            }
+            accepted.insert(key);
+        }
+    }
+}
+
+/// Serves one harness until `shutdown` or the end of input, keeping a
+/// snapshot every [`SNAPSHOT_AFTER`] records.
 pub fn serve(
     input: BufReader<impl Read>,
     output: Box<dyn Write>,
     served: Option<AgentMutant>,
+) -> io::Result<()> {
+    serve_with(input, output, served, Some(SNAPSHOT_AFTER))
+}
+
+/// Serves one harness until `shutdown` or the end of input; a start keeps
+/// a snapshot of its state once it replayed `snapshot_after` records that
+/// no snapshot covered (`None`: never).
+pub fn serve_with(
+    input: BufReader<impl Read>,
+    output: Box<dyn Write>,
+    served: Option<AgentMutant>,
+    snapshot_after: Option<usize>,
 ) -> io::Result<()> {
     let mutant = served.and_then(AgentMutant::zoo);
     let flaw = served.and_then(AgentMutant::flaw);
@@ -554,17 +400,19 @@ pub fn serve(
         }
         *world.seq.borrow_mut() = seq;
         let answer = match (&req, receiver.as_mut()) {
-            (Request::Init(init), _) => start(init, &world, mutant, flaw).map(|r| {
-                receiver = Some(r);
-                Answer::Init(InitAnswer {
-                    name: match served {
-                        Some(m) => format!("tern-sim agent (mutant {})", m.name()),
-                        None => "tern-sim agent".to_owned(),
-                    },
-                    version: Some(env!("CARGO_PKG_VERSION").to_owned()),
-                    capabilities: Capability::ALL.to_vec(),
+            (Request::Init(init), _) => {
+                start(init, &world, mutant, flaw, snapshot_after).map(|r| {
+                    receiver = Some(r);
+                    Answer::Init(InitAnswer {
+                        name: match served {
+                            Some(m) => format!("tern-sim agent (mutant {})", m.name()),
+                            None => "tern-sim agent".to_owned(),
+                        },
+                        version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+                        capabilities: Capability::ALL.to_vec(),
+                    })
                 })
-            }),
+            }
             (Request::Shutdown(_), _) => {
                 write_line(&mut **out.borrow_mut(), &OkLine { seq, ok: &() })?;
                 return Ok(());
@@ -574,27 +422,12 @@ pub fn serve(
         };
         let answer = match answer {
             Ok(Answer::Deliver(mut d)) if leaks => {
-                for e in &mut d.events {
-                    let (Some(id), Some(thread)) = (&e.id, &e.thread) else {
-                        continue;
-                    };
-                    let key = (thread.clone(), id.clone());
-                    if e.outcome == lines::OutcomeName::Accepted {
-                        if earlier.contains(&key) {
-                            e.outcome = lines::OutcomeName::Duplicate;
-                        }
-                        accepted.insert(key);
-                    }
-                }
+                leak_sessions(&mut d, &earlier, &mut accepted);
                 Ok(Answer::Deliver(d))
             }
             Ok(Answer::Deliver(mut d)) if flaky.is_some() => {
-                for e in &mut d.events {
-                    if e.outcome == lines::OutcomeName::Accepted
-                        && flaky.as_mut().is_some_and(Flaky::strikes)
-                    {
-                        e.outcome = lines::OutcomeName::Duplicate;
-                    }
+                if let Some(flaky) = flaky.as_mut() {
+                    flaky.strike(&mut d);
                 }
                 Ok(Answer::Deliver(d))
             }

@@ -20,6 +20,8 @@ use crate::contract::plugin::{
 use crate::contract::storage::{Checkpoint, Durable, Storage};
 use crate::contract::world::{AgentWorld, Effects};
 
+mod snapshot;
+
 /// The reference implementation, the default IUT.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReferenceImpl;
@@ -387,15 +389,31 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
             // world forgets no effect.
             storage.forget_checkpoints_after(resumed.as_ref().map_or(0, |r| r.0));
         }
-        let (start, mut state) = resumed.unwrap_or_else(|| (0, Recovered::new(init)));
+        #[cfg(debug_assertions)]
+        let in_memory = resumed.is_some();
+        let (start, mut state) = match resumed {
+            Some(resumed) => resumed,
+            // Else the snapshot on disk, if the storage keeps one: it holds
+            // whatever the world says (snapshot.rs says why).
+            None => match storage.snapshot().filter(|_| checkpointed) {
+                Some(s) => (
+                    s.records,
+                    Recovered::from_snapshot(init, &s.bytes).map_err(|e| {
+                        ImplError::Misbehaved(format!("cannot read {}: {e}", s.source))
+                    })?,
+                ),
+                None => (0, Recovered::new(init)),
+            },
+        };
         let records = decoded(&storage.records_from(start)?)?;
         let confirm = state.replay(&records, &world, recording)?;
         // Tests run in debug builds: there, every recovery that resumed
         // from a checkpoint is checked against a replay of the whole log,
         // so a checkpoint kept past the point where it stopped holding
-        // cannot hide.
+        // cannot hide. (A snapshot on disk replaced the records it covers:
+        // tests compare its recoveries with whole replays elsewhere.)
         #[cfg(debug_assertions)]
-        if start > 0 {
+        if in_memory && start > 0 {
             let mut whole = Recovered::new(init);
             whole.replay(&decoded(&storage.records()?)?, &world, recording)?;
             state.assert_same_as(&whole);
@@ -411,6 +429,14 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
                 records: start + replayed,
                 state: Rc::new(state.clone()),
             });
+        }
+        // Every record is durable now: a storage that keeps a snapshot on
+        // disk keeps this state once enough records were replayed, so that
+        // the next start replays only what comes after it.
+        if let Some(after) = storage.snapshot_after().filter(|_| checkpointed) {
+            if replayed >= after.max(1) {
+                storage.keep_snapshot(start + replayed, &state.to_snapshot())?;
+            }
         }
         Ok(ReferenceReceiver {
             ledger: state.ledger,
