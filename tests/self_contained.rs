@@ -35,6 +35,23 @@ fn copied_binary(dir: &Path) -> PathBuf {
     copy
 }
 
+/// Runs a freshly copied binary. While the copy was being written, another
+/// test thread may have forked a child that holds the copy's file open
+/// until it execs (the descriptor closes on exec): executing the copy
+/// meanwhile fails with "text file busy". That window is brief, so the
+/// run is tried again, a few times.
+fn run_copy(command: &mut Command) -> Output {
+    for _ in 0..100 {
+        match command.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            result => return result.expect("the copied binary runs"),
+        }
+    }
+    panic!("the copied binary stayed busy for 2 s")
+}
+
 fn report_bytes(dir: &Path) -> Vec<u8> {
     std::fs::read(dir.join("report.json")).expect("report.json written")
 }
@@ -67,11 +84,7 @@ fn a_copied_binary_certifies_with_its_built_in_corpus() {
     let work = dir.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     let args: Vec<&str> = CHEAP.iter().copied().chain(["builtin"]).collect();
-    let out = Command::new(&bin)
-        .args(&args)
-        .current_dir(&work)
-        .output()
-        .unwrap();
+    let out = run_copy(Command::new(&bin).args(&args).current_dir(&work));
     // A partial run (--only) never certifies: status 1, with the reports.
     assert_eq!(
         out.status.code(),
@@ -90,11 +103,7 @@ fn a_copied_binary_certifies_with_its_built_in_corpus() {
         .copied()
         .chain(["folder", "--scenarios", &from_source])
         .collect();
-    let out = Command::new(&bin)
-        .args(&folder_args)
-        .current_dir(&work)
-        .output()
-        .unwrap();
+    let out = run_copy(Command::new(&bin).args(&folder_args).current_dir(&work));
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).contains("(from "), "{}", stdout(&out));
     assert_eq!(
