@@ -634,8 +634,13 @@ impl Receiver for SubprocessReceiver {
             }
             // The crash at the effect fired (the process is killed, and
             // what it did after the effect is held, never to be applied),
-            // or the execution answered: stop stepping either way.
-            watch.release();
+            // or the execution answered: stop stepping either way, and in
+            // the second case let go of what was held meanwhile.
+            if answered.is_ok() {
+                watch.release_answered();
+            } else {
+                watch.release();
+            }
         }
         Ok(execution_of(answered?))
     }

@@ -313,6 +313,19 @@ impl Watch {
         self.mount.disarm();
     }
 
+    /// Once the request answered with no crash at its own point: nothing
+    /// is armed any more, and whatever operation the watch held meanwhile
+    /// takes effect, in order, as it would have without the watch.
+    /// Another process writing in the state directory (a daemon the
+    /// implementation left behind, a thread of its own after the answer)
+    /// can be held by a stepping watch at any time; left held, it and every
+    /// operation after it, the implementation's next request's included,
+    /// would wait forever.
+    pub fn release_answered(self) {
+        self.mount.disarm();
+        self.mount.resume();
+    }
+
     /// Once the request is over: where the crash fell. At the held
     /// operation, if the crash point was reached; else the request made
     /// fewer operations, it answered, and the crash falls now, after its
