@@ -665,9 +665,6 @@ impl<'a> Run<'a> {
             to: name.clone(),
             outcome: oracle::outcome_summary(&actual_first),
         });
-        if !reply.outgoing.is_empty() {
-            self.stats.checks += 1;
-        }
         // The ACKs sent so far are the run's, noted as they were sent.
         let mut acks = std::mem::take(&mut self.acks);
         let judged = delivery::answered(
@@ -683,6 +680,15 @@ impl<'a> Run<'a> {
             &mut acks,
         );
         self.acks = acks;
+        // The frames sent count as a check once the judgement reached them
+        // (past the effects and the events).
+        let reached_frames = !matches!(
+            judged,
+            Err(Judged::Events(_) | Judged::Breach(Breach::Effects { .. }))
+        );
+        if reached_frames && !reply.outgoing.is_empty() {
+            self.stats.checks += 1;
+        }
         match judged {
             Err(Judged::Breach(breach)) => {
                 return Err(self.breach(a, "an answer to deliver", breach))
