@@ -18,6 +18,7 @@
 
 mod config;
 mod derive;
+mod digest;
 mod execute;
 mod outcome;
 mod settle;
@@ -35,7 +36,7 @@ pub use derive::{ChainHead, CommitmentState, Progress};
 pub use outcome::{
     EffectKey, Event, EventKind, Execution, Outcome, Refusal, RejectClass, Rejection,
 };
-pub use view::View;
+pub use view::{View, ViewDigest};
 
 use crate::message::{ContextName, Message, MessageRef, Principal, ThreadId};
 use crate::wire::{parse_frame, Pointer, WireError};

@@ -32,6 +32,9 @@ pub struct SharedMessage {
     /// more often than messages arrive. A ledger that is never asked for a
     /// view (`check` without `--views`) never pays for it.
     text: OnceLock<Box<str>>,
+    /// The digest of `text`, made the first time a view's digest shows
+    /// the content ([`super::digest`]).
+    digest: OnceLock<u128>,
 }
 
 impl SharedMessage {
@@ -40,6 +43,7 @@ impl SharedMessage {
         Arc::new(SharedMessage {
             message,
             text: OnceLock::new(),
+            digest: OnceLock::new(),
         })
     }
 
@@ -57,6 +61,13 @@ impl SharedMessage {
                 .unwrap_or_else(|_| "null".into())
                 .into_boxed_str()
         })
+    }
+
+    /// The digest of [`SharedMessage::content_text`].
+    pub fn content_digest(&self) -> u128 {
+        *self
+            .digest
+            .get_or_init(|| super::digest::of(self.content_text().as_bytes()))
     }
 }
 
@@ -78,6 +89,10 @@ impl Variant {
 
     pub fn content_text(&self) -> &str {
         self.shared.content_text()
+    }
+
+    pub fn content_digest(&self) -> u128 {
+        self.shared.content_digest()
     }
 }
 
@@ -191,14 +206,40 @@ pub(crate) struct Shown {
     /// Where the content goes in `text`; `None` when the item shows no
     /// single content (an equivocated ID lists them all in `text`).
     content_at: Option<usize>,
+    /// The item's digest, content included: equal items, equal digests.
+    /// The text before the content ends at its `"content":` key and the
+    /// content is one JSON value, so an item's text says where its
+    /// content lies, and digesting the three pieces is as exact as
+    /// digesting the whole.
+    digest: u128,
 }
 
 impl Shown {
-    pub fn new(text: String, content_at: Option<usize>) -> Shown {
+    /// The item `text`, with the content whose digest is `content` in it
+    /// at `content_at`, or showing no single content (`None`).
+    pub fn new(text: String, content: Option<(usize, u128)>) -> Shown {
+        let mut d = super::digest::Digester::new();
+        match content {
+            Some((at, digest)) => {
+                d.write(&[1]);
+                d.write_piece(&text.as_bytes()[..at]);
+                d.write_u128(digest);
+                d.write_piece(&text.as_bytes()[at..]);
+            }
+            None => {
+                d.write(&[0]);
+                d.write_piece(text.as_bytes());
+            }
+        }
         Shown {
             text: text.into(),
-            content_at,
+            content_at: content.map(|(at, _)| at),
+            digest: d.finish(),
         }
+    }
+
+    pub fn digest(&self) -> u128 {
+        self.digest
     }
 
     /// Writes the item, with `content` in its place.

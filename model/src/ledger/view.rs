@@ -21,6 +21,8 @@ use serde_json::Value;
 use crate::message::{Body, MessageRef, ThreadId};
 
 use super::derive::ChainHead;
+use super::digest::Digester;
+pub use super::digest::ViewDigest;
 use super::store::{CtxId, Entry, EntryId, Link, Shown, Status};
 use super::Ledger;
 
@@ -63,12 +65,26 @@ impl fmt::Display for View {
 /// A view is kept until a newer one of another thread takes its place.
 const CACHED_VIEWS: usize = 16;
 
-/// The latest views built, each with the version of its context it shows.
+/// The latest views built, and the latest view digests, each with the
+/// version of its context it shows.
 #[derive(Debug, Default)]
-pub(crate) struct ViewCache(Mutex<Vec<(ThreadId, u64, View)>>);
+pub(crate) struct ViewCache {
+    texts: Recent<View>,
+    digests: Recent<ViewDigest>,
+}
 
-impl ViewCache {
-    fn get(&self, thread: &ThreadId, version: u64) -> Option<View> {
+/// The latest answers of one kind, by thread.
+#[derive(Debug)]
+struct Recent<T>(Mutex<Vec<(ThreadId, u64, T)>>);
+
+impl<T> Default for Recent<T> {
+    fn default() -> Self {
+        Recent(Mutex::new(Vec::new()))
+    }
+}
+
+impl<T: Clone> Recent<T> {
+    fn get(&self, thread: &ThreadId, version: u64) -> Option<T> {
         let mut views = self.0.lock().unwrap_or_else(|e| e.into_inner());
         let at = views.iter().position(|(t, _, _)| t == thread)?;
         // Most recently asked last, so the oldest is the one replaced.
@@ -80,7 +96,7 @@ impl ViewCache {
         hit
     }
 
-    fn keep(&self, thread: &ThreadId, version: u64, view: &View) {
+    fn keep(&self, thread: &ThreadId, version: u64, view: &T) {
         let mut views = self.0.lock().unwrap_or_else(|e| e.into_inner());
         views.retain(|(t, _, _)| t != thread);
         if views.len() >= CACHED_VIEWS {
@@ -149,6 +165,16 @@ fn sep(out: &mut String) {
     }
 }
 
+/// The lists of a view derived from its messages, as text, and room for
+/// the whole view.
+struct Derived {
+    pending: String,
+    commitments: String,
+    revisions: String,
+    effects: Vec<String>,
+    size: usize,
+}
+
 /// How the messages list of a view shows `entry`: everything but its
 /// content, which stays with its shared message.
 fn shown(entry: &Entry) -> Shown {
@@ -204,7 +230,7 @@ fn shown(entry: &Entry) -> Shown {
                 string(&mut m, status);
             }
             m.push('}');
-            Shown::new(m, Some(content_at))
+            Shown::new(m, Some((content_at, entry.variants()[0].content_digest())))
         }
     }
 }
@@ -224,7 +250,7 @@ impl Ledger {
             return self.build_view(thread, ctx);
         };
         let version = self.contexts[known].version;
-        if let Some(view) = self.views.get(thread, version) {
+        if let Some(view) = self.views.texts.get(thread, version) {
             // Tests run in debug builds: there, every view served again is
             // checked against a fresh one, so a change that forgot to count
             // itself in the context's version cannot hide.
@@ -232,27 +258,46 @@ impl Ledger {
             return view;
         }
         let view = self.build_view(thread, ctx);
-        self.views.keep(thread, version, &view);
+        self.views.texts.keep(thread, version, &view);
         view
     }
 
-    /// The view of `thread`, whose context (`None`: none yet) the caller
-    /// has looked up.
-    ///
-    /// The lists before `messages` in key order (commitments, effects) are
-    /// written first into buffers of their own, small beside the messages,
-    /// which are then written once, straight into the view.
-    fn build_view(&self, thread: &ThreadId, ctx: Option<CtxId>) -> View {
-        let ids: Vec<EntryId> = ctx
-            .and_then(|ctx| self.contexts[ctx].threads.get(thread))
-            .map(|ids| ids.values().copied().collect())
-            .unwrap_or_default();
+    /// The canonical view of `thread`, as its digest: what the view's text
+    /// would digest to ([`ViewDigest`]), made without writing the text.
+    pub fn view_digest(&self, thread: &ThreadId) -> ViewDigest {
+        let ctx = self.existing_context(thread);
+        let Some(known) = ctx else {
+            return self.build_digest(thread, ctx);
+        };
+        let version = self.contexts[known].version;
+        if let Some(digest) = self.views.digests.get(thread, version) {
+            debug_assert_eq!(
+                digest,
+                self.build_digest(thread, ctx),
+                "stale digest of {thread}"
+            );
+            return digest;
+        }
+        let digest = self.build_digest(thread, ctx);
+        self.views.digests.keep(thread, version, &digest);
+        digest
+    }
 
+    /// The IDs of `thread`'s view, in ID order.
+    fn view_ids(&self, thread: &ThreadId, ctx: Option<CtxId>) -> Vec<EntryId> {
+        ctx.and_then(|ctx| self.contexts[ctx].threads.get(thread))
+            .map(|ids| ids.values().copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// The lists of `thread`'s view that are derived rather than stored
+    /// (`ids` are its entries): small beside its messages.
+    fn derived_lists(&self, thread: &ThreadId, ctx: Option<CtxId>, ids: &[EntryId]) -> Derived {
         let mut pending = String::new();
         let mut commitments = String::with_capacity(256);
         let mut revisions = String::new();
         let mut size = 0;
-        for &eid in &ids {
+        for &eid in ids {
             let entry = &self.entries[eid];
             // Room for the item: its content and, beside it, about 160
             // bytes of act, IDs and standing.
@@ -356,6 +401,59 @@ impl Ledger {
             }
         }
 
+        let effects = ctx.map_or_else(Vec::new, |ctx| self.effects_in(thread, ctx));
+        Derived {
+            pending,
+            commitments,
+            revisions,
+            effects,
+            size,
+        }
+    }
+
+    /// The digest of `thread`'s view, whose context the caller has looked
+    /// up: its derived lists as text, its messages by their items' digests
+    /// (their sum: the same items in ID order are the same text), in the
+    /// order of the view's keys.
+    fn build_digest(&self, thread: &ThreadId, ctx: Option<CtxId>) -> ViewDigest {
+        let ids = self.view_ids(thread, ctx);
+        let lists = self.derived_lists(thread, ctx, &ids);
+        let mut messages: u128 = 0;
+        for &eid in &ids {
+            let entry = &self.entries[eid];
+            let item = entry.shown(shown);
+            debug_assert_eq!(*item, shown(entry), "stale view item of {}", entry.id);
+            messages = messages.wrapping_add(item.digest());
+        }
+        let mut d = Digester::new();
+        d.write_piece(lists.commitments.as_bytes());
+        d.write(&(lists.effects.len() as u64).to_le_bytes());
+        for effect in &lists.effects {
+            d.write_piece(effect.as_bytes());
+        }
+        d.write(&(ids.len() as u64).to_le_bytes());
+        d.write_u128(messages);
+        d.write_piece(lists.pending.as_bytes());
+        d.write_piece(lists.revisions.as_bytes());
+        d.write_piece(thread.as_str().as_bytes());
+        ViewDigest(d.finish())
+    }
+
+    /// The view of `thread`, whose context (`None`: none yet) the caller
+    /// has looked up.
+    ///
+    /// The lists before `messages` in key order (commitments, effects) are
+    /// written first into buffers of their own, small beside the messages,
+    /// which are then written once, straight into the view.
+    fn build_view(&self, thread: &ThreadId, ctx: Option<CtxId>) -> View {
+        let ids = self.view_ids(thread, ctx);
+        let Derived {
+            pending,
+            commitments,
+            revisions,
+            effects,
+            size,
+        } = self.derived_lists(thread, ctx, &ids);
         let mut out =
             String::with_capacity(size + pending.len() + commitments.len() + revisions.len() + 128);
         // `"name":[items],` for a list whose items are already written.
@@ -368,7 +466,6 @@ impl Ledger {
         out.push('{');
         section(&mut out, "commitments", &commitments);
         key(&mut out, "effects");
-        let effects: Vec<String> = ctx.map_or_else(Vec::new, |ctx| self.effects_in(thread, ctx));
         strings(&mut out, effects.iter().map(String::as_str));
         out.push(',');
         key(&mut out, "messages");

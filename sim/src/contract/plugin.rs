@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-pub use tern_model::ledger::View;
 use tern_model::ledger::{Event, Execution, LedgerConfig, LocalTime};
+pub use tern_model::ledger::{View, ViewDigest};
 use tern_model::message::{MessageRef, Participant, Principal, ThreadId};
 
 pub use crate::contract::error::ImplError;
@@ -208,6 +208,21 @@ pub trait Receiver {
             .iter()
             .map(|(thread, expected)| self.view_against(thread, expected))
             .collect()
+    }
+
+    /// The digests of the views of `threads`, in order, for a receiver
+    /// that keeps its state in the reference ledger
+    /// ([`tern_model::ledger::Ledger::view_digest`], the only maker of a
+    /// [`ViewDigest`]), or `None`, the default: the harness then asks
+    /// [`Receiver::views_against`]. The harness compares digests with the
+    /// oracle's and asks for the texts only of views that differ (and, in
+    /// debug builds, of every view, to check the digests against them).
+    /// Answering must do what answering [`Receiver::views_against`] would:
+    /// a receiver whose views are more than its ledger's, or whose reads
+    /// have effects of their own, answers `None`.
+    fn view_digests(&mut self, threads: &[ThreadId]) -> Option<Result<Vec<ViewDigest>, ImplError>> {
+        let _ = threads;
+        None
     }
 
     /// A copy of this receiver that shares no state with it, bound to

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 
-use tern_model::ledger::{Execution, Ledger, LocalTime};
+use tern_model::ledger::{Execution, Ledger, LocalTime, ViewDigest};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use crate::catalogue::reach::{Reach, Sent};
@@ -21,6 +21,7 @@ use crate::judge::invariants as inv;
 use crate::judge::no_effect;
 use crate::judge::oracle::{self, Mismatch};
 use crate::judge::replies::KnownAcks;
+use crate::judge::views::{self, Compared};
 
 /// A frame whose delivery was not acknowledged: a crash cut it (`point`)
 /// or came right after its answer (`None`), so its sender sends it again.
@@ -52,7 +53,7 @@ pub struct Subject<'i> {
     seen: BTreeMap<ThreadId, BTreeSet<String>>,
     unconfirmed: BTreeMap<ThreadId, Vec<MessageRef>>,
     /// The oracle's views at the last check, for the state key.
-    views: Vec<tern_model::ledger::View>,
+    views: Vec<ViewDigest>,
     /// The situations of the catalogue reached, counted only while
     /// `counting` (the last move of a replay, so that a prefix replayed
     /// for every child is not counted again).
@@ -421,38 +422,42 @@ impl<'i> Subject<'i> {
     }
 
     /// The receiver's view of every thread against the oracle's (nothing
-    /// while it is down, or unless `compare`: only the oracle's are kept).
+    /// while it is down, or unless `compare`: only the oracle's digests are
+    /// kept).
     pub fn check_views(&mut self, compare: bool) -> Result<(), Mismatch> {
-        let expected: Vec<(ThreadId, tern_model::ledger::View)> = self
-            .threads
-            .iter()
-            .map(|t| (t.clone(), self.oracle.view_text(t)))
-            .collect();
         if let Some(receiver) = self.receiver.as_mut().filter(|_| compare) {
-            let actual = no_effect::views(receiver.as_mut(), &self.world, &expected)
-                .map_err(|b| Self::breach("a view", b))?;
-            for ((t, expected), actual) in expected.iter().zip(actual) {
-                if actual == *expected {
-                    if let Some(new) = self.unconfirmed.remove(t) {
-                        let seen = self.seen.entry(t.clone()).or_default();
-                        for id in new.iter().filter(|id| self.oracle.shows(t, id)) {
-                            seen.insert(id.as_str().to_owned());
+            let compared =
+                views::against_oracle(receiver.as_mut(), &self.world, &self.oracle, &self.threads)
+                    .map_err(|b| Self::breach("a view", b))?;
+            for (t, compared) in self.threads.iter().zip(compared) {
+                match compared {
+                    Compared::Same => {
+                        if let Some(new) = self.unconfirmed.remove(t) {
+                            let seen = self.seen.entry(t.clone()).or_default();
+                            for id in new.iter().filter(|id| self.oracle.shows(t, id)) {
+                                seen.insert(id.as_str().to_owned());
+                            }
                         }
                     }
-                } else {
-                    let seen = self.seen.entry(t.clone()).or_default();
-                    oracle::view_tree(
-                        t.as_str(),
-                        &expected.to_value(),
-                        &actual.to_value(),
-                        seen,
-                        &self.world,
-                        self.names,
-                    )?;
+                    Compared::Differs { expected, actual } => {
+                        let seen = self.seen.entry(t.clone()).or_default();
+                        oracle::view_tree(
+                            t.as_str(),
+                            &expected.to_value(),
+                            &actual.to_value(),
+                            seen,
+                            &self.world,
+                            self.names,
+                        )?;
+                    }
                 }
             }
         }
-        self.views = expected.into_iter().map(|(_, view)| view).collect();
+        self.views = self
+            .threads
+            .iter()
+            .map(|t| self.oracle.view_digest(t))
+            .collect();
         Ok(())
     }
 
@@ -471,9 +476,7 @@ impl<'i> Subject<'i> {
             // What the restart will make of it.
             self.storage.cut().hash(h);
         }
-        for v in &self.views {
-            v.as_str().hash(h);
-        }
+        self.views.hash(h);
         self.world.log().hash(h);
         self.cut.hash(h);
         self.is_up().hash(h);

@@ -22,7 +22,7 @@ use crate::catalogue::boast::{Answers, Carrier, Named, Place, Shape};
 use crate::catalogue::malformed::Malformation;
 use crate::catalogue::situations::{Moment, Situation};
 use crate::contract::plugin::{
-    Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View,
+    Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View, ViewDigest,
 };
 use crate::contract::storage::{Durable, Storage};
 use crate::contract::world::{AgentWorld, Effects};

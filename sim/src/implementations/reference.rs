@@ -15,7 +15,7 @@ use tern_model::message::{Message, MessageRef, Principal, ThreadId};
 use tern_model::WireError;
 
 use crate::contract::plugin::{
-    Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View,
+    Delivered, Identity, ImplError, Implementation, InitParams, Receiver, View, ViewDigest,
 };
 use crate::contract::storage::{Checkpoint, Durable, Storage};
 use crate::contract::world::{AgentWorld, Effects};
@@ -607,6 +607,18 @@ impl<S: Durable + 'static, W: Effects + 'static> Receiver for ReferenceReceiver<
             self.storage.sync()?;
         }
         Ok(self.ledger.view_text(thread))
+    }
+
+    fn view_digests(&mut self, threads: &[ThreadId]) -> Option<Result<Vec<ViewDigest>, ImplError>> {
+        // A write-behind view syncs first, once per view, and a sync can
+        // be where a crash is armed: those views are asked as texts.
+        if self.recording == Recording::WriteBehind {
+            return None;
+        }
+        Some(Ok(threads
+            .iter()
+            .map(|t| self.ledger.view_digest(t))
+            .collect()))
     }
 }
 

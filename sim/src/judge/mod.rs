@@ -11,3 +11,4 @@ pub mod invariants;
 pub mod no_effect;
 pub mod oracle;
 pub mod replies;
+pub mod views;

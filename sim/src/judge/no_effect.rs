@@ -8,7 +8,7 @@
 use tern_model::message::ThreadId;
 
 use super::delivery::{crash_judged, Breach, Call, Came};
-use crate::contract::plugin::{Implementation, InitParams, Receiver, View};
+use crate::contract::plugin::{Implementation, InitParams, Receiver, View, ViewDigest};
 use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::World;
 
@@ -63,6 +63,19 @@ pub fn views(
     let answer = receiver.views_against(wanted);
     quiet_view(before, world, wanted.iter().map(|(t, _)| t))?;
     answer.map_err(Breach::Failed)
+}
+
+/// The digests of the receiver's views of `threads`, if it gives them
+/// ([`Receiver::view_digests`]), judged as views are: effects first.
+pub fn digests(
+    receiver: &mut dyn Receiver,
+    world: &World,
+    threads: &[ThreadId],
+) -> Result<Option<Vec<ViewDigest>>, Breach> {
+    let before = world.len();
+    let answer = receiver.view_digests(threads);
+    quiet_view(before, world, threads.iter())?;
+    answer.transpose().map_err(Breach::Failed)
 }
 
 /// The receiver's view of one thread, asked with no expectation.

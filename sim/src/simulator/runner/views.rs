@@ -3,6 +3,7 @@
 //! release the receiver could not report because it lost the message.
 
 use super::*;
+use crate::judge::views::{self as judged, Compared};
 
 impl Run<'_> {
     /// An agent's view of a thread (`None` while it is down). Asking for a
@@ -22,22 +23,6 @@ impl Run<'_> {
         answer.map(Some).map_err(|b| self.breach(a, "a view", b))
     }
 
-    /// Agent `a`'s views of the threads `wanted` names, each asked against
-    /// the oracle's view it is paired with (`None` while it is down): asked
-    /// together, so that over the protocol they cost one round trip.
-    pub(super) fn views_of(
-        &mut self,
-        a: usize,
-        wanted: &[(ThreadId, View)],
-    ) -> Result<Option<Vec<View>>, Box<Violation>> {
-        let Some(receiver) = self.agents[a].receiver.as_mut() else {
-            return Ok(None);
-        };
-        let answer = no_effect::views(receiver.as_mut(), &self.world, wanted);
-        self.stats.checks += wanted.len() as u64;
-        answer.map(Some).map_err(|b| self.breach(a, "a view", b))
-    }
-
     /// The implementation's view of a thread against the oracle's, plus the
     /// invariants that hold of any view on its own.
     pub(super) fn check_view(&mut self, a: usize, thread: &str) -> Checked {
@@ -47,54 +32,45 @@ impl Run<'_> {
     /// [`Run::check_view`] for several threads of agent `a`, whose views
     /// are asked together and judged in order.
     pub(super) fn check_views_in(&mut self, a: usize, threads: &[&str]) -> Checked {
-        // A receiver that is down shows nothing: no oracle view is built.
-        if self.agents[a].receiver.is_none() {
-            return Ok(());
-        }
-        let wanted: Vec<(ThreadId, View)> = threads
-            .iter()
-            .filter_map(|t| ThreadId::new(t).ok())
-            .map(|t| {
-                let expected = self.agents[a].oracle.view_text(&t);
-                (t, expected)
-            })
-            .collect();
-        let Some(actual) = self.views_of(a, &wanted)? else {
+        // A receiver that is down shows nothing: no oracle view is made.
+        let agent = &mut self.agents[a];
+        let Some(receiver) = agent.receiver.as_mut() else {
             return Ok(());
         };
-        for ((t, expected), actual) in wanted.into_iter().zip(actual) {
-            self.judge_view(a, &t, expected, actual)?;
+        let threads: Vec<ThreadId> = threads
+            .iter()
+            .filter_map(|t| ThreadId::new(t).ok())
+            .collect();
+        let compared =
+            judged::against_oracle(receiver.as_mut(), &self.world, &agent.oracle, &threads);
+        self.stats.checks += threads.len() as u64;
+        let compared = compared.map_err(|b| self.breach(a, "a view", b))?;
+        for (t, compared) in threads.iter().zip(compared) {
+            match compared {
+                Compared::Same => self.confirm_view(a, t),
+                Compared::Differs { expected, actual } => {
+                    self.explain_view(a, t.as_str(), expected.to_value(), actual.to_value())?
+                }
+            }
         }
         Ok(())
     }
 
-    /// One view against the oracle's.
-    pub(super) fn judge_view(
-        &mut self,
-        a: usize,
-        t: &ThreadId,
-        expected: View,
-        actual: View,
-    ) -> Checked {
-        let thread = t.as_str();
-        if actual == expected {
-            // The oracle's own view: it keeps every ID it ever showed and
-            // lists commitments from COMMITs only, so the history and
-            // commitment checks below hold of it. What it newly shows
-            // joins the IDs seen.
-            let agent = &mut self.agents[a];
-            if let Some(new) = agent.unconfirmed.remove(thread) {
-                let oracle = &agent.oracle;
-                let seen = agent.seen_ids.entry(thread.to_owned()).or_default();
-                for id in new.iter().filter(|id| oracle.shows(t, id)) {
-                    if !seen.contains(id.as_str()) {
-                        seen.insert(id.as_str().to_owned());
-                    }
+    /// A view equal to the oracle's. The oracle's own view keeps every ID
+    /// it ever showed and lists commitments from COMMITs only, so the
+    /// history and commitment checks hold of it; what it newly shows joins
+    /// the IDs seen.
+    fn confirm_view(&mut self, a: usize, t: &ThreadId) {
+        let agent = &mut self.agents[a];
+        if let Some(new) = agent.unconfirmed.remove(t.as_str()) {
+            let oracle = &agent.oracle;
+            let seen = agent.seen_ids.entry(t.as_str().to_owned()).or_default();
+            for id in new.iter().filter(|id| oracle.shows(t, id)) {
+                if !seen.contains(id.as_str()) {
+                    seen.insert(id.as_str().to_owned());
                 }
             }
-            return Ok(());
         }
-        self.explain_view(a, thread, expected.to_value(), actual.to_value())
     }
 
     /// A view that differs from the oracle's by its text: the checks on
