@@ -64,16 +64,36 @@ impl Digester {
     }
 }
 
-/// The digest of `bytes` alone.
-pub(crate) fn of(bytes: &[u8]) -> u128 {
-    let mut d = Digester::new();
-    d.write(bytes);
-    d.finish()
+/// The digest of a message's content as serde writes it, in field order:
+/// the same serialisation is the same content, hence the same canonical
+/// text, without paying for the canonical form (sorted keys) that only a
+/// written view needs. The converse need not hold: two serialisations of
+/// one canonical text would only send a comparison to the texts.
+pub(crate) fn of_message(message: &crate::message::Message) -> u128 {
+    thread_local! {
+        /// Written whole, then digested at once: serde writes a message in
+        /// many small pieces, each of which would cost the hasher a call.
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with_borrow_mut(|buffer| {
+        buffer.clear();
+        // Serialising a parsed message into memory cannot fail.
+        let _ = serde_json::to_writer(&mut *buffer, message);
+        let mut d = Digester::new();
+        d.write(buffer);
+        d.finish()
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn of(bytes: &[u8]) -> u128 {
+        let mut d = Digester::new();
+        d.write(bytes);
+        d.finish()
+    }
 
     #[test]
     fn pieces_digest_as_their_join_and_differ_from_other_bytes() {

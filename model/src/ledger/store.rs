@@ -32,8 +32,8 @@ pub struct SharedMessage {
     /// more often than messages arrive. A ledger that is never asked for a
     /// view (`check` without `--views`) never pays for it.
     text: OnceLock<Box<str>>,
-    /// The digest of `text`, made the first time a view's digest shows
-    /// the content ([`super::digest`]).
+    /// The content's digest ([`super::digest::of_message`]), made the
+    /// first time a view's digest shows the content.
     digest: OnceLock<u128>,
 }
 
@@ -63,11 +63,12 @@ impl SharedMessage {
         })
     }
 
-    /// The digest of [`SharedMessage::content_text`].
+    /// A digest of the content: equal digests, equal
+    /// [`SharedMessage::content_text`]s.
     pub fn content_digest(&self) -> u128 {
         *self
             .digest
-            .get_or_init(|| super::digest::of(self.content_text().as_bytes()))
+            .get_or_init(|| super::digest::of_message(&self.message))
     }
 }
 

@@ -165,14 +165,12 @@ fn sep(out: &mut String) {
     }
 }
 
-/// The lists of a view derived from its messages, as text, and room for
-/// the whole view.
+/// The lists of a view derived from its messages, as text.
 struct Derived {
     pending: String,
     commitments: String,
     revisions: String,
     effects: Vec<String>,
-    size: usize,
 }
 
 /// How the messages list of a view shows `entry`: everything but its
@@ -296,12 +294,8 @@ impl Ledger {
         let mut pending = String::new();
         let mut commitments = String::with_capacity(256);
         let mut revisions = String::new();
-        let mut size = 0;
         for &eid in ids {
             let entry = &self.entries[eid];
-            // Room for the item: its content and, beside it, about 160
-            // bytes of act, IDs and standing.
-            size += 160 + entry.variants()[0].content_text().len();
             match entry.status() {
                 Status::Pending(missing) => {
                     let p = &mut pending;
@@ -407,7 +401,6 @@ impl Ledger {
             commitments,
             revisions,
             effects,
-            size,
         }
     }
 
@@ -452,8 +445,13 @@ impl Ledger {
             commitments,
             revisions,
             effects,
-            size,
         } = self.derived_lists(thread, ctx, &ids);
+        // Room for each item: its content and, beside it, about 160 bytes
+        // of act, IDs and standing.
+        let size: usize = ids
+            .iter()
+            .map(|&eid| 160 + self.entries[eid].variants()[0].content_text().len())
+            .sum();
         let mut out =
             String::with_capacity(size + pending.len() + commitments.len() + revisions.len() + 128);
         // `"name":[items],` for a list whose items are already written.
