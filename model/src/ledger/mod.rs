@@ -61,7 +61,7 @@ pub struct Ledger {
     /// Persistent, as every map that grows with the history.
     thread_contexts: OrdMap<ThreadId, CtxId>,
     /// Every stored ID, shared with copies of this ledger until written.
-    entries: SharedVec<Entry, 256>,
+    entries: SharedVec<Entry, 32>,
     /// How many contents are stored, over all IDs.
     stored: usize,
     /// Re-settle a whole context on each ID conflict (the reference for

@@ -20,8 +20,8 @@ use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use tern_model::ledger::{Event, Ledger};
-use tern_model::message::ThreadId;
+use tern_model::ledger::{Event, Ledger, LocalTime, SharedMessage};
+use tern_model::message::{Principal, ThreadId};
 
 pub use super::moves::{inside_points, AtOp, Move};
 use super::pool::{Context, Job, Origin, Pool};
@@ -270,9 +270,16 @@ pub struct Prepared<'s> {
     owed: Vec<u8>,
     init: InitParams,
     threads: Vec<ThreadId>,
+    /// Each delivery's frame, parsed once (`None` for an execution): the
+    /// independence relation delivers it to copies of the oracle at every
+    /// pair of moves it weighs.
+    parsed: Vec<Option<Parsed>>,
     /// Executions left out because `execute` is not claimed.
     pub unclaimed: u64,
 }
+
+/// A frame as every oracle copy is given it.
+pub(super) type Parsed = Result<Arc<SharedMessage>, tern_model::WireError>;
 
 impl<'s> Prepared<'s> {
     /// The scope's distinct actions ([`Scope::grouped`]), leaving out
@@ -291,12 +298,22 @@ impl<'s> Prepared<'s> {
         }
         let init = scope.setup.init();
         let threads = scope.threads();
+        let parsed = actions
+            .iter()
+            .map(|a| match a {
+                Action::Deliver { frame, .. } => {
+                    Some(tern_model::parse_frame(frame).map(SharedMessage::new))
+                }
+                Action::Execute { .. } => None,
+            })
+            .collect();
         Prepared {
             scope,
             actions,
             owed,
             init,
             threads,
+            parsed,
             unclaimed,
         }
     }
@@ -395,21 +412,20 @@ impl<'s> Prepared<'s> {
         out
     }
 
-    fn delivery(
-        &self,
-        action: u16,
-    ) -> (
-        &[u8],
-        &tern_model::message::Principal,
-        tern_model::ledger::LocalTime,
-    ) {
-        match &self.actions[action as usize] {
-            Action::Deliver {
-                frame,
-                principal,
-                at,
-            } => (frame, principal, *at),
-            Action::Execute { .. } => unreachable!("a delivery move names a delivery"),
+    fn delivery(&self, action: u16) -> (&[u8], &Parsed, &Principal, LocalTime) {
+        match (
+            &self.actions[action as usize],
+            &self.parsed[action as usize],
+        ) {
+            (
+                Action::Deliver {
+                    frame,
+                    principal,
+                    at,
+                },
+                Some(parsed),
+            ) => (frame, parsed, principal, *at),
+            _ => unreachable!("a delivery move names a delivery"),
         }
     }
 
@@ -419,9 +435,9 @@ impl<'s> Prepared<'s> {
         h.quiet = false;
         match mv {
             Move::DeliverQuietly { action } => {
-                let (frame, principal, at) = self.delivery(action);
+                let (frame, parsed, principal, at) = self.delivery(action);
                 h.owed[action as usize] -= 1;
-                subject.deliver(frame, principal, at, None)?;
+                subject.deliver(frame, parsed, principal, at, None)?;
                 h.answered.insert(action);
                 h.quiet = true;
                 // The oracle's views are kept for the state, the
@@ -433,13 +449,13 @@ impl<'s> Prepared<'s> {
                 crash,
                 at_op,
             } => {
-                let (frame, principal, at) = self.delivery(action);
+                let (frame, parsed, principal, at) = self.delivery(action);
                 h.owed[action as usize] -= 1;
                 if crash.is_some() {
                     h.budget.crashes -= 1;
                     subject.set_cut(AtOp::cut(at_op));
                 }
-                match subject.deliver(frame, principal, at, crash)? {
+                match subject.deliver(frame, parsed, principal, at, crash)? {
                     Came::Answered => {
                         // A crash point the delivery never reached (a
                         // frame rejected before any write) crashed nothing.
@@ -459,9 +475,9 @@ impl<'s> Prepared<'s> {
                 }
             }
             Move::Duplicate { action } => {
-                let (frame, principal, at) = self.delivery(action);
+                let (frame, parsed, principal, at) = self.delivery(action);
                 h.budget.duplicates -= 1;
-                subject.deliver(frame, principal, at, None)?;
+                subject.deliver(frame, parsed, principal, at, None)?;
             }
             Move::Execute {
                 action,
@@ -649,9 +665,9 @@ impl<'s> Prepared<'s> {
             return false;
         }
         let deliver = |ledger: &mut Ledger, action: u16| -> Vec<Said> {
-            let (frame, principal, at) = self.delivery(action);
+            let (_, parsed, principal, at) = self.delivery(action);
             ledger
-                .deliver(frame, principal, at)
+                .deliver_shared(parsed.clone(), principal, at)
                 .iter()
                 .map(said)
                 .collect()
@@ -664,7 +680,7 @@ impl<'s> Prepared<'s> {
             && self
                 .threads
                 .iter()
-                .all(|t| xy.view_text(t) == yx.view_text(t))
+                .all(|t| xy.view_digest(t) == yx.view_digest(t))
     }
 }
 

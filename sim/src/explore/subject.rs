@@ -10,6 +10,7 @@ use std::hash::{Hash, Hasher};
 use tern_model::ledger::{Execution, Ledger, LocalTime, ViewDigest};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
+use super::search::Parsed;
 use crate::catalogue::reach::{Reach, Sent};
 use crate::catalogue::situations::{power_moments, Coverage, Moment, Situation};
 use crate::contract::plugin::{ImplError, Implementation, InitParams, Receiver};
@@ -287,6 +288,7 @@ impl<'i> Subject<'i> {
     pub fn deliver(
         &mut self,
         frame: &[u8],
+        parsed: &Parsed,
         principal: &Principal,
         at: LocalTime,
         crash: Option<CrashPoint>,
@@ -328,7 +330,7 @@ impl<'i> Subject<'i> {
         }
         let redelivered = cut.is_some();
         self.cut.retain(|u| u.frame != frame);
-        let expected = self.oracle.deliver(frame, principal, at);
+        let expected = self.oracle.deliver_shared(parsed.clone(), principal, at);
         let coverage = if self.counting {
             &mut self.coverage
         } else {

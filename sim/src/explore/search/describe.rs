@@ -33,7 +33,7 @@ impl Prepared<'_> {
                 crash: c,
                 at_op,
             } => {
-                let (frame, principal, _) = self.delivery(action);
+                let (frame, _, principal, _) = self.delivery(action);
                 format!(
                     "deliver {}{}",
                     shorthand::line(frame, Some(principal.as_str())),
@@ -41,14 +41,14 @@ impl Prepared<'_> {
                 )
             }
             Move::DeliverQuietly { action } => {
-                let (frame, principal, _) = self.delivery(action);
+                let (frame, _, principal, _) = self.delivery(action);
                 format!(
                     "deliver {}, no view asked after it",
                     shorthand::line(frame, Some(principal.as_str()))
                 )
             }
             Move::Duplicate { action } => {
-                let (frame, principal, _) = self.delivery(action);
+                let (frame, _, principal, _) = self.delivery(action);
                 format!(
                     "deliver again {}",
                     shorthand::line(frame, Some(principal.as_str()))
