@@ -55,12 +55,9 @@ impl Sent {
 /// The run's memory of what happened, for recognising situations.
 #[derive(Debug, Clone, Default)]
 pub struct Reach {
-    /// The act of the first content sent under each ID.
-    acts: HashMap<String, Act>,
-    /// Per revision target, its REVISEs in the order they were sent.
-    chains: HashMap<String, Vec<String>>,
-    /// Per ID, the identity contexts it was used in.
-    contexts: HashMap<String, BTreeSet<&'static str>>,
+    /// What was sent, shared by the copies of a memory (the explorer's
+    /// states) until one of them sends a frame none sent before.
+    sends: std::sync::Arc<Sends>,
     /// Commitments (thread, ID) whose effect was performed.
     executed: BTreeSet<(String, String)>,
     /// Per (agent, COMMIT ID), the agent's local time when it first stored it.
@@ -71,6 +68,17 @@ pub struct Reach {
     /// copies its agent's set, which must not cost the length of the run.
     pending: BTreeMap<usize, imbl::OrdSet<String>>,
     pending_at_crash: BTreeMap<usize, imbl::OrdSet<String>>,
+}
+
+/// The memory of the frames sent.
+#[derive(Debug, Clone, Default)]
+struct Sends {
+    /// The act of the first content sent under each ID.
+    acts: HashMap<String, Act>,
+    /// Per revision target, its REVISEs in the order they were sent.
+    chains: HashMap<String, Vec<String>>,
+    /// Per ID, the identity contexts it was used in.
+    contexts: HashMap<String, BTreeSet<&'static str>>,
 }
 
 impl Reach {
@@ -88,14 +96,15 @@ impl Reach {
         let id = m.id.as_str().to_owned();
         let thread = m.thread.as_str().to_owned();
         let context = context_of(&thread);
-        let used = self.contexts.entry(id.clone()).or_default();
+        let sends = std::sync::Arc::make_mut(&mut self.sends);
+        let used = sends.contexts.entry(id.clone()).or_default();
         sent.other_context = used.iter().any(|c| *c != context);
         used.insert(context);
-        self.acts.entry(id.clone()).or_insert(m.act());
+        sends.acts.entry(id.clone()).or_insert(m.act());
         if let Body::Revise(r) = &m.body {
             let target = r.target.as_str().to_owned();
-            sent.revise_of_revise = self.acts.get(&target) == Some(&Act::Revise);
-            let chain = self.chains.entry(target.clone()).or_default();
+            sent.revise_of_revise = sends.acts.get(&target) == Some(&Act::Revise);
+            let chain = sends.chains.entry(target.clone()).or_default();
             let previous = r.previous.as_str();
             // The latest link is the last REVISE sent, or the target itself.
             let latest = chain.last().map_or(target.as_str(), String::as_str);

@@ -59,7 +59,9 @@ pub struct Subject<'i> {
     /// `counting` (the last move of a replay, so that a prefix replayed
     /// for every child is not counted again).
     reach: Reach,
-    sent: BTreeMap<Vec<u8>, Sent>,
+    /// Shared by the forks of a subject until one of them meets a frame
+    /// none met before: after the first layers, all have met every frame.
+    sent: std::sync::Arc<BTreeMap<Vec<u8>, Sent>>,
     /// The expiry of the grant each COMMIT delivered cites, by (thread, ID).
     expiries: BTreeMap<(ThreadId, MessageRef), i64>,
     pub coverage: Coverage,
@@ -103,7 +105,7 @@ impl<'i> Subject<'i> {
             unconfirmed: BTreeMap::new(),
             views: Vec::new(),
             reach: Reach::default(),
-            sent: BTreeMap::new(),
+            sent: Default::default(),
             expiries: BTreeMap::new(),
             coverage: Coverage::default(),
             uncounted: Coverage::default(),
@@ -193,7 +195,7 @@ impl<'i> Subject<'i> {
             }
         }
         let s = self.reach.on_send(parsed.as_ref(), None);
-        self.sent.insert(frame.to_vec(), s.clone());
+        std::sync::Arc::make_mut(&mut self.sent).insert(frame.to_vec(), s.clone());
         s
     }
 
