@@ -1,11 +1,12 @@
 //! Ledger throughput: deliveries per second for a realistic mixed
 //! conversation, and the cost of a delivery (parse + ledger step) against one
-//! strict parse of the same frames, in one group so the ratio is side by side.
+//! strict parse of the same frames, in one group so the ratio is side by side;
+//! and what a view after each delivery adds, written out or digested.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
 use tern_model::ledger::{Ledger, LedgerConfig, LocalTime};
-use tern_model::message::Principal;
+use tern_model::message::{Principal, ThreadId};
 
 /// 50 threads, each a full exchange: request, commitment, reports, talk,
 /// a revision, acknowledgements and a challenge; 550 frames in all.
@@ -168,5 +169,52 @@ fn ledger(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, ledger);
+/// What the simulator pays to compare a view after each delivery: the
+/// delivery alone, then with the view of its thread written out (what
+/// comparing texts costs), then with the view's digest (what comparing
+/// digests costs), side by side.
+fn views(c: &mut Criterion) {
+    let frames = conversation();
+    let threads: Vec<ThreadId> = frames
+        .iter()
+        .map(|(f, _)| {
+            let m = tern_model::parse_frame(f).expect("bench frames are valid");
+            m.thread.clone()
+        })
+        .collect();
+    let mut group = c.benchmark_group("views");
+    group.throughput(Throughput::Elements(frames.len() as u64));
+    group.bench_function("deliver", |b| {
+        b.iter(|| {
+            let mut l = Ledger::new(LedgerConfig::open_auditor());
+            for (f, p) in &frames {
+                black_box(l.deliver(f, p, LocalTime(0)));
+            }
+            l
+        })
+    });
+    group.bench_function("deliver_then_view_text", |b| {
+        b.iter(|| {
+            let mut l = Ledger::new(LedgerConfig::open_auditor());
+            for ((f, p), t) in frames.iter().zip(&threads) {
+                black_box(l.deliver(f, p, LocalTime(0)));
+                black_box(l.view_text(t));
+            }
+            l
+        })
+    });
+    group.bench_function("deliver_then_view_digest", |b| {
+        b.iter(|| {
+            let mut l = Ledger::new(LedgerConfig::open_auditor());
+            for ((f, p), t) in frames.iter().zip(&threads) {
+                black_box(l.deliver(f, p, LocalTime(0)));
+                black_box(l.view_digest(t));
+            }
+            l
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, ledger, views);
 criterion_main!(benches);
