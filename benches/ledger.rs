@@ -8,13 +8,39 @@ use serde_json::json;
 use tern_model::ledger::{Ledger, LedgerConfig, LocalTime};
 use tern_model::message::{Principal, ThreadId};
 
+/// A claim citing the review notes.
+fn claim(t: &str) -> serde_json::Value {
+    json!({"text": t, "basis": "observed", "confidence": "high",
+                             "scope": "This review only.", "evidence": ["ev:notes"], "alternatives": []})
+}
+
+/// A frame of `thread` from the participant `id` names, under its own
+/// principal, with the review notes as evidence when `evidence`.
+fn frame(
+    thread: &str,
+    id: &str,
+    to: &str,
+    reply: Option<&str>,
+    act: &str,
+    body: serde_json::Value,
+    evidence: bool,
+) -> (Vec<u8>, Principal) {
+    let from = id.split(':').next().unwrap();
+    let mut v = json!({"tern": "0.1", "id": id, "from": from, "to": [to], "thread": thread,
+                       "reply": reply, "act": act, "body": body});
+    if evidence {
+        v["evidence"] = json!([{"id": "ev:notes", "source": "review notes", "collected_at": "2026-11-30T12:00:00Z",
+                                "method": "read", "result": "Finding recorded."}]);
+    }
+    (
+        serde_json::to_vec(&v).unwrap(),
+        Principal::new(from).unwrap(),
+    )
+}
+
 /// 50 threads, each a full exchange: request, commitment, reports, talk,
 /// a revision, acknowledgements and a challenge; 550 frames in all.
 fn conversation() -> Vec<(Vec<u8>, Principal)> {
-    let claim = |t: &str| {
-        json!({"text": t, "basis": "observed", "confidence": "high",
-                                 "scope": "This review only.", "evidence": ["ev:notes"], "alternatives": []})
-    };
     let mut out = Vec::new();
     for k in 0..50 {
         let thread = format!("thread-{k}");
@@ -24,17 +50,7 @@ fn conversation() -> Vec<(Vec<u8>, Principal)> {
                         act: &str,
                         body: serde_json::Value,
                         evidence: bool| {
-            let from = id.split(':').next().unwrap();
-            let mut v = json!({"tern": "0.1", "id": id, "from": from, "to": [to], "thread": thread,
-                               "reply": reply, "act": act, "body": body});
-            if evidence {
-                v["evidence"] = json!([{"id": "ev:notes", "source": "review notes", "collected_at": "2026-11-30T12:00:00Z",
-                                        "method": "read", "result": "Finding recorded."}]);
-            }
-            out.push((
-                serde_json::to_vec(&v).unwrap(),
-                Principal::new(from).unwrap(),
-            ));
+            out.push(frame(&thread, id, to, reply, act, body, evidence));
         };
         push(
             "drafter:1",

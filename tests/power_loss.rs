@@ -436,11 +436,15 @@ fn explore_over_the_protocol_cuts_the_power_and_catches_every_durability_mutant(
             .unwrap()
             .starts_with("kill only, FUSE unavailable: for the test"));
     }
-    // The saved schedule says its crashes were power losses and where
-    // inside a request they fell, and replays the same: it fails the
-    // mutant by the same invariant and passes the reference agent.
+    saved_trace_replays_as_explored(dir.path(), &imp);
+}
+
+/// The saved schedule says its crashes were power losses and where inside
+/// a request they fell, and replays the same: it fails the mutant by the
+/// same invariant and passes the reference agent (`reference`).
+fn saved_trace_replays_as_explored(dir: &Path, reference: &str) {
     let mutant = agent(Some("index-before-data"));
-    let (_, v) = explore("spoofed-same-id", &mutant, dir.path(), None);
+    let (_, v) = explore("spoofed-same-id", &mutant, dir, None);
     let trace = v["scopes"][0]["violation"]["trace"]
         .as_str()
         .expect("the trace is saved")
@@ -457,17 +461,17 @@ fn explore_over_the_protocol_cuts_the_power_and_catches_every_durability_mutant(
             .any(|m| m["at_op"]["op"].as_u64().is_some()),
         "{text}"
     );
-    let replay = tern(&["replay", &trace, "--impl", &mutant], dir.path(), None);
+    let replay = tern(&["replay", &trace, "--impl", &mutant], dir, None);
     let out = stdout(&replay);
     assert_eq!(replay.status.code(), Some(1), "{out}");
     assert!(out.contains("violation of history-preserved"), "{out}");
     assert!(out.contains("file operation"), "{out}");
-    let replay = tern(&["replay", &trace, "--impl", &imp], dir.path(), None);
+    let replay = tern(&["replay", &trace, "--impl", reference], dir, None);
     assert_eq!(replay.status.code(), Some(0), "{}", stdout(&replay));
     // Where FUSE is refused, the replay says it cannot cut the power.
     let replay = tern(
         &["replay", &trace, "--impl", &mutant],
-        dir.path(),
+        dir,
         Some("for the test"),
     );
     assert!(

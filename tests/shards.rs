@@ -212,6 +212,27 @@ fn selftest_merged_from_1_2_3_and_7_shards_is_the_unsharded_selftest() {
     }
 }
 
+/// Part `name` of the three `merge_refuses_parts_that_do_not_belong_together`
+/// writes.
+fn part_file(name: &str) -> String {
+    format!("p/run-{name}.json")
+}
+
+/// `merge` of the parts `args` in `d` is refused, with exit 2, saying each
+/// of `says`, and prints nothing.
+fn refused(d: &Path, args: &[String], says: &[&str]) {
+    let mut a = vec!["merge".to_owned()];
+    a.extend(args.iter().cloned());
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let o = run_in(d, &a);
+    assert_eq!(status(&o), 2, "{args:?}");
+    let err = stderr(&o);
+    for s in says {
+        assert!(err.contains(s), "{args:?}: `{err}` does not say `{s}`");
+    }
+    assert!(o.stdout.is_empty(), "{args:?}: nothing is printed");
+}
+
 #[test]
 fn merge_refuses_parts_that_do_not_belong_together() {
     let dir = tempfile::tempdir().unwrap();
@@ -228,45 +249,50 @@ fn merge_refuses_parts_that_do_not_belong_together() {
     play(&["--shard", "3/3"], "p");
     play(&["--shard", "2/3", "--agents", "4"], "other-options");
     play(&["--shard", "2/2"], "other-n");
-    let p = |name: &str| format!("p/run-{name}.json");
-    let refused = |args: &[String], says: &[&str]| {
-        let mut a = vec!["merge".to_owned()];
-        a.extend(args.iter().cloned());
-        let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        let o = run_in(d, &a);
-        assert_eq!(status(&o), 2, "{args:?}");
-        let err = stderr(&o);
-        for s in says {
-            assert!(err.contains(s), "{args:?}: `{err}` does not say `{s}`");
-        }
-        assert!(o.stdout.is_empty(), "{args:?}: nothing is printed");
+    let all = || {
+        vec![
+            part_file("1-of-3"),
+            part_file("2-of-3"),
+            part_file("3-of-3"),
+        ]
     };
-    let all = || vec![p("1-of-3"), p("2-of-3"), p("3-of-3")];
     // The three together merge.
     let mut a = vec!["merge".to_owned()];
     a.extend(all());
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
     assert_eq!(status(&run_in(d, &a)), 0);
-    refused(&[p("1-of-3"), p("3-of-3")], &["shard 2/3 is missing"]);
-    refused(&[p("1-of-3")], &["shards 2-3/3 are missing"]);
     refused(
-        &[p("1-of-3"), p("2-of-3"), p("3-of-3"), p("2-of-3")],
+        d,
+        &[part_file("1-of-3"), part_file("3-of-3")],
+        &["shard 2/3 is missing"],
+    );
+    refused(d, &[part_file("1-of-3")], &["shards 2-3/3 are missing"]);
+    refused(
+        d,
+        &[
+            part_file("1-of-3"),
+            part_file("2-of-3"),
+            part_file("3-of-3"),
+            part_file("2-of-3"),
+        ],
         &["shard 2/3 is given twice"],
     );
     refused(
+        d,
         &[
-            p("1-of-3"),
+            part_file("1-of-3"),
             "other-options/run-2-of-3.json".to_owned(),
-            p("3-of-3"),
+            part_file("3-of-3"),
         ],
         &["disagree on --agents", "`3`", "`4`"],
     );
     refused(
-        &[p("1-of-3"), "other-n/run-2-of-2.json".to_owned()],
+        d,
+        &[part_file("1-of-3"), "other-n/run-2-of-2.json".to_owned()],
         &["different numbers of shards"],
     );
     // Another version: the part says so, and merge names it.
-    let text = std::fs::read_to_string(d.join(p("2-of-3"))).unwrap();
+    let text = std::fs::read_to_string(d.join(part_file("2-of-3"))).unwrap();
     let ours = format!("\"tern_sim_version\":\"{}\"", env!("CARGO_PKG_VERSION"));
     assert!(text.contains(&ours));
     std::fs::write(
@@ -275,7 +301,12 @@ fn merge_refuses_parts_that_do_not_belong_together() {
     )
     .unwrap();
     refused(
-        &[p("1-of-3"), "old.json".to_owned(), p("3-of-3")],
+        d,
+        &[
+            part_file("1-of-3"),
+            "old.json".to_owned(),
+            part_file("3-of-3"),
+        ],
         &[
             "old.json",
             "tern-sim 0.0.1",
@@ -285,10 +316,15 @@ fn merge_refuses_parts_that_do_not_belong_together() {
     // Not a part, a missing file, and another command's part.
     std::fs::write(d.join("garbage.json"), "{\"part\": 3}").unwrap();
     refused(
+        d,
         &["garbage.json".to_owned()],
         &["garbage.json: not a tern-sim part"],
     );
-    refused(&["absent.json".to_owned()], &["absent.json: cannot read"]);
+    refused(
+        d,
+        &["absent.json".to_owned()],
+        &["absent.json: cannot read"],
+    );
     let o = run_in(
         d,
         &[
@@ -308,32 +344,54 @@ fn merge_refuses_parts_that_do_not_belong_together() {
     );
     assert_eq!(status(&o), 0, "{}", stderr(&o));
     refused(
-        &[p("1-of-3"), "st/selftest-1-of-3.json".to_owned()],
+        d,
+        &[part_file("1-of-3"), "st/selftest-1-of-3.json".to_owned()],
         &["is a part of `selftest`"],
     );
+    edited_parts_are_refused(d, &text);
+}
+
+/// Parts edited by hand, from part 2 of 3 (`text`): a body that is not
+/// what the command writes, unsealed or sealed again, and runs cut short.
+fn edited_parts_are_refused(d: &Path, text: &str) {
     // A body that is not what the command writes: named by its pointer.
-    let mut broken: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut broken: serde_json::Value = serde_json::from_str(text).unwrap();
     broken["body"]["runs"][0] = serde_json::json!("x");
     // Unsealed, the edit is caught by the digest; sealed again, by the
     // body's own reading.
     std::fs::write(d.join("edited.json"), broken.to_string()).unwrap();
     refused(
-        &[p("1-of-3"), "edited.json".to_owned(), p("3-of-3")],
+        d,
+        &[
+            part_file("1-of-3"),
+            "edited.json".to_owned(),
+            part_file("3-of-3"),
+        ],
         &["edited.json: the part's digest does not match its header and body"],
     );
     tern_reports::shards::reseal(&mut broken);
     std::fs::write(d.join("broken.json"), broken.to_string()).unwrap();
     refused(
-        &[p("1-of-3"), "broken.json".to_owned(), p("3-of-3")],
+        d,
+        &[
+            part_file("1-of-3"),
+            "broken.json".to_owned(),
+            part_file("3-of-3"),
+        ],
         &["broken.json: not a tern-sim part (at /body/runs/0)"],
     );
     // A part whose runs were cut short by hand is not merged as if whole.
-    let mut part: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut part: serde_json::Value = serde_json::from_str(text).unwrap();
     part["body"]["runs"].as_array_mut().unwrap().pop();
     tern_reports::shards::reseal(&mut part);
     std::fs::write(d.join("short.json"), part.to_string()).unwrap();
     refused(
-        &[p("1-of-3"), "short.json".to_owned(), p("3-of-3")],
+        d,
+        &[
+            part_file("1-of-3"),
+            "short.json".to_owned(),
+            part_file("3-of-3"),
+        ],
         &["short.json: the part does not hold its share"],
     );
 }

@@ -67,6 +67,20 @@ fn matrix_row(matrix: &str, id: &str) -> Vec<String> {
     row.split("<td").skip(2).map(str::to_owned).collect()
 }
 
+/// A site's files, by path, with their bytes.
+type Site = BTreeMap<String, Vec<u8>>;
+
+/// The text of the site's file `name`.
+fn text(files: &Site, name: &str) -> String {
+    String::from_utf8(
+        files
+            .get(name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .clone(),
+    )
+    .unwrap()
+}
+
 /// Certifies in `dir`, expecting `status`.
 fn certify(dir: &Path, args: &[&str], status: i32) {
     let mut all = vec!["certify"];
@@ -135,18 +149,42 @@ fn a_site_of_two_implementations_and_three_versions() {
         tree(&dir.join(out))
     };
     let files = site("site");
-    let text = |name: &str| {
-        String::from_utf8(
-            files
-                .get(name)
-                .unwrap_or_else(|| panic!("no {name}"))
-                .clone(),
-        )
-        .unwrap()
-    };
 
-    // The index: a row per implementation and version, with its level.
-    let index = text("index.html");
+    let mutant_page = index_lists_every_version(&files);
+    matrix_and_history_show_the_fix(dir, &files, mutant_page);
+    every_link_stays_in_the_site(&files);
+    assert_eq!(
+        files["reports/01-tern-sim-mutant-trusts-from-0.1.0/report.json"],
+        std::fs::read(dir.join("mutant/report.json")).unwrap()
+    );
+    // The mutant's shrunk run is copied beside its page.
+    let traces: Vec<&String> = files.keys().filter(|n| n.contains("/traces/")).collect();
+    assert!(!traces.is_empty(), "{:?}", files.keys());
+    for name in traces {
+        let inside = name.splitn(3, '/').nth(2).unwrap();
+        assert_eq!(
+            files[name],
+            std::fs::read(dir.join("mutant").join(inside)).unwrap(),
+            "{name}"
+        );
+    }
+
+    // The same reports give the same bytes, in a new folder or over the
+    // site already there.
+    assert_eq!(site("again"), files);
+    assert_eq!(site("site"), files);
+    let staged: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(staged.is_empty(), "left behind: {staged:?}");
+}
+
+/// The index of `a_site_of_two_implementations_and_three_versions`: a row
+/// per implementation and version, with its level. The mutant's page.
+fn index_lists_every_version(files: &Site) -> &'static str {
+    let index = text(files, "index.html");
     let mutant_page = "implementations/tern-sim-mutant-trusts-from.html";
     assert!(
         index.contains(&format!(
@@ -181,7 +219,13 @@ fn a_site_of_two_implementations_and_three_versions() {
         "{}",
         rows[2]
     );
+    mutant_page
+}
 
+/// The matrix and the history of that site: a clause the mutant fails,
+/// failing in its first version only and linked to the failure in that
+/// report's page; the case and the clause resolved in 0.2.0.
+fn matrix_and_history_show_the_fix(dir: &Path, files: &Site, mutant_page: &str) {
     // The matrix: a clause the mutant fails, failing in its first
     // version only, linked to the failure in that report's page.
     let report: Value =
@@ -194,7 +238,7 @@ fn a_site_of_two_implementations_and_three_versions() {
         .expect("the mutant fails a case");
     let case = failing["id"].as_str().unwrap();
     let clause = failing["clauses"][0]["id"].as_str().unwrap();
-    let matrix = text("matrix.html");
+    let matrix = text(files, "matrix.html");
     let cells = matrix_row(&matrix, clause);
     assert_eq!(cells.len(), 3, "{cells:?}");
     assert!(cells[0].contains("class=\"cell fail\""), "{}", cells[0]);
@@ -209,7 +253,7 @@ fn a_site_of_two_implementations_and_three_versions() {
     assert!(cells[2].contains("class=\"cell pass\""), "{}", cells[2]);
 
     // The history: the case and the clause resolved in 0.2.0.
-    let history = text(mutant_page);
+    let history = text(files, mutant_page);
     let step = &history[history
         .find("<code>0.1.0</code> → <code>0.2.0</code>")
         .expect("a step")..];
@@ -217,10 +261,12 @@ fn a_site_of_two_implementations_and_three_versions() {
     assert!(resolved.contains(&format!("<code>{case}</code>")), "{step}");
     let clauses = &step[step.find("resolved clause(s)").expect("resolved clauses")..];
     assert!(clauses.contains(&format!("matrix.html#{clause}")), "{step}");
+}
 
-    // Every link leads to a file of the site, and every fragment to an
-    // element of it; nothing is loaded from elsewhere.
-    for (name, bytes) in &files {
+/// Every link of the site leads to a file of it, and every fragment to an
+/// element of it; nothing is loaded from elsewhere.
+fn every_link_stays_in_the_site(files: &Site) {
+    for (name, bytes) in files {
         let content = String::from_utf8_lossy(bytes);
         let own = content.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
         for bad in ["http://", "https://", "<script"] {
@@ -249,32 +295,6 @@ fn a_site_of_two_implementations_and_three_versions() {
             }
         }
     }
-    assert_eq!(
-        files["reports/01-tern-sim-mutant-trusts-from-0.1.0/report.json"],
-        std::fs::read(dir.join("mutant/report.json")).unwrap()
-    );
-    // The mutant's shrunk run is copied beside its page.
-    let traces: Vec<&String> = files.keys().filter(|n| n.contains("/traces/")).collect();
-    assert!(!traces.is_empty(), "{:?}", files.keys());
-    for name in traces {
-        let inside = name.splitn(3, '/').nth(2).unwrap();
-        assert_eq!(
-            files[name],
-            std::fs::read(dir.join("mutant").join(inside)).unwrap(),
-            "{name}"
-        );
-    }
-
-    // The same reports give the same bytes, in a new folder or over the
-    // site already there.
-    assert_eq!(site("again"), files);
-    assert_eq!(site("site"), files);
-    let staged: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with('.'))
-        .collect();
-    assert!(staged.is_empty(), "left behind: {staged:?}");
 }
 
 #[test]

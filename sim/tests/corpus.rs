@@ -107,11 +107,9 @@ fn the_reference_passes_every_case() {
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
-#[test]
-fn every_mutant_is_refused_certification_with_its_clause() {
-    let c = corpus();
-    let cases: Vec<&Case> = c.cases.iter().collect();
-    let no_simulation = Budget {
+/// A certification's budget with no simulation run: the corpus alone.
+fn no_simulation() -> Budget {
+    Budget {
         seeds: 0,
         first_seed: 1,
         agents: 5,
@@ -121,7 +119,43 @@ fn every_mutant_is_refused_certification_with_its_clause() {
         swarm: true,
         shard: tern_harness::shard::Shard::WHOLE,
         deadline: None,
-    };
+    }
+}
+
+// Every defect against a rule the seed states must cost core
+// conformance too, from the corpus alone. Four defects break only
+// the profile's readings: the `not_addressed` rule (L-ID-5),
+// numbers out of range counting as non-finite (P-JSON-8), a grant
+// expired at its very instant (L-EXE-6), and a frame made durable
+// but never answered being a duplicate when it comes again
+// (`dedup.crash-after-durable-delivery`, a profile case).
+// So do the mutants wrong in a situation only the profile's rules
+// reach (a broken frame of a profile reading, a thread no context
+// knows), a grant expired a millisecond early (L-EXE-6 again),
+// `Invalidated` events (L-EVT-3), the refusal of an equivocated
+// COMMIT (L-DUP-4) and the mismatches that make a commitment
+// disputed (L-COM-8). A frame stored again after a cut delivery
+// shows in the profile's reading that its redelivery is a
+// duplicate (L-DUP-6), and an effect forgotten after an ID
+// conflict in the profile's equivocation (L-DUP-4).
+const PROFILE_ONLY: [Mutant; 10] = [
+    Mutant::StoresTwice,
+    Mutant::ForgetsEquivocatedEffects,
+    Mutant::AcceptsMisrouted,
+    Mutant::NonFinite,
+    Mutant::ValidAtExpiry,
+    Mutant::ExpiresEarly,
+    Mutant::DedupAfterAnswer,
+    Mutant::NeverInvalidates,
+    Mutant::ExecutesIdConflicted,
+    Mutant::ExecutesDisputed,
+];
+
+#[test]
+fn every_mutant_is_refused_certification_with_its_clause() {
+    let c = corpus();
+    let cases: Vec<&Case> = c.cases.iter().collect();
+    let no_simulation = no_simulation();
     let mut by_simulation = Vec::new();
     let mut problems = Vec::new();
     let mut core_conformant = Vec::new();
@@ -182,34 +216,8 @@ fn every_mutant_is_refused_certification_with_its_clause() {
             m.name()
         );
         // Every defect against a rule the seed states must cost core
-        // conformance too, from the corpus alone. Four defects break only
-        // the profile's readings: the `not_addressed` rule (L-ID-5),
-        // numbers out of range counting as non-finite (P-JSON-8), a grant
-        // expired at its very instant (L-EXE-6), and a frame made durable
-        // but never answered being a duplicate when it comes again
-        // (`dedup.crash-after-durable-delivery`, a profile case).
-        // So do the mutants wrong in a situation only the profile's rules
-        // reach (a broken frame of a profile reading, a thread no context
-        // knows), a grant expired a millisecond early (L-EXE-6 again),
-        // `Invalidated` events (L-EVT-3), the refusal of an equivocated
-        // COMMIT (L-DUP-4) and the mismatches that make a commitment
-        // disputed (L-COM-8). A frame stored again after a cut delivery
-        // shows in the profile's reading that its redelivery is a
-        // duplicate (L-DUP-6), and an effect forgotten after an ID
-        // conflict in the profile's equivocation (L-DUP-4).
-        let profile_only = [
-            Mutant::StoresTwice,
-            Mutant::ForgetsEquivocatedEffects,
-            Mutant::AcceptsMisrouted,
-            Mutant::NonFinite,
-            Mutant::ValidAtExpiry,
-            Mutant::ExpiresEarly,
-            Mutant::DedupAfterAnswer,
-            Mutant::NeverInvalidates,
-            Mutant::ExecutesIdConflicted,
-            Mutant::ExecutesDisputed,
-        ];
-        if !profile_only.contains(&m)
+        // conformance too, from the corpus alone (see PROFILE_ONLY).
+        if !PROFILE_ONLY.contains(&m)
             && m.situation().at_core()
             && Conformance::of(
                 &cases,

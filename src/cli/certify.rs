@@ -2,41 +2,46 @@
 //! faults, against one or several implementations; a verdict per level and
 //! report files written atomically, also after Ctrl-C.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
 use tern_harness::certify::{
-    check_determinism, run_corpus_with, run_exploration, run_simulation_watched, Budget,
+    check_determinism, run_corpus_with, run_exploration, run_simulation_watched, Budget, CorpusRun,
     ExplorationRun, SimulationRun,
 };
-use tern_harness::contract::plugin::{Implementation, PowerLossServed};
-use tern_harness::corpus::{Level, Origin};
+use tern_harness::contract::plugin::{Identity, Implementation, PowerLossServed};
+use tern_harness::corpus::{Case, Corpus, Level, Origin};
 use tern_harness::explore::builtin;
-use tern_harness::implementations::adapter::{defer_interrupts, interrupted, SubprocessImpl};
+use tern_harness::explore::scope::Scope;
+use tern_harness::implementations::adapter::{
+    defer_interrupts, interrupted, Limits, SubprocessImpl,
+};
 use tern_harness::implementations::machine;
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::judge::compare::RejectNames;
+use tern_harness::shard::Shard;
+use tern_harness::simulator::driver::Jobs;
 use tern_harness::simulator::faults::{Fault, FaultSet};
-use tern_reports::certify::badge::Badge;
+use tern_harness::simulator::runner::Stats;
 use tern_reports::certify::baseline::{classify, load as load_baseline};
 use tern_reports::certify::files::shell_quoted;
-use tern_reports::certify::{
-    html, junit, latency, markdown, scopes_left_out_note, terminal, write, Certified, Report,
-};
+use tern_reports::certify::{scopes_left_out_note, write, Certified, Report, ScopeLeftOut};
 use tern_reports::escape;
 use tern_reports::shards::certify as certify_part;
 use tern_reports::shards::{Command, Part};
 
 use super::corpus::load_corpus;
-use super::github;
 use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{
     parse_agents, parse_duration, parse_mutant, parse_steps, DeterminismArg, JobsArg, TimeoutArgs,
 };
 use super::{FormatArg, Status};
+
+mod reports;
+pub use reports::publish;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum LevelArg {
@@ -202,6 +207,25 @@ fn interrupted_before(budget: &Budget, implementation: &dyn Implementation) -> S
     }
 }
 
+/// An implementation to certify: its label, the flag that names it on a
+/// command line, whether it is explored, and the implementation.
+type UnderTest = (String, String, bool, Box<dyn Implementation>);
+
+/// One implementation's results: label, flag, name, and the three parts.
+type Certification = (
+    String,
+    String,
+    String,
+    CorpusRun,
+    SimulationRun,
+    ExplorationRun,
+);
+
+/// Whether the work must stop: an interrupt, or the machine failing.
+fn stop() -> bool {
+    interrupted().is_some() || machine::fault().is_some()
+}
+
 pub fn run(args: CertifyArgs) -> Status {
     let corpus = match load_corpus(args.scenarios.as_deref(), "certify") {
         Ok(c) => c,
@@ -215,51 +239,140 @@ pub fn run(args: CertifyArgs) -> Status {
         );
         return Status::Trouble;
     }
-    // The report folder is checked before any work starts: a certification
-    // must not run for minutes only to find it cannot write its verdict.
     let shard = args.shards.share();
-    if args.shards.shard().is_some() {
-        if let Err(s) = args.shards.prepare("certify") {
-            return s;
+    let baseline = match outputs_ready(&args) {
+        Ok(b) => b,
+        Err(s) => return s,
+    };
+    let limits = args.timeouts.limits();
+    let (scopes, left_out) = match scopes_of(&args, &corpus) {
+        Ok(s) => s,
+        Err(s) => return s,
+    };
+    let under_test = match under_test(&args, limits) {
+        Ok(u) => u,
+        Err(s) => return s,
+    };
+    let level = Level::from(args.level);
+    let plan = Plan {
+        args: &args,
+        cases: &cases,
+        scopes: &scopes,
+        budget: budget_of(&args, level, shard),
+        shard,
+        human: matches!(args.format, FormatArg::Human),
+        jobs: args.jobs.get(),
+        share_of_cases: cases.iter().filter(|c| shard.takes_name(&c.id)).count(),
+    };
+    if plan.human {
+        plan.announce(&corpus, level);
+    }
+    if let Some(note) = scopes_left_out_note(&left_out).filter(|_| plan.human) {
+        noteln!("{}", escape::terminal(&note));
+    }
+    // From here on an interrupt is noted, children are killed at once, and
+    // the reports are still written, marked as interrupted.
+    defer_interrupts();
+    let mut results = Vec::new();
+    // Per implementation, each simulation run's counts: a shard's part
+    // keeps them for the merge.
+    let mut run_counts = Vec::new();
+    for one in &under_test {
+        let (result, counts) = plan.certify(one);
+        results.push(result);
+        run_counts.push(counts);
+        if stop() {
+            break;
         }
+    }
+    if let Some(status) = super::machine_trouble("certify") {
+        return status;
+    }
+    let was_interrupted = interrupted();
+    let certified: Vec<Certified> = results
+        .iter()
+        .map(|(label, flag, name, c, s, x)| Certified {
+            label: label.clone(),
+            flag: flag.clone(),
+            implementation: name.clone(),
+            corpus: c,
+            simulation: s,
+            exploration: x,
+        })
+        .collect();
+    let mut report = Report::build(
+        &corpus,
+        &cases,
+        args.only.as_deref(),
+        level,
+        &plan.budget,
+        was_interrupted.is_some(),
+        &certified,
+    );
+    report.scopes_left_out = left_out;
+    if let (Some(old), Some(path)) = (&baseline, &args.baseline) {
+        report.baseline = Some(classify(&path.to_string_lossy(), old, &report));
+    }
+    report.simulation_budget.duration = args
+        .duration
+        .map(|d| humantime::format_duration(d).to_string());
+    if let Some(shard) = args.shards.shard() {
+        return plan.write_part(shard, &corpus.hash, report, run_counts, was_interrupted);
+    }
+    publish(&report, &args.report_dir, plan.human)
+}
+
+/// The report folder (or a shard's part folder) and the baseline, checked
+/// before any work starts: a certification must not run for minutes only
+/// to find it cannot write its verdict. The baseline, if any.
+fn outputs_ready(args: &CertifyArgs) -> Result<Option<Report>, Status> {
+    if args.shards.shard().is_some() {
+        args.shards.prepare("certify")?;
     } else if let Err(e) = write::prepare(&args.report_dir) {
         errln!(
             "tern-sim certify: --report-dir {}",
             escape::terminal(&e.to_string())
         );
-        return Status::Trouble;
+        return Err(Status::Trouble);
     }
     // A baseline that cannot be used is said at once, like the folder.
-    let baseline = match args.baseline.as_deref().map(load_baseline).transpose() {
-        Ok(b) => b,
+    match args.baseline.as_deref().map(load_baseline).transpose() {
+        Ok(b) => Ok(b),
         Err(e) => {
             errln!(
                 "tern-sim certify: --baseline {}",
                 escape::terminal(&e.to_string())
             );
-            return Status::Trouble;
+            Err(Status::Trouble)
         }
-    };
-    let limits = args.timeouts.limits();
-    let (scopes, left_out) = if args.no_explore {
-        (Vec::new(), Vec::new())
-    } else {
-        match builtin::usable(&corpus) {
-            Ok(s) => s,
-            Err(e) => {
-                errln!(
-                    "tern-sim certify: the built-in scopes cannot be used with this corpus: {}",
-                    escape::terminal(&e.to_string())
-                );
-                return Status::Trouble;
-            }
-        }
-    };
-    // Each with the flag that names it on a command line, and whether it
-    // is explored.
+    }
+}
+
+/// The built-in scopes this corpus can give, and those left out (none
+/// with `--no-explore`).
+fn scopes_of(
+    args: &CertifyArgs,
+    corpus: &Corpus,
+) -> Result<(Vec<Scope>, Vec<ScopeLeftOut>), Status> {
+    if args.no_explore {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    builtin::usable(corpus).map_err(|e| {
+        errln!(
+            "tern-sim certify: the built-in scopes cannot be used with this corpus: {}",
+            escape::terminal(&e.to_string())
+        );
+        Status::Trouble
+    })
+}
+
+/// The implementations named, each with the flag that names it on a
+/// command line and whether it is explored; a label named twice is a
+/// usage error.
+fn under_test(args: &CertifyArgs, limits: Limits) -> Result<Vec<UnderTest>, Status> {
     let in_process = !args.no_explore;
     let over_protocol = args.explore;
-    let mut under_test: Vec<(String, String, bool, Box<dyn Implementation>)> = Vec::new();
+    let mut under_test: Vec<UnderTest> = Vec::new();
     if args.reference || (args.implementations.is_empty() && args.mutants.is_empty()) {
         under_test.push((
             "reference".to_owned(),
@@ -286,7 +399,7 @@ pub fn run(args: CertifyArgs) -> Status {
             )),
             Err(e) => {
                 errln!("tern-sim certify: cannot prepare state directories: {e}");
-                return Status::Trouble;
+                return Err(Status::Trouble);
             }
         }
     }
@@ -301,10 +414,15 @@ pub fn run(args: CertifyArgs) -> Status {
             "tern-sim certify: `{}` is named twice: each implementation is certified once",
             escape::terminal(label)
         );
-        return Status::Trouble;
+        return Err(Status::Trouble);
     }
-    let level = Level::from(args.level);
-    let budget = Budget {
+    Ok(under_test)
+}
+
+/// The simulation budget: every fault, swarm mixes, names compared at
+/// `profile` only.
+fn budget_of(args: &CertifyArgs, level: Level, shard: Shard) -> Budget {
+    Budget {
         seeds: args.seeds,
         first_seed: args.seed,
         agents: args.agents,
@@ -317,10 +435,29 @@ pub fn run(args: CertifyArgs) -> Status {
         swarm: true,
         shard,
         deadline: None,
-    };
-    let human = matches!(args.format, FormatArg::Human);
-    let share_of_cases = cases.iter().filter(|c| shard.takes_name(&c.id)).count();
-    if human {
+    }
+}
+
+/// What every implementation is certified against, fixed before the first
+/// one starts.
+struct Plan<'a> {
+    args: &'a CertifyArgs,
+    cases: &'a [&'a Case],
+    scopes: &'a [Scope],
+    budget: Budget,
+    shard: Shard,
+    human: bool,
+    jobs: Jobs,
+    share_of_cases: usize,
+}
+
+const TEMPLATE: &str = "{prefix} {bar:30} {pos}/{len} {msg}";
+
+impl Plan<'_> {
+    /// The line that says what is about to be certified, and a shard's
+    /// share of it.
+    fn announce(&self, corpus: &Corpus, level: Level) {
+        let (args, budget, scopes) = (self.args, &self.budget, self.scopes);
         let runs = match args.duration {
             Some(d) => format!(
                 "a soak of {} (at least {} runs to certify)",
@@ -331,7 +468,7 @@ pub fn run(args: CertifyArgs) -> Status {
         };
         outln!(
             "tern-sim certify: {} case(s) of corpus {} ({}), then {runs} from seed {} ({} agents × {} steps, all faults), at `{}` level",
-            cases.len(),
+            self.cases.len(),
             &corpus.hash[..12],
             match &corpus.origin {
                 Origin::BuiltIn => "built in".to_owned(),
@@ -344,7 +481,8 @@ pub fn run(args: CertifyArgs) -> Status {
         );
         if let Some(shard) = args.shards.shard() {
             outln!(
-                "shard {shard}: {share_of_cases} case(s), {} run(s){}",
+                "shard {shard}: {} case(s), {} run(s){}",
+                self.share_of_cases,
                 budget.share(),
                 if scopes.is_empty() {
                     String::new()
@@ -357,42 +495,78 @@ pub fn run(args: CertifyArgs) -> Status {
             );
         }
     }
-    if let Some(note) = scopes_left_out_note(&left_out).filter(|_| human) {
-        noteln!("{}", escape::terminal(&note));
-    }
-    // From here on an interrupt is noted, children are killed at once, and
-    // the reports are still written, marked as interrupted.
-    defer_interrupts();
-    let stop = || interrupted().is_some() || machine::fault().is_some();
-    let jobs = args.jobs.get();
-    let template = "{prefix} {bar:30} {pos}/{len} {msg}";
-    let mut results = Vec::new();
-    // Per implementation, each simulation run's counts: a shard's part
-    // keeps them for the merge.
-    let mut run_counts = Vec::new();
-    for (label, flag, explored, imp) in &under_test {
+
+    /// Certifies one implementation: the corpus, the simulation, the
+    /// exploration; and each simulation run's counts, for a shard's part.
+    fn certify(&self, (label, flag, explored, imp): &UnderTest) -> (Certification, Vec<Stats>) {
         let started = Instant::now();
-        let progress = Progress::new(human, share_of_cases as u64, template, jobs.0.get());
+        let corpus_run = self.corpus(label, imp.as_ref());
+        let corpus_time = started.elapsed();
+        let identity = corpus_run.identity.as_ref().ok();
+        let (sim, counts) = self.simulation(label, imp.as_ref(), identity);
+        let sim_time = started.elapsed() - corpus_time;
+        let exploration = self.exploration(label, *explored, imp.as_ref(), identity);
+        if self.human {
+            noteln!(
+                "{}: corpus in {:.1} s, simulation in {:.1} s, exploration in {:.1} s",
+                escape::terminal(label),
+                corpus_time.as_secs_f64(),
+                sim_time.as_secs_f64(),
+                (started.elapsed() - corpus_time - sim_time).as_secs_f64()
+            );
+        }
+        (
+            (
+                label.clone(),
+                flag.clone(),
+                imp.name(),
+                corpus_run,
+                sim,
+                exploration,
+            ),
+            counts,
+        )
+    }
+
+    fn corpus(&self, label: &str, imp: &dyn Implementation) -> CorpusRun {
+        let progress = Progress::new(
+            self.human,
+            self.share_of_cases as u64,
+            TEMPLATE,
+            self.jobs.0.get(),
+        );
         progress
             .bar
             .set_prefix(format!("{}: corpus", escape::terminal(label)));
         let corpus_run = run_corpus_with(
-            &cases,
-            shard,
-            imp.as_ref(),
-            args.give_up_after,
-            jobs,
+            self.cases,
+            self.shard,
+            imp,
+            self.args.give_up_after,
+            self.jobs,
             |_| progress.bar.inc(1),
             &|worker, case| progress.worker(worker, format!("case {}", escape::terminal(&case.id))),
             stop,
         );
         progress.finish();
-        let corpus_time = started.elapsed();
+        corpus_run
+    }
+
+    /// The simulation (a soak when `--duration` says so), then the
+    /// determinism check if asked for; and each run's counts when the
+    /// work is a shard's.
+    fn simulation(
+        &self,
+        label: &str,
+        imp: &dyn Implementation,
+        identity: Option<&Identity>,
+    ) -> (SimulationRun, Vec<Stats>) {
+        let (args, budget) = (self.args, &self.budget);
         let progress = Progress::new(
-            human && budget.seeds > 0 && !stop(),
+            self.human && budget.seeds > 0 && !stop(),
             budget.share(),
-            template,
-            jobs.0.get(),
+            TEMPLATE,
+            self.jobs.0.get(),
         );
         // A soak plays seeds until its time is up, from now.
         let played = match args.duration {
@@ -407,17 +581,16 @@ pub fn run(args: CertifyArgs) -> Status {
         progress
             .bar
             .set_prefix(format!("{}: simulation", escape::terminal(label)));
-        let identity = corpus_run.identity.as_ref().ok();
         let sim = if stop() {
             // Interrupted during the corpus: the simulation was due but
             // never ran, which is `incomplete`, not `not_run` (that is for
             // `--seeds 0` or a missing `execute` claim).
-            interrupted_before(&budget, imp.as_ref())
+            interrupted_before(budget, imp)
         } else {
             run_simulation_watched(
                 &played,
-                imp.as_ref(),
-                jobs,
+                imp,
+                self.jobs,
                 identity,
                 |n, run, totals| {
                     if args.shards.shard().is_some() {
@@ -435,13 +608,13 @@ pub fn run(args: CertifyArgs) -> Status {
         progress.finish();
         let mut sim = sim;
         if let Some(sample) = args.determinism.sample().filter(|_| !stop()) {
-            if human {
+            if self.human {
                 noteln!(
                     "{}: playing seeds twice to check determinism...",
                     escape::terminal(label)
                 );
             }
-            check_determinism(&mut sim, imp.as_ref(), sample, stop);
+            check_determinism(&mut sim, imp, sample, stop);
         }
         if args.duration.is_some() {
             // Too short a soak is not a clean one.
@@ -451,18 +624,29 @@ pub fn run(args: CertifyArgs) -> Status {
                 ..budget.clone()
             };
         }
-        let sim_time = started.elapsed() - corpus_time;
+        (sim, counts)
+    }
+
+    /// The exploration of the built-in scopes, where it is asked for.
+    fn exploration(
+        &self,
+        label: &str,
+        explored: bool,
+        imp: &dyn Implementation,
+        identity: Option<&Identity>,
+    ) -> ExplorationRun {
+        let scopes = self.scopes;
         let progress = Progress::new(
-            human && *explored && !scopes.is_empty() && !stop(),
+            self.human && explored && !scopes.is_empty() && !stop(),
             scopes.len() as u64,
-            template,
+            TEMPLATE,
             1,
         );
         progress
             .bar
             .set_prefix(format!("{}: exploration", escape::terminal(label)));
-        let exploration = if !*explored {
-            ExplorationRun::skipped(if args.no_explore {
+        let exploration = if !explored {
+            ExplorationRun::skipped(if self.args.no_explore {
                 "left out (--no-explore)"
             } else {
                 "not asked for over the protocol (--explore): every state explored is replayed from a fresh start"
@@ -475,12 +659,12 @@ pub fn run(args: CertifyArgs) -> Status {
             }
         } else {
             run_exploration(
-                &scopes,
-                shard,
-                imp.as_ref(),
+                scopes,
+                self.shard,
+                imp,
                 identity,
-                budget.names,
-                jobs,
+                self.budget.names,
+                self.jobs,
                 |x| {
                     progress.bar.inc(1);
                     progress.bar.set_message(x.id.clone());
@@ -489,74 +673,33 @@ pub fn run(args: CertifyArgs) -> Status {
             )
         };
         progress.finish();
-        if human {
-            noteln!(
-                "{}: corpus in {:.1} s, simulation in {:.1} s, exploration in {:.1} s",
-                escape::terminal(label),
-                corpus_time.as_secs_f64(),
-                sim_time.as_secs_f64(),
-                (started.elapsed() - corpus_time - sim_time).as_secs_f64()
-            );
-        }
-        results.push((
-            label.clone(),
-            flag.clone(),
-            imp.name(),
-            corpus_run,
-            sim,
-            exploration,
-        ));
-        run_counts.push(counts);
-        if stop() {
-            break;
-        }
+        exploration
     }
-    if let Some(status) = super::machine_trouble("certify") {
-        return status;
-    }
-    let was_interrupted = interrupted();
-    let certified: Vec<Certified> = results
-        .iter()
-        .map(|(label, flag, name, c, s, x)| Certified {
-            label: label.clone(),
-            flag: flag.clone(),
-            implementation: name.clone(),
-            corpus: c,
-            simulation: s,
-            exploration: x,
-        })
-        .collect();
-    let mut report = Report::build(
-        &corpus,
-        &cases,
-        args.only.as_deref(),
-        level,
-        &budget,
-        was_interrupted.is_some(),
-        &certified,
-    );
-    report.scopes_left_out = left_out;
-    if let (Some(old), Some(path)) = (&baseline, &args.baseline) {
-        report.baseline = Some(classify(&path.to_string_lossy(), old, &report));
-    }
-    report.simulation_budget.duration = args
-        .duration
-        .map(|d| humantime::format_duration(d).to_string());
-    if let Some(shard) = args.shards.shard() {
+
+    /// A shard's part, for `tern-sim merge`, instead of the reports.
+    fn write_part(
+        &self,
+        shard: Shard,
+        corpus_hash: &str,
+        report: Report,
+        run_counts: Vec<Vec<Stats>>,
+        was_interrupted: Option<i32>,
+    ) -> Status {
+        let args = self.args;
         let mut header = header(
             Command::Certify,
             shard,
             args.options(),
             was_interrupted.is_none(),
         );
-        header.corpus_hash = Some(corpus.hash.clone());
+        header.corpus_hash = Some(corpus_hash.to_owned());
         header.work.insert(
             "cases".to_owned(),
-            cases.iter().map(|c| c.id.clone()).collect(),
+            self.cases.iter().map(|c| c.id.clone()).collect(),
         );
         header.work.insert(
             "scopes".to_owned(),
-            scopes.iter().map(|s| s.id.clone()).collect(),
+            self.scopes.iter().map(|s| s.id.clone()).collect(),
         );
         let part = Part {
             part: header,
@@ -567,125 +710,11 @@ pub fn run(args: CertifyArgs) -> Status {
                 runs: run_counts,
             },
         };
-        let status = args.shards.write(&part, human);
+        let status = args.shards.write(&part, self.human);
         if let Some(signal) = was_interrupted {
             errln!("tern-sim certify: interrupted by signal {signal}; the part says so, and merge will refuse it");
             return Status::Interrupted(signal);
         }
-        return status;
-    }
-    publish(&report, &args.report_dir, human)
-}
-
-/// Writes the reports and prints the summary (or report.json), then what
-/// a GitHub Actions job shows (src/cli/github.rs); the status is the
-/// verdict's. `merge` publishes a merged report the same way.
-pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
-    let mut report = report.clone();
-    for imp in &mut report.implementations {
-        imp.locate_files(report_dir);
-    }
-    let report = &report;
-    let summary = terminal::summary(report);
-    let json = report.to_json();
-    let junit = match junit::render(report) {
-        Ok(x) => x,
-        Err(e) => {
-            errln!("tern-sim certify: cannot render junit.xml: {e}");
-            return Status::Trouble;
-        }
-    };
-    let page = html::render(report);
-    let markdown = markdown::render(report);
-    let badge = Badge::of(report);
-    let (badge_json, badge_svg) = (badge.to_json(), badge.to_svg());
-    let mut files: Vec<(&str, &[u8])> = vec![
-        ("report.json", json.as_bytes()),
-        ("junit.xml", junit.as_bytes()),
-        ("report.html", page.as_bytes()),
-        ("summary.txt", summary.as_bytes()),
-        ("summary.md", markdown.as_bytes()),
-        ("badge.json", badge_json.as_bytes()),
-        ("badge.svg", badge_svg.as_bytes()),
-    ];
-    // Times vary from run to run: they go to a file of their own, so
-    // that every other report stays the same bytes for the same seed.
-    let latency = report.latency.as_ref().map(|l| l.to_json());
-    if let Some(l) = &latency {
-        files.push(("latency.json", l.as_bytes()));
-    }
-    files.extend(
-        report
-            .attachments
-            .iter()
-            .map(|(path, text)| (path.as_str(), text.as_bytes())),
-    );
-    // The verdict is printed only once the reports that hold it are in
-    // place: a verdict on the terminal that the folder does not hold
-    // would be one nobody can publish or check.
-    let names: Vec<&str> = files.iter().map(|(name, _)| *name).collect();
-    if let Err(e) =
-        write::write_all(report_dir, &files).and_then(|_| write::clear_stale(report_dir, &names))
-    {
-        errln!(
-            "tern-sim certify: {}; no verdict is given without its reports",
-            escape::terminal(&e.to_string())
-        );
-        return Status::Trouble;
-    }
-    // An earlier run's times beside this run's reports would be read as
-    // this implementation's.
-    if latency.is_none() {
-        if let Err(e) = remove_stale(&report_dir.join("latency.json")) {
-            errln!(
-                "tern-sim certify: {}; no verdict is given without its reports",
-                escape::terminal(&e.to_string())
-            );
-            return Status::Trouble;
-        }
-    }
-    github::append_step_summary(&markdown);
-    // Annotations go where GitHub reads workflow commands, standard
-    // output, except under --format json, whose standard output is
-    // report.json alone; GitHub reads standard error as well.
-    let annotations = if github::in_actions() {
-        github::annotation_lines(report)
-    } else {
-        String::new()
-    };
-    if human {
-        out!("{summary}");
-        if let Some(l) = &report.latency {
-            out!("{}", latency::text(l));
-        }
-        outln!(
-            "reports: {}/{{report.json, junit.xml, report.html, summary.txt, summary.md, badge.json, badge.svg{}}}",
-            report_dir.display(),
-            if latency.is_some() { ", latency.json" } else { "" }
-        );
-        out!("{annotations}");
-    } else {
-        out!("{json}");
-        crate::cli::output::err(format_args!("{annotations}"));
-    }
-    if let Some(signal) = interrupted() {
-        errln!("tern-sim certify: interrupted by signal {signal}; the reports cover what ran");
-        return Status::Interrupted(signal);
-    }
-    if report.all_certified() {
-        Status::Ok
-    } else {
-        Status::Violation
-    }
-}
-
-/// Removes `path` if it is there.
-fn remove_stale(path: &Path) -> Result<(), write::WriteError> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(write::WriteError {
-            path: path.to_path_buf(),
-            source: e,
-        }),
-        _ => Ok(()),
+        status
     }
 }

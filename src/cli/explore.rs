@@ -6,15 +6,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use tern_harness::contract::plugin::{Capability, Durability, PowerLossServed};
+use tern_harness::contract::plugin::{Capability, Durability, Implementation, PowerLossServed};
 use tern_harness::corpus::play::identify_as;
 use tern_harness::explore::builtin;
 use tern_harness::explore::scope::{Budget, Scope};
-use tern_harness::explore::search::{explore, Limits, Prepared, ScopeVerdict, Watch};
+use tern_harness::explore::search::{
+    explore, Counterexample, Exploration, Limits, Prepared, ScopeVerdict, Watch,
+};
 use tern_harness::explore::trace;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted};
 use tern_harness::implementations::machine;
 use tern_harness::implementations::mutants::Mutant;
+use tern_harness::shard::Shard;
 use tern_reports::explore::{counterexample_text, document, summary, Explored};
 use tern_reports::shards::explore::Body;
 use tern_reports::shards::{Command, Part};
@@ -238,18 +241,7 @@ pub fn run(args: ExploreArgs) -> Status {
         |n| n.get(),
     );
     if human {
-        outln!(
-            "tern-sim explore: {} scope(s), implementation: {}, {}",
-            scopes.len(),
-            imp.name(),
-            match (args.no_merge, args.no_sleep_sets) {
-                (true, true) => "every schedule (no merging, no sleep sets)",
-                (true, false) => "no merging; orders of commuting deliveries left out by sleep sets",
-                (false, true) => "schedules reaching one state merged; no sleep sets",
-                (false, false) =>
-                    "schedules reaching one state merged, orders of commuting deliveries left out by sleep sets",
-            }
-        );
+        announce(&args, scopes.len(), &imp.name());
     }
     // Scopes that crash are explored with power-loss crashes where the
     // implementation can have them: what that means here, said once.
@@ -272,68 +264,20 @@ pub fn run(args: ExploreArgs) -> Status {
     let mut explored = Vec::new();
     let mut unsaved = false;
     for &scope in &scopes {
-        let claims = match identify_as(imp.as_ref(), &scope.setup.init()) {
-            Ok(identity) => identity.claims(Capability::Execute),
-            Err(e) => {
-                errln!(
-                    "tern-sim explore: {}: the implementation does not start: {}",
-                    scope.id,
-                    tty(&e)
-                );
-                return Status::Trouble;
-            }
+        let claims = match claims_execute(imp.as_ref(), scope) {
+            Ok(claims) => claims,
+            Err(s) => return s,
         };
         let prepared = Prepared::new(scope, claims);
-        let watch = Watch::default();
-        let done = AtomicBool::new(false);
-        let progress = Progress::new(human, 0, "{spinner} {msg}", 1);
-        let (exploration, elapsed) = std::thread::scope(|s| {
-            let ticker = s.spawn(|| {
-                while !done.load(Ordering::Relaxed) {
-                    progress.bar.set_message(format!(
-                        "{}: depth {}, {} states, {} moves judged",
-                        scope.id,
-                        watch.depth.load(Ordering::Relaxed),
-                        watch.states.load(Ordering::Relaxed),
-                        watch.transitions.load(Ordering::Relaxed)
-                    ));
-                    progress.bar.tick();
-                    std::thread::park_timeout(Duration::from_millis(100));
-                }
-            });
-            let started = Instant::now();
-            let e = explore(
-                &prepared,
-                imp.as_ref(),
-                Default::default(),
-                search,
-                &watch,
-                &|| interrupted().is_some(),
-            );
-            let elapsed = started.elapsed();
-            done.store(true, Ordering::Relaxed);
-            ticker.thread().unpark();
-            let _ = ticker.join();
-            (e, elapsed)
-        });
-        progress.finish();
+        let (exploration, elapsed) = explore_shown(scope, &prepared, imp.as_ref(), search, human);
         let mut shorthand = Vec::new();
         let mut saved = None;
         if let Some(ce) = &exploration.violation {
             shorthand = prepared.describe_schedule(&ce.schedule);
-            let path = args.trace_dir.join(format!("explore-{}.json", scope.id));
-            let doc = trace::document(scope, &prepared, ce, &imp.name(), exploration.power_loss);
-            let written = std::fs::create_dir_all(&args.trace_dir)
-                .and_then(|()| std::fs::write(&path, format!("{doc:#}\n")));
-            match written {
-                Ok(()) => saved = Some(path.display().to_string()),
-                Err(e) => {
-                    errln!(
-                        "tern-sim explore: could not save the trace to {}: {e}",
-                        path.display()
-                    );
-                    unsaved = true;
-                }
+            let power_loss = exploration.power_loss;
+            match save_trace(&args, scope, &prepared, ce, &imp.name(), power_loss) {
+                Ok(path) => saved = Some(path),
+                Err(()) => unsaved = true,
             }
         }
         let x = Explored::new(
@@ -355,35 +299,6 @@ pub fn run(args: ExploreArgs) -> Status {
     if let Some(status) = super::machine_trouble("explore") {
         return status;
     }
-    if let Some(shard) = args.shards.shard() {
-        let mut header = header(
-            Command::Explore,
-            shard,
-            args.options(),
-            interrupted().is_none(),
-        );
-        header.corpus_hash = corpus_hash;
-        header.work.insert(
-            "scopes".to_owned(),
-            all_scopes.iter().map(|s| s.id.clone()).collect(),
-        );
-        let part = Part {
-            part: header,
-            body: Body {
-                implementation: imp.name(),
-                merge: !args.no_merge,
-                max_states: args.max_states,
-                scopes: explored,
-                unsaved,
-                durability,
-            },
-        };
-        let status = args.shards.write(&part, human);
-        if let Some(signal) = interrupted() {
-            return Status::Interrupted(signal);
-        }
-        return status;
-    }
     let body = Body {
         implementation: imp.name(),
         merge: !args.no_merge,
@@ -392,8 +307,139 @@ pub fn run(args: ExploreArgs) -> Status {
         unsaved,
         durability,
     };
+    if let Some(shard) = args.shards.shard() {
+        return write_part(&args, shard, corpus_hash, &all_scopes, body, human);
+    }
     let status = print_outcome(&body, human);
     super::output::flush();
+    if let Some(signal) = interrupted() {
+        return Status::Interrupted(signal);
+    }
+    status
+}
+
+/// The first line of the human output: the scopes, the implementation and
+/// how the search is reduced.
+fn announce(args: &ExploreArgs, scopes: usize, implementation: &str) {
+    outln!(
+        "tern-sim explore: {} scope(s), implementation: {}, {}",
+        scopes,
+        implementation,
+        match (args.no_merge, args.no_sleep_sets) {
+            (true, true) => "every schedule (no merging, no sleep sets)",
+            (true, false) => "no merging; orders of commuting deliveries left out by sleep sets",
+            (false, true) => "schedules reaching one state merged; no sleep sets",
+            (false, false) =>
+                "schedules reaching one state merged, orders of commuting deliveries left out by sleep sets",
+        }
+    );
+}
+
+/// Whether the implementation, started with the scope's setup, claims
+/// `execute`; one that does not start is the command's trouble.
+fn claims_execute(imp: &dyn Implementation, scope: &Scope) -> Result<bool, Status> {
+    match identify_as(imp, &scope.setup.init()) {
+        Ok(identity) => Ok(identity.claims(Capability::Execute)),
+        Err(e) => {
+            errln!(
+                "tern-sim explore: {}: the implementation does not start: {}",
+                scope.id,
+                tty(&e)
+            );
+            Err(Status::Trouble)
+        }
+    }
+}
+
+/// Explores one prepared scope, with a spinner (when `shown`) that a
+/// thread of its own keeps telling the depth, states and moves so far;
+/// and how long the search took.
+fn explore_shown(
+    scope: &Scope,
+    prepared: &Prepared,
+    imp: &dyn Implementation,
+    search: Limits,
+    shown: bool,
+) -> (Exploration, Duration) {
+    let watch = Watch::default();
+    let done = AtomicBool::new(false);
+    let progress = Progress::new(shown, 0, "{spinner} {msg}", 1);
+    let (exploration, elapsed) = std::thread::scope(|s| {
+        let ticker = s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                progress.bar.set_message(format!(
+                    "{}: depth {}, {} states, {} moves judged",
+                    scope.id,
+                    watch.depth.load(Ordering::Relaxed),
+                    watch.states.load(Ordering::Relaxed),
+                    watch.transitions.load(Ordering::Relaxed)
+                ));
+                progress.bar.tick();
+                std::thread::park_timeout(Duration::from_millis(100));
+            }
+        });
+        let started = Instant::now();
+        let e = explore(prepared, imp, Default::default(), search, &watch, &|| {
+            interrupted().is_some()
+        });
+        let elapsed = started.elapsed();
+        done.store(true, Ordering::Relaxed);
+        ticker.thread().unpark();
+        let _ = ticker.join();
+        (e, elapsed)
+    });
+    progress.finish();
+    (exploration, elapsed)
+}
+
+/// Saves a scope's counterexample as a trace for `replay`: its path, or
+/// `Err` once the failure to write it is said.
+fn save_trace(
+    args: &ExploreArgs,
+    scope: &Scope,
+    prepared: &Prepared,
+    ce: &Counterexample,
+    implementation: &str,
+    power_loss: bool,
+) -> Result<String, ()> {
+    let path = args.trace_dir.join(format!("explore-{}.json", scope.id));
+    let doc = trace::document(scope, prepared, ce, implementation, power_loss);
+    let written = std::fs::create_dir_all(&args.trace_dir)
+        .and_then(|()| std::fs::write(&path, format!("{doc:#}\n")));
+    match written {
+        Ok(()) => Ok(path.display().to_string()),
+        Err(e) => {
+            errln!(
+                "tern-sim explore: could not save the trace to {}: {e}",
+                path.display()
+            );
+            Err(())
+        }
+    }
+}
+
+/// A shard's part, for `tern-sim merge`, instead of the summary.
+fn write_part(
+    args: &ExploreArgs,
+    shard: Shard,
+    corpus_hash: Option<String>,
+    all_scopes: &[Scope],
+    body: Body,
+    human: bool,
+) -> Status {
+    let mut header = header(
+        Command::Explore,
+        shard,
+        args.options(),
+        interrupted().is_none(),
+    );
+    header.corpus_hash = corpus_hash;
+    header.work.insert(
+        "scopes".to_owned(),
+        all_scopes.iter().map(|s| s.id.clone()).collect(),
+    );
+    let part = Part { part: header, body };
+    let status = args.shards.write(&part, human);
     if let Some(signal) = interrupted() {
         return Status::Interrupted(signal);
     }

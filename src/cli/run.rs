@@ -6,14 +6,17 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use serde_json::{json, Value};
+use tern_harness::contract::plugin::{Durability, Implementation};
+use tern_harness::implementations::adapter::Limits;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted};
 use tern_harness::implementations::mutants::Mutant;
 use tern_harness::simulator::determinism;
 use tern_harness::simulator::driver::{
-    first_violation_watched, reproduction, shrink_found, unshrunk, Batch, Counterexample,
-    ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
+    first_violation_watched, reproduction, shrink_found, unshrunk, Batch, BatchOutcome,
+    Counterexample, Generated, ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
 };
-use tern_harness::simulator::runner::{Sessions, Stats};
+use tern_harness::simulator::faults::FaultSet;
+use tern_harness::simulator::runner::{RunConfig, Sessions, Stats, Violation};
 use tern_harness::simulator::trace;
 use tern_reports::certify::files::{shell_quoted, shell_word};
 use tern_reports::determinism::DeterminismReport;
@@ -168,34 +171,11 @@ pub fn run(args: RunArgs) -> Status {
     };
     let durability = power_loss(imp.as_ref(), &mut faults);
     let seeds = args.seeds(first);
-    let setting = Setting {
-        first_seed: first,
-        seeds,
-        duration: args
-            .duration
-            .map(|d| humantime::format_duration(d).to_string()),
-        agents: args.agents,
-        steps: args.steps,
-        faults: faults.names(),
-        fault_flags: FaultArgs::flags_for(&faults),
-        swarm: !args.no_swarm,
-        implementation: imp.name(),
-        flag: args
-            .mutant
-            .map(|m| format!(" --mutant {}", m.name()))
-            .or_else(|| {
-                args.implementation
-                    .as_ref()
-                    .map(|c| format!(" --impl {}{}", shell_quoted(c), args.timeouts.flag()))
-            })
-            .unwrap_or_default(),
-        durability: durability.map(|d| d.label()),
-    };
+    let setting = setting_of(&args, first, seeds, &faults, imp.as_ref(), durability);
     let human = matches!(args.format, FormatArg::Human);
     if human {
         print_header(&setting);
     }
-    let jobs = args.jobs.get();
     let batch = Batch {
         first_seed: first,
         seeds,
@@ -207,48 +187,7 @@ pub fn run(args: RunArgs) -> Status {
         shard,
         deadline: args.duration.map(|d| std::time::Instant::now() + d),
     };
-    let progress = Progress::new(
-        human,
-        if args.duration.is_some() {
-            0
-        } else {
-            batch.share()
-        },
-        if args.duration.is_some() {
-            "{spinner} {pos} runs in {elapsed}, {msg}"
-        } else {
-            "{bar:40} {pos}/{len} runs, {msg}"
-        },
-        jobs.0.get(),
-    );
-    let mut counts = Vec::new();
-    let outcome = first_violation_watched(
-        &batch,
-        imp.as_ref(),
-        jobs,
-        args.show_trace,
-        |config, played, total| {
-            if args.shards.shard().is_some() {
-                counts.push(played.stats.clone());
-            }
-            if args.show_trace && human {
-                progress.suspend(|| {
-                    outln!("run {}:", config.seed);
-                    for n in &played.notes {
-                        outln!("  {}", tern_reports::escape::terminal(n));
-                    }
-                });
-            }
-            progress.bar.inc(1);
-            progress
-                .bar
-                .set_message(format!("{} deliveries", total.deliveries));
-        },
-        |worker, seed| progress.worker(worker, format!("seed {seed}")),
-        // A reader that went away wants no more runs.
-        super::output::closed,
-    );
-    progress.finish();
+    let (outcome, counts) = play_batch(&args, &batch, imp.as_ref(), human);
     let (runs, total, found, complete) = (
         outcome.runs,
         outcome.stats,
@@ -264,55 +203,15 @@ pub fn run(args: RunArgs) -> Status {
         if human {
             print_found(config.seed, &found);
         }
-        // From here on an interrupt keeps what was found: shrinking stops,
-        // the smallest failing run so far is saved, and then the process
-        // exits.
-        defer_interrupts();
-        let stop = || interrupted().is_some();
-        let budget = ShrinkBudget {
-            time: Some(Duration::from_secs(args.shrink_time)),
-            stop: &stop,
-            hang_wait: DEFAULT_HANG_WAIT.min(limits.request),
-            jobs: args.jobs.get().0.get(),
-        };
-        let ce = if args.no_shrink {
-            let config = reproduction(&config, &generated.steps, &violation, imp.as_ref());
-            unshrunk(&config, generated.steps, violation, imp.as_ref())
-        } else {
-            shrink_found(
-                &config,
-                generated,
-                violation,
-                imp.as_ref(),
-                budget,
-                |line| {
-                    if human {
-                        noteln!("  {}", tern_reports::escape::terminal(line));
-                    }
-                },
-            )
-        };
-        let path = args
-            .trace_dir
-            .join(format!("counterexample-{}.jsonl", config.seed));
-        let saved = trace::save(&path, &ce, &imp.name());
-        let interrupted_shrink = ce.shrink_end == ShrinkEnd::Interrupted;
-        (
-            Finding {
-                seed: config.seed,
-                found,
-                violation: violation_text(&ce.violation),
-                early: ce.shrink_end.describe(&budget),
-                counterexample: counterexample_text(&ce),
-                trace: saved.as_ref().ok().map(|()| path.display().to_string()),
-                trace_error: saved
-                    .as_ref()
-                    .err()
-                    .map(|e| format!("could not save the trace to {}: {e}", path.display())),
-                json_violation: violation_json(&ce.violation),
-                json_counterexample: counterexample_json(&ce),
-            },
-            interrupted_shrink,
+        shrunk(
+            &args,
+            imp.as_ref(),
+            limits,
+            human,
+            found,
+            config,
+            generated,
+            violation,
         )
     });
     let interrupted_shrink = finding.as_ref().is_some_and(|(_, i)| *i);
@@ -370,6 +269,153 @@ pub fn run(args: RunArgs) -> Status {
         return Status::Interrupted(signal);
     }
     status
+}
+
+/// What the batch is, as its output and a shard's part state it.
+fn setting_of(
+    args: &RunArgs,
+    first: u64,
+    seeds: u64,
+    faults: &FaultSet,
+    imp: &dyn Implementation,
+    durability: Option<Durability>,
+) -> Setting {
+    Setting {
+        first_seed: first,
+        seeds,
+        duration: args
+            .duration
+            .map(|d| humantime::format_duration(d).to_string()),
+        agents: args.agents,
+        steps: args.steps,
+        faults: faults.names(),
+        fault_flags: FaultArgs::flags_for(faults),
+        swarm: !args.no_swarm,
+        implementation: imp.name(),
+        flag: args
+            .mutant
+            .map(|m| format!(" --mutant {}", m.name()))
+            .or_else(|| {
+                args.implementation
+                    .as_ref()
+                    .map(|c| format!(" --impl {}{}", shell_quoted(c), args.timeouts.flag()))
+            })
+            .unwrap_or_default(),
+        durability: durability.map(|d| d.label()),
+    }
+}
+
+/// Plays the batch until its first failure, with a progress bar (and each
+/// run's notes, with `--show-trace`); and each run's counts when the work
+/// is a shard's.
+fn play_batch(
+    args: &RunArgs,
+    batch: &Batch,
+    imp: &dyn Implementation,
+    human: bool,
+) -> (BatchOutcome, Vec<Stats>) {
+    let jobs = args.jobs.get();
+    let progress = Progress::new(
+        human,
+        if args.duration.is_some() {
+            0
+        } else {
+            batch.share()
+        },
+        if args.duration.is_some() {
+            "{spinner} {pos} runs in {elapsed}, {msg}"
+        } else {
+            "{bar:40} {pos}/{len} runs, {msg}"
+        },
+        jobs.0.get(),
+    );
+    let mut counts = Vec::new();
+    let outcome = first_violation_watched(
+        batch,
+        imp,
+        jobs,
+        args.show_trace,
+        |config, played, total| {
+            if args.shards.shard().is_some() {
+                counts.push(played.stats.clone());
+            }
+            if args.show_trace && human {
+                progress.suspend(|| {
+                    outln!("run {}:", config.seed);
+                    for n in &played.notes {
+                        outln!("  {}", tern_reports::escape::terminal(n));
+                    }
+                });
+            }
+            progress.bar.inc(1);
+            progress
+                .bar
+                .set_message(format!("{} deliveries", total.deliveries));
+        },
+        |worker, seed| progress.worker(worker, format!("seed {seed}")),
+        // A reader that went away wants no more runs.
+        super::output::closed,
+    );
+    progress.finish();
+    (outcome, counts)
+}
+
+/// The failure found, shrunk (unless `--no-shrink`) and saved as a trace;
+/// and whether an interrupt cut the shrinking short.
+#[allow(clippy::too_many_arguments)]
+fn shrunk(
+    args: &RunArgs,
+    imp: &dyn Implementation,
+    limits: Limits,
+    human: bool,
+    found: String,
+    config: RunConfig,
+    generated: Generated,
+    violation: Violation,
+) -> (Finding, bool) {
+    // From here on an interrupt keeps what was found: shrinking stops,
+    // the smallest failing run so far is saved, and then the process
+    // exits.
+    defer_interrupts();
+    let stop = || interrupted().is_some();
+    let budget = ShrinkBudget {
+        time: Some(Duration::from_secs(args.shrink_time)),
+        stop: &stop,
+        hang_wait: DEFAULT_HANG_WAIT.min(limits.request),
+        jobs: args.jobs.get().0.get(),
+    };
+    let ce = if args.no_shrink {
+        let config = reproduction(&config, &generated.steps, &violation, imp);
+        unshrunk(&config, generated.steps, violation, imp)
+    } else {
+        shrink_found(&config, generated, violation, imp, budget, |line| {
+            if human {
+                noteln!("  {}", tern_reports::escape::terminal(line));
+            }
+        })
+    };
+    let path = args
+        .trace_dir
+        .join(format!("counterexample-{}.jsonl", config.seed));
+    let saved = trace::save(&path, &ce, &imp.name());
+    let interrupted_shrink = ce.shrink_end == ShrinkEnd::Interrupted;
+    (
+        Finding {
+            seed: config.seed,
+            found,
+            violation: violation_text(&ce.violation),
+            early: ce.shrink_end.describe(&budget),
+            counterexample: counterexample_text(&ce),
+            trace: saved.as_ref().ok().map(|()| path.display().to_string()),
+            trace_error: saved
+                .as_ref()
+                .err()
+                .map(|e| format!("could not save the trace to {}: {e}", path.display())),
+            json_violation: violation_json(&ce.violation),
+            json_counterexample: counterexample_json(&ce),
+        },
+        interrupted_shrink,
+    )
 }
 
 /// The first line of `run`'s human output.

@@ -356,11 +356,75 @@ impl Ledger {
         reports: &[EntryId],
         annotations: &mut BTreeSet<&'static str>,
     ) -> (Progress, bool, bool) {
-        struct Effective {
-            eid: EntryId,
-            state: ProgressState,
-            verified: bool,
+        let Assessments {
+            mut effective,
+            ever_terminal,
+            stale: stale_reports,
+        } = self.assessments(reports, annotations);
+
+        let terminal: Vec<&Effective> =
+            effective.iter().filter(|e| e.state.is_terminal()).collect();
+        if !terminal.is_empty() {
+            // Terminal dominates (section 4): later active or blocked reports
+            // do not reopen the commitment.
+            let terminal_ids: BTreeSet<EntryId> = terminal.iter().map(|e| e.eid).collect();
+            for e in effective.iter().filter(|e| !e.state.is_terminal()) {
+                if !self.reply_ancestors(ctx, e.eid).is_disjoint(&terminal_ids) {
+                    annotations.insert("reopen_ignored");
+                }
+            }
+            let first = terminal[0].state;
+            if terminal.iter().all(|e| e.state == first) {
+                let verified = terminal.iter().any(|e| e.verified);
+                return (Progress::Reported(first), verified, true);
+            }
+            annotations.insert("conflicting_terminal");
+            return (Progress::Unresolved, false, true);
         }
+        if !stale_reports.is_empty() {
+            // "unresolved until a fresh REPORT" (section 4): after an
+            // invalidated terminal assessment, or a report whose revisions
+            // conflict, only reports that follow it through their reply chain
+            // count; older ones describe a state that is gone.
+            effective.retain(|e| !self.reply_ancestors(ctx, e.eid).is_disjoint(&stale_reports));
+        }
+        if effective.is_empty() {
+            let p = if stale_reports.is_empty() {
+                Progress::Unreported
+            } else {
+                Progress::Unresolved
+            };
+            return (p, false, ever_terminal);
+        }
+        // The current reports are those no other report follows through its
+        // reply chain; concurrent reports that disagree leave it unresolved.
+        let all: BTreeSet<EntryId> = effective.iter().map(|e| e.eid).collect();
+        let mut superseded = BTreeSet::new();
+        for e in &effective {
+            superseded.extend(self.reply_ancestors(ctx, e.eid).intersection(&all).copied());
+        }
+        let current: Vec<&Effective> = effective
+            .iter()
+            .filter(|e| !superseded.contains(&e.eid))
+            .collect();
+        let first = current[0].state;
+        if current.iter().all(|e| e.state == first) {
+            (Progress::Reported(first), false, ever_terminal)
+        } else {
+            annotations.insert("concurrent_reports");
+            (Progress::Unresolved, false, ever_terminal)
+        }
+    }
+
+    /// Each of the author's reports as its revisions leave it: the
+    /// assessments in force, whether any was ever terminal, and the reports
+    /// whose assessment is gone (a corrected or withdrawn terminal one, or
+    /// one whose revisions conflict).
+    fn assessments(
+        &self,
+        reports: &[EntryId],
+        annotations: &mut BTreeSet<&'static str>,
+    ) -> Assessments {
         let mut effective = Vec::new();
         let mut ever_terminal = false;
         let mut invalidated_terminal = false;
@@ -418,60 +482,29 @@ impl Ledger {
         if invalidated_terminal {
             annotations.insert("terminal_invalidated");
         }
-
-        let terminal: Vec<&Effective> =
-            effective.iter().filter(|e| e.state.is_terminal()).collect();
-        if !terminal.is_empty() {
-            // Terminal dominates (section 4): later active or blocked reports
-            // do not reopen the commitment.
-            let terminal_ids: BTreeSet<EntryId> = terminal.iter().map(|e| e.eid).collect();
-            for e in effective.iter().filter(|e| !e.state.is_terminal()) {
-                if !self.reply_ancestors(ctx, e.eid).is_disjoint(&terminal_ids) {
-                    annotations.insert("reopen_ignored");
-                }
-            }
-            let first = terminal[0].state;
-            if terminal.iter().all(|e| e.state == first) {
-                let verified = terminal.iter().any(|e| e.verified);
-                return (Progress::Reported(first), verified, true);
-            }
-            annotations.insert("conflicting_terminal");
-            return (Progress::Unresolved, false, true);
-        }
-        if !stale_reports.is_empty() {
-            // "unresolved until a fresh REPORT" (section 4): after an
-            // invalidated terminal assessment, or a report whose revisions
-            // conflict, only reports that follow it through their reply chain
-            // count; older ones describe a state that is gone.
-            effective.retain(|e| !self.reply_ancestors(ctx, e.eid).is_disjoint(&stale_reports));
-        }
-        if effective.is_empty() {
-            let p = if stale_reports.is_empty() {
-                Progress::Unreported
-            } else {
-                Progress::Unresolved
-            };
-            return (p, false, ever_terminal);
-        }
-        // The current reports are those no other report follows through its
-        // reply chain; concurrent reports that disagree leave it unresolved.
-        let all: BTreeSet<EntryId> = effective.iter().map(|e| e.eid).collect();
-        let mut superseded = BTreeSet::new();
-        for e in &effective {
-            superseded.extend(self.reply_ancestors(ctx, e.eid).intersection(&all).copied());
-        }
-        let current: Vec<&Effective> = effective
-            .iter()
-            .filter(|e| !superseded.contains(&e.eid))
-            .collect();
-        let first = current[0].state;
-        if current.iter().all(|e| e.state == first) {
-            (Progress::Reported(first), false, ever_terminal)
-        } else {
-            annotations.insert("concurrent_reports");
-            (Progress::Unresolved, false, ever_terminal)
+        Assessments {
+            effective,
+            ever_terminal,
+            stale: stale_reports,
         }
     }
+}
+
+/// A report's assessment in force: the state it gives, and whether its
+/// evidence verifies it.
+struct Effective {
+    eid: EntryId,
+    state: ProgressState,
+    verified: bool,
+}
+
+/// The author's reports on a commitment, once their revisions are applied.
+struct Assessments {
+    effective: Vec<Effective>,
+    ever_terminal: bool,
+    /// Reports whose assessment is gone: only reports that follow them
+    /// through their reply chain count.
+    stale: BTreeSet<EntryId>,
 }
 
 /// The REPORT body a replacing REVISE carries.

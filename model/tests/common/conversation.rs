@@ -19,6 +19,16 @@ const GRANTS: [Option<&str>; 5] = [
 ];
 const STATES: [&str; 4] = ["active", "blocked", "fulfilled", "failed"];
 
+/// The `i`th participant, cyclically.
+fn person(i: u8) -> &'static str {
+    PEOPLE[i as usize % PEOPLE.len()]
+}
+
+/// The `i`th thread, cyclically.
+fn thread(i: u8) -> &'static str {
+    THREADS[i as usize % THREADS.len()]
+}
+
 #[derive(Debug, Clone)]
 pub enum Move {
     Ask {
@@ -199,8 +209,6 @@ impl Builder {
     }
 
     fn apply(&mut self, m: &Move) {
-        let person = |i: u8| PEOPLE[i as usize % PEOPLE.len()];
-        let thread = |i: u8| THREADS[i as usize % THREADS.len()];
         match *m {
             Move::Ask { from, thread: t } => {
                 let from = person(from);
@@ -268,135 +276,21 @@ impl Builder {
                 from,
                 request,
                 grant,
-            } => {
-                let Some(q) = pick(&self.of_act("REQUEST"), request) else {
-                    return;
-                };
-                // Usually an addressee commits; sometimes anyone.
-                let addressees: Vec<String> = q["to"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|v| v.as_str().unwrap().to_owned())
-                    .collect();
-                let from = if from % 5 == 0 {
-                    person(from).to_owned()
-                } else {
-                    addressees[from as usize % addressees.len()].clone()
-                };
-                let requester = q["from"].as_str().unwrap().to_owned();
-                self.message(&from, vec![requester], q["thread"].as_str().unwrap(), Some(q["id"].as_str().unwrap().to_owned()), "COMMIT",
-                    json!({"request": q["id"], "action": "Do it", "deliverable": "It", "done_when": "Done",
-                           "due": null, "conditions": [], "authority_ref": GRANTS[grant as usize % GRANTS.len()]}));
-            }
+            } => self.commit(from, request, grant),
             Move::Report {
                 commit,
                 state,
                 reply,
                 by_other,
-            } => {
-                let Some(c) = pick(&self.of_act("COMMIT"), commit) else {
-                    return;
-                };
-                let author = c["from"].as_str().unwrap().to_owned();
-                let from = if by_other {
-                    PEOPLE.iter().find(|p| **p != author).unwrap().to_string()
-                } else {
-                    author
-                };
-                let t = c["thread"].as_str().unwrap().to_owned();
-                let earlier: Vec<Value> = self
-                    .of_act("REPORT")
-                    .into_iter()
-                    .filter(|r| r["body"]["commitment"] == c["id"])
-                    .collect();
-                let reply = reply
-                    .and_then(|r| pick(&earlier, r))
-                    .map_or(c["id"].clone(), |r| r["id"].clone());
-                let to = vec![c["to"][0].as_str().unwrap().to_owned()];
-                let state = STATES[state as usize % STATES.len()];
-                self.message(
-                    &from,
-                    to,
-                    &t,
-                    reply.as_str().map(str::to_owned),
-                    "REPORT",
-                    json!({"commitment": c["id"], "state": state, "claims": [claim("Progress")]}),
-                );
-            }
+            } => self.report(commit, state, reply, by_other),
             Move::Revise {
                 target,
                 previous,
                 withdraw,
                 foreign,
-            } => {
-                let revisable: Vec<Value> = self
-                    .messages
-                    .iter()
-                    .filter(|m| {
-                        ["TELL", "PROPOSE", "REQUEST", "COMMIT", "REPORT"]
-                            .contains(&m["act"].as_str().unwrap())
-                    })
-                    .cloned()
-                    .collect();
-                let Some(t) = pick(&revisable, target) else {
-                    return;
-                };
-                let owner = t["from"].as_str().unwrap().to_owned();
-                let from = if foreign {
-                    PEOPLE.iter().find(|p| **p != owner).unwrap().to_string()
-                } else {
-                    owner.clone()
-                };
-                let chain: Vec<Value> = self
-                    .of_act("REVISE")
-                    .into_iter()
-                    .filter(|r| r["body"]["target"] == t["id"])
-                    .collect();
-                let previous = previous
-                    .and_then(|p| pick(&chain, p))
-                    .map_or(t["id"].clone(), |p| p["id"].clone());
-                let (mode, replacement) = if withdraw {
-                    ("withdraw", Value::Null)
-                } else {
-                    ("replace", t["body"].clone())
-                };
-                let to: Vec<String> = t["to"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|v| v.as_str().unwrap().to_owned())
-                    .filter(|p| *p != from)
-                    .collect();
-                self.message(&from, to, t["thread"].as_str().unwrap(), None, "REVISE",
-                    json!({"target": t["id"], "previous": previous, "mode": mode, "replacement": replacement, "impact": []}));
-            }
-            Move::Ack { from, target } | Move::Challenge { from, target } => {
-                let Some(t) = pick(&self.messages, target) else {
-                    return;
-                };
-                let from = person(from);
-                let to = vec![t["from"].as_str().unwrap().to_owned()]
-                    .into_iter()
-                    .filter(|p| p != from)
-                    .collect();
-                let (act, body) = if matches!(m, Move::Ack { .. }) {
-                    ("ACK", json!({"target": t["id"]}))
-                } else {
-                    (
-                        "CHALLENGE",
-                        json!({"target": t["id"], "kind": "factual", "reason": "Doubtful", "claims": []}),
-                    )
-                };
-                self.message(
-                    from,
-                    to,
-                    t["thread"].as_str().unwrap(),
-                    Some(t["id"].as_str().unwrap().to_owned()),
-                    act,
-                    body,
-                );
-            }
+            } => self.revise(target, previous, withdraw, foreign),
+            Move::Ack { from, target } => self.ack_or_challenge(from, target, true),
+            Move::Challenge { from, target } => self.ack_or_challenge(from, target, false),
             Move::Duplicate { of } => {
                 if let Some(s) = pick(&self.sent, of) {
                     self.sent.push(s);
@@ -430,6 +324,134 @@ impl Builder {
                 });
             }
         }
+    }
+
+    /// A COMMIT to a REQUEST, usually by one of its addressees.
+    fn commit(&mut self, from: u8, request: u8, grant: u8) {
+        let Some(q) = pick(&self.of_act("REQUEST"), request) else {
+            return;
+        };
+        // Usually an addressee commits; sometimes anyone.
+        let addressees: Vec<String> = q["to"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect();
+        let from = if from % 5 == 0 {
+            person(from).to_owned()
+        } else {
+            addressees[from as usize % addressees.len()].clone()
+        };
+        let requester = q["from"].as_str().unwrap().to_owned();
+        self.message(&from, vec![requester], q["thread"].as_str().unwrap(), Some(q["id"].as_str().unwrap().to_owned()), "COMMIT",
+            json!({"request": q["id"], "action": "Do it", "deliverable": "It", "done_when": "Done",
+                   "due": null, "conditions": [], "authority_ref": GRANTS[grant as usize % GRANTS.len()]}));
+    }
+
+    /// A REPORT on a commitment, by its author or (`by_other`) someone else.
+    fn report(&mut self, commit: u8, state: u8, reply: Option<u8>, by_other: bool) {
+        let Some(c) = pick(&self.of_act("COMMIT"), commit) else {
+            return;
+        };
+        let author = c["from"].as_str().unwrap().to_owned();
+        let from = if by_other {
+            PEOPLE.iter().find(|p| **p != author).unwrap().to_string()
+        } else {
+            author
+        };
+        let t = c["thread"].as_str().unwrap().to_owned();
+        let earlier: Vec<Value> = self
+            .of_act("REPORT")
+            .into_iter()
+            .filter(|r| r["body"]["commitment"] == c["id"])
+            .collect();
+        let reply = reply
+            .and_then(|r| pick(&earlier, r))
+            .map_or(c["id"].clone(), |r| r["id"].clone());
+        let to = vec![c["to"][0].as_str().unwrap().to_owned()];
+        let state = STATES[state as usize % STATES.len()];
+        self.message(
+            &from,
+            to,
+            &t,
+            reply.as_str().map(str::to_owned),
+            "REPORT",
+            json!({"commitment": c["id"], "state": state, "claims": [claim("Progress")]}),
+        );
+    }
+
+    /// A REVISE of a revisable message, by its owner or (`foreign`) someone
+    /// else.
+    fn revise(&mut self, target: u8, previous: Option<u8>, withdraw: bool, foreign: bool) {
+        let revisable: Vec<Value> = self
+            .messages
+            .iter()
+            .filter(|m| {
+                ["TELL", "PROPOSE", "REQUEST", "COMMIT", "REPORT"]
+                    .contains(&m["act"].as_str().unwrap())
+            })
+            .cloned()
+            .collect();
+        let Some(t) = pick(&revisable, target) else {
+            return;
+        };
+        let owner = t["from"].as_str().unwrap().to_owned();
+        let from = if foreign {
+            PEOPLE.iter().find(|p| **p != owner).unwrap().to_string()
+        } else {
+            owner.clone()
+        };
+        let chain: Vec<Value> = self
+            .of_act("REVISE")
+            .into_iter()
+            .filter(|r| r["body"]["target"] == t["id"])
+            .collect();
+        let previous = previous
+            .and_then(|p| pick(&chain, p))
+            .map_or(t["id"].clone(), |p| p["id"].clone());
+        let (mode, replacement) = if withdraw {
+            ("withdraw", Value::Null)
+        } else {
+            ("replace", t["body"].clone())
+        };
+        let to: Vec<String> = t["to"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .filter(|p| *p != from)
+            .collect();
+        self.message(&from, to, t["thread"].as_str().unwrap(), None, "REVISE",
+            json!({"target": t["id"], "previous": previous, "mode": mode, "replacement": replacement, "impact": []}));
+    }
+
+    /// An ACK (`ack`) or a CHALLENGE of a message, to its sender.
+    fn ack_or_challenge(&mut self, from: u8, target: u8, ack: bool) {
+        let Some(t) = pick(&self.messages, target) else {
+            return;
+        };
+        let from = person(from);
+        let to = vec![t["from"].as_str().unwrap().to_owned()]
+            .into_iter()
+            .filter(|p| p != from)
+            .collect();
+        let (act, body) = if ack {
+            ("ACK", json!({"target": t["id"]}))
+        } else {
+            (
+                "CHALLENGE",
+                json!({"target": t["id"], "kind": "factual", "reason": "Doubtful", "claims": []}),
+            )
+        };
+        self.message(
+            from,
+            to,
+            t["thread"].as_str().unwrap(),
+            Some(t["id"].as_str().unwrap().to_owned()),
+            act,
+            body,
+        );
     }
 }
 

@@ -99,6 +99,18 @@ fn one(report: &Report, i: &ImplReport, out: &mut String) {
         code(&i.label),
         verdict(i, &report.level_requested)
     ));
+    facts(i, out);
+    if let Some(ch) = report.baseline.as_ref().and_then(|b| b.of(&i.label)) {
+        since_baseline(ch, out);
+    }
+    failing_cases(report, i, out);
+    violations(i, out);
+    out.push('\n');
+}
+
+/// The list under an implementation's heading: what it is, the level
+/// certified and what each part of the certification found.
+fn facts(i: &ImplReport, out: &mut String) {
     out.push_str(&format!("- implementation: {}\n", code(&i.title())));
     if let Some(e) = &i.start_error {
         out.push_str(&format!("- did not start: {}\n", code(&short(e))));
@@ -157,9 +169,11 @@ fn one(report: &Report, i: &ImplReport, out: &mut String) {
             capped(&clauses, MAX_CLAUSES)
         ));
     }
-    if let Some(ch) = report.baseline.as_ref().and_then(|b| b.of(&i.label)) {
-        since_baseline(ch, out);
-    }
+}
+
+/// The failing cases, at most [`MAX_CASES`] of them, each with its mark
+/// against the baseline and the command that plays it again.
+fn failing_cases(report: &Report, i: &ImplReport, out: &mut String) {
     let failing: Vec<_> = i.cases.iter().filter(|c| c.failed()).collect();
     if !failing.is_empty() {
         out.push_str(&format!("\nFailing cases ({}):\n\n", failing.len()));
@@ -194,6 +208,11 @@ fn one(report: &Report, i: &ImplReport, out: &mut String) {
             ));
         }
     }
+}
+
+/// What the simulation, the determinism check and the exploration found
+/// wrong, each with how to play it again.
+fn violations(i: &ImplReport, out: &mut String) {
     if let Some(v) = &i.simulation.violation {
         out.push_str(&format!(
             "\nSimulation: {} violated (seed {}, shrunk to {} steps)\n",
@@ -229,7 +248,6 @@ fn one(report: &Report, i: &ImplReport, out: &mut String) {
         ));
         out.push_str(&format!("  reproduce: {}\n", code(&v.reproduce)));
     }
-    out.push('\n');
 }
 
 /// The whole of summary.md.

@@ -65,6 +65,23 @@ fn one(report: &Report, i: &ImplReport) -> String {
     if let Some(e) = &i.start_error {
         out.push_str(&format!("the implementation did not start: {}\n", clip(e)));
     }
+    case_failures(report, i, &mut out);
+    if let Some(changes) = report.baseline.as_ref().and_then(|b| b.of(&i.label)) {
+        out.push_str(&super::baseline::lines(changes, ""));
+    }
+    simulation_lines(report, i, &mut out);
+    out.push_str(&exploration_lines(&i.exploration));
+    out.push_str(&verdict_line(i, &report.level_requested));
+    out.push('\n');
+    if let (false, Some(why)) = (i.verdict.certified, report.not_certifiable()) {
+        out.push_str(&format!("    not certified because: {}\n", t(&why)));
+    }
+    out
+}
+
+/// Every failing case: what it breaks, expected against actual, and how
+/// to play it again.
+fn case_failures(report: &Report, i: &ImplReport, out: &mut String) {
     for c in i.cases.iter().filter(|c| c.failure.is_some()) {
         let f = c.failure.as_ref().expect("filtered");
         let clause = c
@@ -105,9 +122,12 @@ fn one(report: &Report, i: &ImplReport) -> String {
             ));
         }
     }
-    if let Some(changes) = report.baseline.as_ref().and_then(|b| b.of(&i.label)) {
-        out.push_str(&super::baseline::lines(changes, ""));
-    }
+}
+
+/// What the simulation found (its violation, why it did not run, or its
+/// counts), the soak, durability and determinism, and the situations it
+/// reached.
+fn simulation_lines(report: &Report, i: &ImplReport, out: &mut String) {
     let sim = &i.simulation;
     match (&sim.violation, &sim.skipped) {
         (Some(v), _) => {
@@ -168,13 +188,6 @@ fn one(report: &Report, i: &ImplReport) -> String {
         out.push_str(&situations_table(&sim.situations, stopped_early));
         out.push('\n');
     }
-    out.push_str(&exploration_lines(&i.exploration));
-    out.push_str(&verdict_line(i, &report.level_requested));
-    out.push('\n');
-    if let (false, Some(why)) = (i.verdict.certified, report.not_certifiable()) {
-        out.push_str(&format!("    not certified because: {}\n", t(&why)));
-    }
-    out
 }
 
 /// What exploring the built-in scopes found, for people.

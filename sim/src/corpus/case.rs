@@ -9,8 +9,9 @@ use base64::Engine;
 use serde::Deserialize;
 use serde_json::Value;
 use tern_model::ledger::{EffectKey, Execution, LedgerConfig, LocalTime, Refusal, RejectClass};
-use tern_model::message::{MessageRef, Participant, Principal, ThreadId, Timestamp};
+use tern_model::message::{MessageRef, Participant, Principal, ThreadId};
 
+use super::reading::{local_time, name, read_json, setup_of, At, RawSetup};
 use super::CorpusError;
 use crate::contract::plugin::{Capability, InitParams};
 use crate::contract::storage::CrashPoint;
@@ -224,14 +225,6 @@ struct RawCase {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawSetup {
-    participant: String,
-    principal: String,
-    config: Value,
-}
-
-#[derive(Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 enum RawStep {
     Deliver {
@@ -292,75 +285,6 @@ fn sync_crash(
             format!("{step}/crash"),
             format!("{what} crashes \"before_durable\" or \"after_durable\""),
         )),
-    }
-}
-
-/// A setup as a case or a scope spells it; `pointer` is where it sits in
-/// the file.
-pub(crate) fn setup_of(at: &At, pointer: &str, raw: RawSetup) -> Result<Setup, CorpusError> {
-    let participant = name(
-        at,
-        &format!("{pointer}/participant"),
-        &raw.participant,
-        |s| Participant::new(s),
-    )?;
-    let principal = name(at, &format!("{pointer}/principal"), &raw.principal, |s| {
-        Principal::new(s)
-    })?;
-    let mut config = raw.config;
-    match config.as_object_mut() {
-        Some(o) => match o.get("participant") {
-            None => {
-                o.insert("participant".into(), Value::String(participant.to_string()));
-            }
-            Some(Value::String(p)) if p == participant.as_str() => {}
-            Some(_) => {
-                return Err(at.err(
-                    format!("{pointer}/config/participant"),
-                    "must be left out or equal `setup.participant`",
-                ))
-            }
-        },
-        None => return Err(at.err(format!("{pointer}/config"), "must be an object")),
-    }
-    let config = LedgerConfig::from_json(&config.to_string())
-        .map_err(|e| at.err(format!("{pointer}/config"), e.to_string()))?;
-    Ok(Setup {
-        participant,
-        principal,
-        config,
-    })
-}
-
-/// Builds errors that name the file and the member.
-pub(crate) struct At<'a> {
-    pub(crate) file: &'a Path,
-}
-
-impl At<'_> {
-    pub(crate) fn err(
-        &self,
-        pointer: impl Into<String>,
-        message: impl Into<String>,
-    ) -> CorpusError {
-        CorpusError::Invalid {
-            file: self.file.to_path_buf(),
-            pointer: pointer.into(),
-            message: message.into(),
-        }
-    }
-}
-
-pub(crate) fn local_time(
-    at: &At,
-    pointer: &str,
-    text: Option<&str>,
-) -> Result<LocalTime, CorpusError> {
-    match text {
-        None => Ok(LocalTime(0)),
-        Some(t) => Timestamp::parse(t)
-            .map(|ts| LocalTime::from_timestamp(&ts))
-            .map_err(|e| at.err(pointer, format!("not an RFC 3339 timestamp: {e}"))),
     }
 }
 
@@ -528,32 +452,6 @@ fn expect_execute(at: &At, pointer: &str, v: &Value) -> Result<Execution, Corpus
     }
 }
 
-fn name<T>(
-    at: &At,
-    pointer: &str,
-    text: &str,
-    make: impl Fn(&str) -> Result<T, String>,
-) -> Result<T, CorpusError> {
-    make(text).map_err(|e| at.err(pointer, e))
-}
-
-/// A file's text as `T`; an error names the file and the path of the
-/// member serde stopped at.
-pub(crate) fn read_json<T: serde::de::DeserializeOwned>(
-    file: &Path,
-    text: &str,
-) -> Result<T, CorpusError> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        CorpusError::Invalid {
-            file: file.to_path_buf(),
-            pointer: if path == "." { String::new() } else { path },
-            message: e.into_inner().to_string(),
-        }
-    })
-}
-
 impl Case {
     /// Reads a case file's text. Errors name the file and, where possible,
     /// the JSON pointer of the offending member.
@@ -580,191 +478,12 @@ impl Case {
         if raw.invariants.is_empty() {
             return Err(at.err("/invariants", "a case exercises at least one invariant"));
         }
-        let requires = raw
-            .requires
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                // `reinit` and `pipeline` are the protocol's, matters of
-                // cost: no case depends on them.
-                Capability::from_name(c)
-                    .filter(|c| c.is_contract())
-                    .ok_or_else(|| {
-                        at.err(
-                            format!("/requires/{i}"),
-                            format!("unknown capability `{c}`"),
-                        )
-                    })
-            })
-            .collect::<Result<BTreeSet<_>, _>>()?;
+        let requires = requires_of(&at, &raw.requires)?;
         let setup = setup_of(&at, "/setup", raw.setup)?;
         if raw.steps.is_empty() {
             return Err(at.err("/steps", "a case has at least one step"));
         }
-        let mut steps = Vec::with_capacity(raw.steps.len());
-        let mut up = true;
-        for (i, raw_step) in raw.steps.into_iter().enumerate() {
-            let p = format!("/steps/{i}");
-            let step = match raw_step {
-                RawStep::Deliver {
-                    frame,
-                    frame_base64,
-                    pad_to,
-                    principal,
-                    at: when,
-                    expect,
-                    crash,
-                } => {
-                    let frame = match (frame, frame_base64) {
-                        (Some(f), None) => match pad_to {
-                            None => f.into_bytes(),
-                            Some(n) => {
-                                padded(&f, n).map_err(|m| at.err(format!("{p}/pad_to"), m))?
-                            }
-                        },
-                        (None, Some(_)) if pad_to.is_some() => {
-                            return Err(at.err(
-                                format!("{p}/pad_to"),
-                                "`pad_to` pads a `frame`, not a `frame_base64`",
-                            ))
-                        }
-                        (None, Some(b)) => base64::engine::general_purpose::STANDARD
-                            .decode(b)
-                            .map_err(|e| {
-                                at.err(format!("{p}/frame_base64"), format!("not base64: {e}"))
-                            })?,
-                        _ => {
-                            return Err(at.err(
-                                p,
-                                "a delivery has exactly one of `frame` and `frame_base64`",
-                            ))
-                        }
-                    };
-                    let crash = sync_crash(&at, &p, "a delivery", crash.as_deref())?;
-                    let expect = match (expect, crash) {
-                        (Some(_), Some(_)) => {
-                            return Err(
-                                at.err(format!("{p}/expect"), "a crashing step has no `expect`")
-                            )
-                        }
-                        (None, None) => {
-                            return Err(at.err(p, "a delivery needs `expect` (or `crash`)"))
-                        }
-                        (Some(e), None) => Some(expect_deliver(&at, &format!("{p}/expect"), &e)?),
-                        (None, Some(_)) => None,
-                    };
-                    Step::Deliver {
-                        frame,
-                        principal: name(&at, &format!("{p}/principal"), &principal, |s| {
-                            Principal::new(s)
-                        })?,
-                        at: local_time(&at, &format!("{p}/at"), when.as_deref())?,
-                        expect,
-                        crash,
-                    }
-                }
-                RawStep::Execute {
-                    thread,
-                    commitment,
-                    at: when,
-                    expect,
-                    crash,
-                } => {
-                    let crash = match crash.as_deref() {
-                        None => None,
-                        Some("before_effect") => Some(ExecuteCrash::BeforeEffect),
-                        Some("after_effect") => Some(ExecuteCrash::AfterEffect),
-                        Some(_) => {
-                            return Err(at.err(
-                                format!("{p}/crash"),
-                                "an execution crashes \"before_effect\" or \"after_effect\"",
-                            ))
-                        }
-                    };
-                    let expect = match (expect, crash) {
-                        (Some(_), Some(_)) => {
-                            return Err(
-                                at.err(format!("{p}/expect"), "a crashing step has no `expect`")
-                            )
-                        }
-                        (None, None) => {
-                            return Err(at.err(p, "an execution needs `expect` (or `crash`)"))
-                        }
-                        (Some(e), None) => Some(expect_execute(&at, &format!("{p}/expect"), &e)?),
-                        (None, Some(_)) => None,
-                    };
-                    Step::Execute {
-                        thread: name(&at, &format!("{p}/thread"), &thread, |s| ThreadId::new(s))?,
-                        commitment: name(&at, &format!("{p}/commitment"), &commitment, |s| {
-                            MessageRef::new(s)
-                        })?,
-                        at: local_time(&at, &format!("{p}/at"), when.as_deref())?,
-                        expect,
-                        crash,
-                    }
-                }
-                RawStep::View { thread, expect } => {
-                    if let Some(place) = super::pattern::misplaced_absent(&expect) {
-                        return Err(at.err(
-                            format!("{p}/expect{place}"),
-                            "`{\"$absent\": true}` can only be the pattern of an object's member",
-                        ));
-                    }
-                    Step::View {
-                        thread: name(&at, &format!("{p}/thread"), &thread, |s| ThreadId::new(s))?,
-                        pattern: expect,
-                    }
-                }
-                RawStep::Effects { expect } => Step::Effects { expect },
-                RawStep::Crash {} => Step::Crash,
-                RawStep::Restart { crash } => Step::Restart {
-                    crash: sync_crash(&at, &p, "a start-up", crash.as_deref())?,
-                },
-            };
-            // The receiver's life: down after a crash until a restart.
-            match &step {
-                Step::Restart { .. } if up => {
-                    return Err(at.err(
-                        format!("/steps/{i}"),
-                        "`restart` while the receiver is running",
-                    ))
-                }
-                Step::Restart { crash } => up = crash.is_none(),
-                Step::Crash if !up => {
-                    return Err(at.err(format!("/steps/{i}"), "`crash` while the receiver is down"))
-                }
-                Step::Effects { .. } => {}
-                _ if !up => {
-                    return Err(at.err(
-                        format!("/steps/{i}"),
-                        "the receiver is down: a `restart` must come first",
-                    ))
-                }
-                _ => {}
-            }
-            let crashes = matches!(
-                &step,
-                Step::Crash
-                    | Step::Deliver { crash: Some(_), .. }
-                    | Step::Execute { crash: Some(_), .. }
-            );
-            if crashes {
-                up = false;
-            }
-            if let Some(c) = step.needs() {
-                if !requires.contains(&c) {
-                    return Err(at.err(
-                        format!("/steps/{i}"),
-                        format!(
-                            "an `{}` step needs `\"{}\"` in `requires`",
-                            step.op(),
-                            c.as_str()
-                        ),
-                    ));
-                }
-            }
-            steps.push(step);
-        }
+        let steps = steps_of(&at, raw.steps, &requires)?;
         Ok(Case {
             id: raw.id,
             title: raw.title,
@@ -778,6 +497,222 @@ impl Case {
             notes: raw.notes,
             file: file.to_path_buf(),
         })
+    }
+}
+
+/// The capabilities a case requires, by name: those of the contract only.
+fn requires_of(at: &At, names: &[String]) -> Result<BTreeSet<Capability>, CorpusError> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            // `reinit` and `pipeline` are the protocol's, matters of
+            // cost: no case depends on them.
+            Capability::from_name(c)
+                .filter(|c| c.is_contract())
+                .ok_or_else(|| {
+                    at.err(
+                        format!("/requires/{i}"),
+                        format!("unknown capability `{c}`"),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// A case's steps, each read, then held to the receiver's life (down after
+/// a crash until a restart) and to the capabilities the case requires.
+fn steps_of(
+    at: &At,
+    raw: Vec<RawStep>,
+    requires: &BTreeSet<Capability>,
+) -> Result<Vec<Step>, CorpusError> {
+    let mut steps = Vec::with_capacity(raw.len());
+    let mut up = true;
+    for (i, raw_step) in raw.into_iter().enumerate() {
+        let step = step_of(at, &format!("/steps/{i}"), raw_step)?;
+        // The receiver's life: down after a crash until a restart.
+        match &step {
+            Step::Restart { .. } if up => {
+                return Err(at.err(
+                    format!("/steps/{i}"),
+                    "`restart` while the receiver is running",
+                ))
+            }
+            Step::Restart { crash } => up = crash.is_none(),
+            Step::Crash if !up => {
+                return Err(at.err(format!("/steps/{i}"), "`crash` while the receiver is down"))
+            }
+            Step::Effects { .. } => {}
+            _ if !up => {
+                return Err(at.err(
+                    format!("/steps/{i}"),
+                    "the receiver is down: a `restart` must come first",
+                ))
+            }
+            _ => {}
+        }
+        let crashes = matches!(
+            &step,
+            Step::Crash
+                | Step::Deliver { crash: Some(_), .. }
+                | Step::Execute { crash: Some(_), .. }
+        );
+        if crashes {
+            up = false;
+        }
+        if let Some(c) = step.needs() {
+            if !requires.contains(&c) {
+                return Err(at.err(
+                    format!("/steps/{i}"),
+                    format!(
+                        "an `{}` step needs `\"{}\"` in `requires`",
+                        step.op(),
+                        c.as_str()
+                    ),
+                ));
+            }
+        }
+        steps.push(step);
+    }
+    Ok(steps)
+}
+
+/// One step as the file spells it, at pointer `p`.
+fn step_of(at: &At, p: &str, raw: RawStep) -> Result<Step, CorpusError> {
+    Ok(match raw {
+        RawStep::Deliver {
+            frame,
+            frame_base64,
+            pad_to,
+            principal,
+            at: when,
+            expect,
+            crash,
+        } => {
+            let frame = frame_of(at, p, frame, frame_base64, pad_to)?;
+            let crash = sync_crash(at, p, "a delivery", crash.as_deref())?;
+            let expect = expectation(
+                at,
+                p,
+                expect,
+                crash.is_some(),
+                "a delivery needs `expect` (or `crash`)",
+                |e| expect_deliver(at, &format!("{p}/expect"), e),
+            )?;
+            Step::Deliver {
+                frame,
+                principal: name(at, &format!("{p}/principal"), &principal, |s| {
+                    Principal::new(s)
+                })?,
+                at: local_time(at, &format!("{p}/at"), when.as_deref())?,
+                expect,
+                crash,
+            }
+        }
+        RawStep::Execute {
+            thread,
+            commitment,
+            at: when,
+            expect,
+            crash,
+        } => {
+            let crash = match crash.as_deref() {
+                None => None,
+                Some("before_effect") => Some(ExecuteCrash::BeforeEffect),
+                Some("after_effect") => Some(ExecuteCrash::AfterEffect),
+                Some(_) => {
+                    return Err(at.err(
+                        format!("{p}/crash"),
+                        "an execution crashes \"before_effect\" or \"after_effect\"",
+                    ))
+                }
+            };
+            let expect = expectation(
+                at,
+                p,
+                expect,
+                crash.is_some(),
+                "an execution needs `expect` (or `crash`)",
+                |e| expect_execute(at, &format!("{p}/expect"), e),
+            )?;
+            Step::Execute {
+                thread: name(at, &format!("{p}/thread"), &thread, |s| ThreadId::new(s))?,
+                commitment: name(at, &format!("{p}/commitment"), &commitment, |s| {
+                    MessageRef::new(s)
+                })?,
+                at: local_time(at, &format!("{p}/at"), when.as_deref())?,
+                expect,
+                crash,
+            }
+        }
+        RawStep::View { thread, expect } => {
+            if let Some(place) = super::pattern::misplaced_absent(&expect) {
+                return Err(at.err(
+                    format!("{p}/expect{place}"),
+                    "`{\"$absent\": true}` can only be the pattern of an object's member",
+                ));
+            }
+            Step::View {
+                thread: name(at, &format!("{p}/thread"), &thread, |s| ThreadId::new(s))?,
+                pattern: expect,
+            }
+        }
+        RawStep::Effects { expect } => Step::Effects { expect },
+        RawStep::Crash {} => Step::Crash,
+        RawStep::Restart { crash } => Step::Restart {
+            crash: sync_crash(at, p, "a start-up", crash.as_deref())?,
+        },
+    })
+}
+
+/// A delivery's frame: exactly one of `frame` (padded to `pad_to` bytes if
+/// given) and `frame_base64`.
+fn frame_of(
+    at: &At,
+    p: &str,
+    frame: Option<String>,
+    frame_base64: Option<String>,
+    pad_to: Option<usize>,
+) -> Result<Vec<u8>, CorpusError> {
+    Ok(match (frame, frame_base64) {
+        (Some(f), None) => match pad_to {
+            None => f.into_bytes(),
+            Some(n) => padded(&f, n).map_err(|m| at.err(format!("{p}/pad_to"), m))?,
+        },
+        (None, Some(_)) if pad_to.is_some() => {
+            return Err(at.err(
+                format!("{p}/pad_to"),
+                "`pad_to` pads a `frame`, not a `frame_base64`",
+            ))
+        }
+        (None, Some(b)) => base64::engine::general_purpose::STANDARD
+            .decode(b)
+            .map_err(|e| at.err(format!("{p}/frame_base64"), format!("not base64: {e}")))?,
+        _ => {
+            return Err(at.err(
+                p,
+                "a delivery has exactly one of `frame` and `frame_base64`",
+            ))
+        }
+    })
+}
+
+/// A step's `expect`, read by `read`: required unless the step crashes
+/// (`needs` says so), and then forbidden.
+fn expectation<T>(
+    at: &At,
+    p: &str,
+    expect: Option<Value>,
+    crashes: bool,
+    needs: &str,
+    read: impl FnOnce(&Value) -> Result<T, CorpusError>,
+) -> Result<Option<T>, CorpusError> {
+    match (expect, crashes) {
+        (Some(_), true) => Err(at.err(format!("{p}/expect"), "a crashing step has no `expect`")),
+        (None, false) => Err(at.err(p, needs)),
+        (Some(e), false) => Ok(Some(read(&e)?)),
+        (None, true) => Ok(None),
     }
 }
 

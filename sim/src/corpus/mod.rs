@@ -7,6 +7,7 @@ pub mod clauses;
 pub mod files;
 pub mod pattern;
 pub mod play;
+pub(crate) mod reading;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

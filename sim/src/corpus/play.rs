@@ -24,6 +24,8 @@ use crate::judge::no_effect;
 use crate::judge::replies::KnownAcks;
 use crate::shorthand;
 
+mod calls;
+
 /// The outcome of a case (docs/corpus.md section 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Status {
@@ -325,146 +327,6 @@ impl Player<'_> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn deliver(
-        &mut self,
-        i: usize,
-        frame: &[u8],
-        principal: &Principal,
-        at: LocalTime,
-        expect: Option<&ExpectDeliver>,
-        crash: Option<DeliverCrash>,
-    ) -> Checked {
-        let before = self.world.len();
-        let storage = self.storage.clone();
-        let answer = delivery::deliver(
-            self.receiver().as_mut(),
-            &storage,
-            crash.map(DeliverCrash::point),
-            frame,
-            principal,
-            at,
-        );
-        let mut x = Exchange {
-            step: i,
-            op: "deliver",
-            sender: Some(sender_of(frame, principal, &self.init.config)),
-            gloss: shorthand::line(frame, Some(principal.as_str())),
-            frame: Some(frame.to_vec()),
-            answer: String::new(),
-            fault: None,
-            ok: true,
-        };
-        if let Some(c) = crash {
-            x.fault = Some(match c {
-                DeliverCrash::BeforeDurable => "crash before the frame is durable".to_owned(),
-                DeliverCrash::AfterDurable => {
-                    "crash after the frame is durable, before its outcome is taken".to_owned()
-                }
-            });
-            x.answer = "(killed; no outcome)".to_owned();
-            self.record(x);
-            if let Err(breach) = answer {
-                return Err(self.breach(i, "a crash at the scheduled point", &breach));
-            }
-            self.crash();
-            return Ok(());
-        }
-        let d: Delivered = match answer {
-            Ok(Delivery::Answered(d)) => d,
-            Ok(Delivery::Crashed) => {
-                // No crash was scheduled, so none could fire.
-                x.answer = ImplError::Crashed.to_string();
-                x.ok = false;
-                self.record(x);
-                let breach = Breach::InventedCrash(Call::Delivery);
-                return Err(self.breach(i, "an answer to deliver", &breach));
-            }
-            Err(breach) => {
-                x.answer = breach.actual();
-                x.ok = false;
-                self.record(x);
-                return Err(self.breach(i, "an answer to deliver", &breach));
-            }
-        };
-        let actual: Vec<ComparedEvent> = d.events.iter().map(ComparedEvent::of).collect();
-        x.answer = events_text(&actual);
-        // The answer has the frame's own event first (the delivery rules
-        // check it); once it matches the expectation, it is the outcome the
-        // frame deserves.
-        let deserved = d.events[0].outcome.clone();
-        self.record(x);
-        for out in &d.outgoing {
-            self.record(Exchange {
-                step: i,
-                op: "outgoing",
-                sender: Some(self.init.participant.to_string()),
-                gloss: shorthand::line(out, None),
-                frame: Some(out.clone()),
-                answer: String::new(),
-                fault: None,
-                ok: true,
-            });
-        }
-        self.acks.note_frame(frame);
-        let me = self.init.participant.to_string();
-        let mut acks = std::mem::take(&mut self.acks);
-        let judged = delivery::answered(
-            before,
-            self.world.len(),
-            || self.expected_events(i, expect, &actual, d.outgoing.len()),
-            &deserved,
-            &d.outgoing,
-            &me,
-            &mut acks,
-        );
-        self.acks = acks;
-        judged.map_err(|j| {
-            self.mark_last_failed();
-            match j {
-                Judged::Breach(breach) => self.breach(i, "an answer to deliver", &breach),
-                Judged::Events(failure) => failure,
-            }
-        })
-    }
-
-    /// A delivery's events (and, if the case says so, that it sent
-    /// nothing: `sent` frames) against the case's expectation, if any.
-    fn expected_events(
-        &self,
-        i: usize,
-        expect: Option<&ExpectDeliver>,
-        actual: &[ComparedEvent],
-        sent: usize,
-    ) -> Checked {
-        let Some(expect) = expect else {
-            return Ok(());
-        };
-        // The loader makes every expectation start with `delivered`.
-        let first_delivered = actual
-            .first()
-            .is_some_and(|e| e.kind == EventKindKey::Delivered);
-        let same =
-            |names: RejectNames| first_delivered && names.same_events(&expect.events, actual);
-        if !same(RejectNames::Compared) {
-            let (want, got) = (events_text(&expect.events), events_text(actual));
-            return Err(if same(RejectNames::Ignored) {
-                self.fail_by_name(i, want, got)
-            } else {
-                self.fail(i, "expectation", want, got)
-            });
-        }
-        if expect.no_outgoing && sent > 0 {
-            return Err(self.fail(
-                i,
-                "expectation",
-                "no frame sent by the receiver".into(),
-                format!("{sent} frame(s) sent"),
-            ));
-        }
-        Ok(())
-    }
-
     /// A call that broke a rule of [`delivery`], as the failure of its
     /// invariant; a call the implementation failed on its own is an error,
     /// `answering` saying what was awaited.
@@ -478,120 +340,6 @@ impl Player<'_> {
                 breach.actual(),
             ),
         }
-    }
-
-    fn execute(
-        &mut self,
-        i: usize,
-        thread: &tern_model::message::ThreadId,
-        commitment: &tern_model::message::MessageRef,
-        at: LocalTime,
-        expect: Option<&Execution>,
-        crash: Option<ExecuteCrash>,
-    ) -> Checked {
-        let before = self.world.len();
-        let storage = self.storage.clone();
-        let (result, fired) = storage.with_crash(crash.map(ExecuteCrash::point), || {
-            self.receiver().execute(thread, commitment, at)
-        });
-        let performed: Vec<EffectKey> = self
-            .world
-            .log_since(before)
-            .into_iter()
-            .map(|(_, k)| k)
-            .collect();
-        let mut x = Exchange {
-            step: i,
-            op: "execute",
-            sender: None,
-            gloss: format!("execute {commitment} in {thread}"),
-            frame: None,
-            answer: String::new(),
-            fault: None,
-            ok: true,
-        };
-        if !performed.is_empty() {
-            x.gloss.push_str(&format!(
-                " (performed {})",
-                performed
-                    .iter()
-                    .map(|k| k.0.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        if let Some(crash) = crash {
-            x.fault = Some(
-                match crash {
-                    ExecuteCrash::BeforeEffect => {
-                        "crash at the effect, before it happens (its intent durable)"
-                    }
-                    ExecuteCrash::AfterEffect => {
-                        "crash right after the effect, before it is reported"
-                    }
-                }
-                .to_owned(),
-            );
-            x.answer = "(killed; no answer)".to_owned();
-            self.record(x);
-            self.crashed_as_scheduled(i, Call::Execution, result.map(drop), fired)?;
-            if performed.len() > 1 {
-                return Err(self.fail(
-                    i,
-                    "at-most-once-effects",
-                    "at most one effect per execution".into(),
-                    format!("{} effects", performed.len()),
-                ));
-            }
-            self.crash();
-            return Ok(());
-        }
-        let e = match result {
-            Ok(e) => e,
-            Err(err) => {
-                x.answer = err.to_string();
-                x.ok = false;
-                self.record(x);
-                return Err(self.error(i, "an answer to execute", &err));
-            }
-        };
-        x.answer = execution_text(&e);
-        self.record(x);
-        let consistent = match &e {
-            Execution::Executed { effect } => performed == [effect.clone()],
-            Execution::Refused(_) => performed.is_empty(),
-        };
-        if !consistent {
-            self.mark_last_failed();
-            return Err(self.fail(
-                i,
-                "executions-agree",
-                format!(
-                    "the world to see exactly what was reported: {}",
-                    execution_text(&e)
-                ),
-                format!(
-                    "performed [{}]",
-                    performed
-                        .iter()
-                        .map(|k| k.0.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ));
-        }
-        if let Some(expect) = expect {
-            if !RejectNames::Compared.same_execution(expect, &e) {
-                self.mark_last_failed();
-                let (want, got) = (execution_text(expect), execution_text(&e));
-                return Err(if RejectNames::Ignored.same_execution(expect, &e) {
-                    self.fail_by_name(i, want, got)
-                } else {
-                    self.fail(i, "expectation", want, got)
-                });
-            }
-        }
-        Ok(())
     }
 
     fn play_step(&mut self, i: usize) -> Checked {
@@ -611,85 +359,8 @@ impl Player<'_> {
                 expect,
                 crash,
             } => self.execute(i, thread, commitment, *at, expect.as_ref(), *crash),
-            Step::View { thread, pattern } => {
-                let world = self.world.clone();
-                let result = no_effect::view(self.receiver().as_mut(), &world, thread);
-                let mut x = Exchange {
-                    step: i,
-                    op: "view",
-                    sender: None,
-                    gloss: format!("view of {thread}"),
-                    frame: None,
-                    answer: String::new(),
-                    fault: None,
-                    ok: true,
-                };
-                let view = match result {
-                    Ok(v) => v.to_value(),
-                    Err(breach) => {
-                        x.answer = match &breach {
-                            Breach::Failed(e) => e.to_string(),
-                            breach => breach.actual(),
-                        };
-                        x.ok = false;
-                        self.record(x);
-                        return Err(self.breach(i, "a view", &breach));
-                    }
-                };
-                x.answer = view.to_string();
-                self.record(x);
-                if let Some((at, why)) = mismatch(pattern, &view) {
-                    self.mark_last_failed();
-                    return Err(self.fail(
-                        i,
-                        "expectation",
-                        format!("a view matching {pattern}"),
-                        format!("at {}: {why}", if at.is_empty() { "the top" } else { &at }),
-                    ));
-                }
-                Ok(())
-            }
-            Step::Effects { expect } => {
-                let mut counts: BTreeMap<String, u32> = BTreeMap::new();
-                for (_, k) in self.world.log() {
-                    *counts.entry(k.0).or_default() += 1;
-                }
-                let text = |m: &BTreeMap<String, u32>| {
-                    if m.is_empty() {
-                        "no effect".to_owned()
-                    } else {
-                        m.iter()
-                            .map(|(k, n)| format!("{k} ×{n}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    }
-                };
-                let ok = &counts == expect;
-                self.record(Exchange {
-                    step: i,
-                    op: "effects",
-                    sender: None,
-                    gloss: "the world's effect counts".to_owned(),
-                    frame: None,
-                    answer: text(&counts),
-                    fault: None,
-                    ok,
-                });
-                if !ok {
-                    let repeated = counts.values().any(|n| *n > 1);
-                    return Err(self.fail(
-                        i,
-                        if repeated {
-                            "at-most-once-effects"
-                        } else {
-                            "expectation"
-                        },
-                        text(expect),
-                        text(&counts),
-                    ));
-                }
-                Ok(())
-            }
+            Step::View { thread, pattern } => self.check_view(i, thread, pattern),
+            Step::Effects { expect } => self.check_effects(i, expect),
             Step::Crash => {
                 self.record(Exchange {
                     step: i,
@@ -719,6 +390,91 @@ impl Player<'_> {
             }
             Step::Restart { crash: Some(c) } => self.start_crashing(i, *c),
         }
+    }
+
+    /// A view step: the receiver's view of `thread`, asked by the judge's
+    /// rule that a view acts on nothing, against the case's pattern.
+    fn check_view(&mut self, i: usize, thread: &ThreadId, pattern: &Value) -> Checked {
+        let world = self.world.clone();
+        let result = no_effect::view(self.receiver().as_mut(), &world, thread);
+        let mut x = Exchange {
+            step: i,
+            op: "view",
+            sender: None,
+            gloss: format!("view of {thread}"),
+            frame: None,
+            answer: String::new(),
+            fault: None,
+            ok: true,
+        };
+        let view = match result {
+            Ok(v) => v.to_value(),
+            Err(breach) => {
+                x.answer = match &breach {
+                    Breach::Failed(e) => e.to_string(),
+                    breach => breach.actual(),
+                };
+                x.ok = false;
+                self.record(x);
+                return Err(self.breach(i, "a view", &breach));
+            }
+        };
+        x.answer = view.to_string();
+        self.record(x);
+        if let Some((at, why)) = mismatch(pattern, &view) {
+            self.mark_last_failed();
+            return Err(self.fail(
+                i,
+                "expectation",
+                format!("a view matching {pattern}"),
+                format!("at {}: {why}", if at.is_empty() { "the top" } else { &at }),
+            ));
+        }
+        Ok(())
+    }
+
+    /// An effects step: the world's count of each effect against the case's,
+    /// a count over one being the at-most-once rule's failure.
+    fn check_effects(&mut self, i: usize, expect: &BTreeMap<String, u32>) -> Checked {
+        let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+        for (_, k) in self.world.log() {
+            *counts.entry(k.0).or_default() += 1;
+        }
+        let text = |m: &BTreeMap<String, u32>| {
+            if m.is_empty() {
+                "no effect".to_owned()
+            } else {
+                m.iter()
+                    .map(|(k, n)| format!("{k} ×{n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        };
+        let ok = &counts == expect;
+        self.record(Exchange {
+            step: i,
+            op: "effects",
+            sender: None,
+            gloss: "the world's effect counts".to_owned(),
+            frame: None,
+            answer: text(&counts),
+            fault: None,
+            ok,
+        });
+        if !ok {
+            let repeated = counts.values().any(|n| *n > 1);
+            return Err(self.fail(
+                i,
+                if repeated {
+                    "at-most-once-effects"
+                } else {
+                    "expectation"
+                },
+                text(expect),
+                text(&counts),
+            ));
+        }
+        Ok(())
     }
 }
 

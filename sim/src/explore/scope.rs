@@ -19,7 +19,8 @@ use tern_model::ledger::{Contexts, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use crate::contract::protocol::config_json;
-use crate::corpus::case::{local_time, read_json, setup_of, At, Case, RawSetup, Setup, Step};
+use crate::corpus::case::{Case, Setup, Step};
+use crate::corpus::reading::{local_time, read_json, setup_of, At, RawSetup};
 use crate::corpus::{Corpus, CorpusError};
 
 /// Why a scope could not be read or built.

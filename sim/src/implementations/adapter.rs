@@ -225,6 +225,49 @@ impl SubprocessImpl {
             .get(self.root(), storage.id(), power)
             .map_err(|e| machine_trouble(self.root(), e))
     }
+
+    /// The process a start talks to: one kept from an earlier session
+    /// (`reinit`) when the start is fresh and one is idle, else a new one;
+    /// and whether it was kept. Its stderr goes to this thread's log, which
+    /// says which it is.
+    fn process_for(
+        &self,
+        init: &InitParams,
+        fresh: bool,
+        limits: Limits,
+    ) -> Result<(ChildProcess, bool), ImplError> {
+        let log = self.logs.for_this_thread();
+        // A restart after a crash always gets a new process: reusing one
+        // would let a receiver keep in memory what the crash must lose.
+        let reused = if fresh {
+            self.idle.take(affinity::home())
+        } else {
+            None
+        };
+        let started_over = reused.is_some();
+        if let Ok(mut log) = log.lock() {
+            let how = if started_over {
+                "started over (reinit)"
+            } else {
+                "started"
+            };
+            log.push(
+                format!(
+                    "[tern-sim] `{}` {how} for {}\n",
+                    self.command,
+                    init.participant.as_str()
+                )
+                .as_bytes(),
+            );
+        }
+        let mut child = match reused {
+            Some(child) => child,
+            None => ChildProcess::spawn(&self.command, limits, log.clone())?,
+        };
+        child.limits = limits;
+        child.log_to(log);
+        Ok((child, started_over))
+    }
 }
 
 impl Drop for SubprocessImpl {
@@ -333,36 +376,7 @@ impl Implementation for SubprocessImpl {
             storage.fire();
             return Err(ImplError::Crashed);
         }
-        let log = self.logs.for_this_thread();
-        // A restart after a crash always gets a new process: reusing one
-        // would let a receiver keep in memory what the crash must lose.
-        let reused = if fresh {
-            self.idle.take(affinity::home())
-        } else {
-            None
-        };
-        let started_over = reused.is_some();
-        if let Ok(mut log) = log.lock() {
-            let how = if started_over {
-                "started over (reinit)"
-            } else {
-                "started"
-            };
-            log.push(
-                format!(
-                    "[tern-sim] `{}` {how} for {}\n",
-                    self.command,
-                    init.participant.as_str()
-                )
-                .as_bytes(),
-            );
-        }
-        let mut child = match reused {
-            Some(child) => child,
-            None => ChildProcess::spawn(&self.command, limits, log.clone())?,
-        };
-        child.limits = limits;
-        child.log_to(log);
+        let (mut child, started_over) = self.process_for(init, fresh, limits)?;
         let request = |seq| {
             Request::Init(lines::Init {
                 seq,
@@ -387,21 +401,13 @@ impl Implementation for SubprocessImpl {
                 return Err(ImplError::Crashed);
             }
         }
-        let answer: InitAnswer = answered
-            .map_err(|e| {
-                // A vendor reading the verdict must know this `init` was
-                // not the process's first.
-                let again = "at an `init` that starts a new session in a process kept from an earlier one, as its claim `reinit` allows:";
-                match e {
-                    ImplError::Misbehaved(why) if started_over => {
-                        ImplError::Misbehaved(format!("{again} {why}"))
-                    }
-                    ImplError::TimedOut(why) if started_over => {
-                        ImplError::TimedOut(format!("{again} {why}"))
-                    }
-                    e => e,
-                }
-            })?;
+        let answer: InitAnswer = answered.map_err(|e| {
+            if started_over {
+                at_a_kept_process(e)
+            } else {
+                e
+            }
+        })?;
         let identity = Identity {
             name: answer.name,
             version: answer.version,
@@ -426,6 +432,18 @@ impl Implementation for SubprocessImpl {
             views_next: Vec::new(),
             prefetched: Vec::new(),
         }))
+    }
+}
+
+/// An `init` answered wrongly by a process kept from an earlier session:
+/// a vendor reading the verdict must know this `init` was not the
+/// process's first.
+fn at_a_kept_process(e: ImplError) -> ImplError {
+    let again = "at an `init` that starts a new session in a process kept from an earlier one, as its claim `reinit` allows:";
+    match e {
+        ImplError::Misbehaved(why) => ImplError::Misbehaved(format!("{again} {why}")),
+        ImplError::TimedOut(why) => ImplError::TimedOut(format!("{again} {why}")),
+        e => e,
     }
 }
 

@@ -470,39 +470,8 @@ impl ChildProcess {
     ) -> Result<Answered, ImplError> {
         let mut lines = 0usize;
         let mut performed: Option<String> = None;
-        let when = |tag: u64| {
-            if tag < seq {
-                format!("before `{op}` (seq {seq}) was sent")
-            } else {
-                format!("while answering `{op}` (seq {seq})")
-            }
-        };
         loop {
-            let (bytes, tag) = match self.next_seen(deadline)? {
-                Some(Seen::Line { bytes, tag }) => (bytes, tag),
-                Some(Seen::TooLong { len, .. }) => {
-                    return Err(self.fail(format!(
-                        "printed a line of at least {len} bytes (the limit is {})",
-                        self.limits.line_bytes
-                    )))
-                }
-                Some(Seen::Failed { error, .. }) => {
-                    return Err(self.fail(format!("could not be read ({error})")))
-                }
-                None => {
-                    return Err(self.fail_timeout(format!(
-                        "did not answer `{op}` (seq {seq}) within {} ms",
-                        timeout.as_millis()
-                    )))
-                }
-                Some(Seen::Closed { tag }) => {
-                    std::thread::sleep(Duration::from_millis(20));
-                    return Err(match self.exit_status() {
-                        Some(s) => self.fail(format!("exited ({s}) {}", when(tag))),
-                        None => self.fail(format!("closed its output {}", when(tag))),
-                    });
-                }
-            };
+            let (bytes, tag) = self.next_line(seq, op, deadline, timeout)?;
             lines += 1;
             if lines > self.limits.lines_per_answer {
                 return Err(self.fail(format!(
@@ -564,25 +533,7 @@ impl ChildProcess {
                 return Err(self.fail(format!("answered `{op}` with an error: {error}")));
             }
             if let Some(key) = member(&v, "perform").as_str() {
-                // Protocol breaches, told before the world records anything:
-                // an effect outside `execute`, or a second, other effect in
-                // one `execute`. (The same effect twice is recorded twice:
-                // that is the world's at-most-once to judge.)
-                if op != Op::Execute {
-                    return Err(self.fail(format!(
-                        "performed effect `{key}` during `{op}` (seq {seq}); effects are allowed only during `execute`"
-                    )));
-                }
-                if let Some(first) = performed.as_deref().filter(|first| *first != key) {
-                    return Err(self.fail(format!(
-                        "performed a second effect `{key}` during `execute` (seq {seq}), after `{first}`; one `execute` performs at most one effect"
-                    )));
-                }
-                performed = Some(key.to_owned());
-                if let Err(e) = world.perform(&EffectKey(key.to_owned())) {
-                    self.kill();
-                    return Err(e);
-                }
+                self.perform(seq, op, key, &mut performed, world)?;
                 continue;
             }
             if v.contains_key("log") {
@@ -594,6 +545,80 @@ impl ChildProcess {
                 String::from_utf8_lossy(&bytes)
             )));
         }
+    }
+
+    /// The next line the process printed for request `seq` (`op`), with
+    /// the tag of the request it followed; a line too long, a read that
+    /// failed, the deadline or the end of the output is the process's
+    /// failure.
+    fn next_line(
+        &mut self,
+        seq: u64,
+        op: Op,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<(Vec<u8>, u64), ImplError> {
+        let when = |tag: u64| {
+            if tag < seq {
+                format!("before `{op}` (seq {seq}) was sent")
+            } else {
+                format!("while answering `{op}` (seq {seq})")
+            }
+        };
+        match self.next_seen(deadline)? {
+            Some(Seen::Line { bytes, tag }) => Ok((bytes, tag)),
+            Some(Seen::TooLong { len, .. }) => Err(self.fail(format!(
+                "printed a line of at least {len} bytes (the limit is {})",
+                self.limits.line_bytes
+            ))),
+            Some(Seen::Failed { error, .. }) => {
+                Err(self.fail(format!("could not be read ({error})")))
+            }
+            None => Err(self.fail_timeout(format!(
+                "did not answer `{op}` (seq {seq}) within {} ms",
+                timeout.as_millis()
+            ))),
+            Some(Seen::Closed { tag }) => {
+                std::thread::sleep(Duration::from_millis(20));
+                Err(match self.exit_status() {
+                    Some(s) => self.fail(format!("exited ({s}) {}", when(tag))),
+                    None => self.fail(format!("closed its output {}", when(tag))),
+                })
+            }
+        }
+    }
+
+    /// An effect the process performed while request `seq` (`op`) was
+    /// waiting, recorded in the world; `performed` is the effect this
+    /// request performed before, if any.
+    fn perform(
+        &mut self,
+        seq: u64,
+        op: Op,
+        key: &str,
+        performed: &mut Option<String>,
+        world: &AgentWorld,
+    ) -> Result<(), ImplError> {
+        // Protocol breaches, told before the world records anything:
+        // an effect outside `execute`, or a second, other effect in
+        // one `execute`. (The same effect twice is recorded twice:
+        // that is the world's at-most-once to judge.)
+        if op != Op::Execute {
+            return Err(self.fail(format!(
+                "performed effect `{key}` during `{op}` (seq {seq}); effects are allowed only during `execute`"
+            )));
+        }
+        if let Some(first) = performed.as_deref().filter(|first| *first != key) {
+            return Err(self.fail(format!(
+                "performed a second effect `{key}` during `execute` (seq {seq}), after `{first}`; one `execute` performs at most one effect"
+            )));
+        }
+        *performed = Some(key.to_owned());
+        if let Err(e) = world.perform(&EffectKey(key.to_owned())) {
+            self.kill();
+            return Err(e);
+        }
+        Ok(())
     }
 }
 

@@ -170,12 +170,7 @@ pub(super) fn apply(
         text.replacen("\"tern\":\"0.1\"", &format!("\"tern\":{tern}"), 1)
             .into_bytes()
     };
-    let set = |path: &[&str], value: Value| {
-        edited(m, |v| {
-            *get_mut(v, path)? = value;
-            Some(())
-        })
-    };
+    let set = |path: &[&str], value: Value| set_at(m, path, value);
     Some(match kind {
         Malformation::DuplicateEnvelopeKey => with_version("\"0.1\",\"tern\":\"0.1\""),
         Malformation::NonFinite if profile => with_extensions("{\"n\":1e999}").into_bytes(),
@@ -241,75 +236,15 @@ pub(super) fn apply(
             let pad = (MAX_FRAME_BYTES + 1).checked_sub(base.len())?;
             with_extensions(&format!("{{\"pad\":\"{}\"}}", "x".repeat(pad))).into_bytes()
         }
-        Malformation::BadParticipant => {
-            // A colon in a recipient's name is the profile's reading (the
-            // seed forbids it in senders); an empty name breaks the seed.
-            let name = if profile && variant % 2 == 0 {
-                "desk:ops"
-            } else {
-                ""
-            };
-            edited(m, |v| {
-                v.get_mut("to")?.as_array_mut()?.push(json!(name));
-                Some(())
-            })?
-        }
-        Malformation::BadReference => {
-            let from = m["from"].as_str()?;
-            let reply = match variant % 3 {
-                0 => format!("{from}:"),
-                1 => ":1".to_owned(),
-                _ => from.to_owned(),
-            };
-            set(&["reply"], json!(reply))?
-        }
-        Malformation::ForeignId => {
-            let from = m["from"].as_str()?;
-            let (_, suffix) = m["id"].as_str()?.split_once(':')?;
-            let other = m["to"]
-                .as_array()?
-                .iter()
-                .filter_map(Value::as_str)
-                .find(|n| *n != from)
-                .map_or_else(|| format!("{from}x"), str::to_owned);
-            set(&["id"], json!(format!("{other}:{suffix}")))?
-        }
-        Malformation::BadRecipients => edited(m, |v| {
-            let to = v.get_mut("to")?.as_array_mut()?;
-            if variant % 2 == 0 {
-                let first = to.first()?.clone();
-                to.push(first);
-            } else {
-                to.clear();
-            }
-            Some(())
-        })?,
+        Malformation::BadParticipant => bad_participant(m, profile, variant)?,
+        Malformation::BadReference => bad_reference(m, variant)?,
+        Malformation::ForeignId => foreign_id(m)?,
+        Malformation::BadRecipients => bad_recipients(m, variant)?,
         Malformation::EmptyThread => set(&["thread"], json!(""))?,
         Malformation::ReplyMissing => edited(m, |v| v.as_object_mut()?.remove("reply").map(drop))?,
-        Malformation::UnknownAct => {
-            let act = act(m);
-            let wrong = if variant % 2 == 0 {
-                act.to_lowercase()
-            } else {
-                "INFORM".to_owned()
-            };
-            set(&["act"], json!(wrong))?
-        }
-        Malformation::BodyNotObject => {
-            let body = m["body"].clone();
-            let wrong = match variant % 3 {
-                0 => json!([body]),
-                1 => Value::Null,
-                _ => json!("the body"),
-            };
-            set(&["body"], wrong)?
-        }
-        Malformation::EvidenceIdRepeated => edited(&with_evidence(m), |v| {
-            let ev = v.get_mut("evidence")?.as_array_mut()?;
-            let first = ev.first()?.clone();
-            ev.push(first);
-            Some(())
-        })?,
+        Malformation::UnknownAct => unknown_act(m, variant)?,
+        Malformation::BodyNotObject => body_not_object(m, variant)?,
+        Malformation::EvidenceIdRepeated => evidence_id_repeated(m)?,
         Malformation::ExtensionsNotObject => {
             with_extensions(if variant % 2 == 0 { "[]" } else { "\"note\"" }).into_bytes()
         }
@@ -317,101 +252,217 @@ pub(super) fn apply(
             let paths = text_paths(m);
             set(pick(&paths, variant)?, json!(""))?
         }
-        Malformation::NullOptional => {
-            let field = match act(m) {
-                "REQUEST" => "replaces",
-                "REPORT" => "next",
-                _ => "extensions",
-            };
-            edited(m, |v| {
-                v.get_mut("body")?
-                    .as_object_mut()?
-                    .insert(field.into(), Value::Null);
-                Some(())
-            })?
-        }
-        Malformation::BadListElement => edited(m, |v| {
-            let path = pick(&list_paths(m), variant)?.clone();
-            get_mut(v, &path)?.as_array_mut()?.insert(0, json!(7));
-            Some(())
-        })?,
-        Malformation::MiscasedEnumeration => {
-            let paths = enum_paths(m);
-            let path = pick(&paths, variant)?;
-            let value = get(m, path)?.as_str()?;
-            let mut chars = value.chars();
-            let first = chars.next()?;
-            let wrong = if first.is_lowercase() {
-                first.to_uppercase().chain(chars).collect::<String>()
-            } else {
-                value.to_lowercase()
-            };
-            set(path, json!(wrong))?
-        }
-        Malformation::MissingBodyField => {
-            let fields = if profile {
-                required_fields(act(m))
-            } else {
-                seed_fields(act(m))
-            };
-            let field = *pick(fields, variant)?;
-            edited(m, |v| {
-                v.get_mut("body")?.as_object_mut()?.remove(field).map(drop)
-            })?
-        }
-        Malformation::ExtraObjectMember => {
-            let in_claim = m["body"]["claims"][0].is_object() && variant % 2 == 0;
-            let (m, path) = if in_claim {
-                (m.clone(), vec!["body", "claims", "0"])
-            } else {
-                (with_evidence(m), vec!["evidence", "0"])
-            };
-            edited(&m, |v| {
-                get_mut(v, &path)?
-                    .as_object_mut()?
-                    .insert("note".into(), json!("an extra member"));
-                Some(())
-            })?
-        }
-        Malformation::BadTimestampOrEvidenceId => {
-            let m = with_evidence(m);
-            let (path, wrong): (Path, &str) = match variant % 3 {
-                // 30 November is the last day of the month.
-                0 => (
-                    vec!["evidence", "0", "collected_at"],
-                    "2026-11-31T12:00:00Z",
-                ),
-                1 => (vec!["evidence", "0", "id"], "ev:"),
-                _ if m["body"]["due"].is_string() || act(&m) == "COMMIT" => {
-                    (vec!["body", "due"], "tomorrow")
-                }
-                _ => (vec!["evidence", "0", "collected_at"], "yesterday"),
-            };
-            edited(&m, |v| {
-                *get_mut(v, &path)? = json!(wrong);
-                Some(())
-            })?
-        }
+        Malformation::NullOptional => null_optional(m)?,
+        Malformation::BadListElement => bad_list_element(m, variant)?,
+        Malformation::MiscasedEnumeration => miscased_enumeration(m, variant)?,
+        Malformation::MissingBodyField => missing_body_field(m, profile, variant)?,
+        Malformation::ExtraObjectMember => extra_object_member(m, variant)?,
+        Malformation::BadTimestampOrEvidenceId => bad_timestamp_or_evidence_id(m, variant)?,
         Malformation::EmptyAuthority => set(&["body", "authority_ref"], json!(""))?,
-        Malformation::TypeConverted => {
-            let body = m["body"].as_object()?;
-            let strings: Vec<&String> = body
-                .iter()
-                .filter(|(_, x)| x.is_string())
-                .map(|(k, _)| k)
-                .collect();
-            let lists: Vec<&String> = body
-                .iter()
-                .filter(|(_, x)| x.is_array())
-                .map(|(k, _)| k)
-                .collect();
-            let (field, wrong) = match pick(&strings, variant) {
-                Some(k) => (k.as_str(), json!(42)),
-                None => (pick(&lists, variant)?.as_str(), json!("a list")),
-            };
-            set(&["body", field], wrong)?
-        }
+        Malformation::TypeConverted => type_converted(m, variant)?,
     })
+}
+
+/// The message with the value at `path` replaced by `value`.
+fn set_at(m: &Value, path: &[&str], value: Value) -> Option<Vec<u8>> {
+    edited(m, |v| {
+        *get_mut(v, path)? = value;
+        Some(())
+    })
+}
+
+/// A recipient with a name no participant can have.
+fn bad_participant(m: &Value, profile: bool, variant: usize) -> Option<Vec<u8>> {
+    // A colon in a recipient's name is the profile's reading (the
+    // seed forbids it in senders); an empty name breaks the seed.
+    let name = if profile && variant % 2 == 0 {
+        "desk:ops"
+    } else {
+        ""
+    };
+    edited(m, |v| {
+        v.get_mut("to")?.as_array_mut()?.push(json!(name));
+        Some(())
+    })
+}
+
+/// A `reply` that is not a message reference.
+fn bad_reference(m: &Value, variant: usize) -> Option<Vec<u8>> {
+    let from = m["from"].as_str()?;
+    let reply = match variant % 3 {
+        0 => format!("{from}:"),
+        1 => ":1".to_owned(),
+        _ => from.to_owned(),
+    };
+    set_at(m, &["reply"], json!(reply))
+}
+
+/// An ID whose prefix names another participant than `from`.
+fn foreign_id(m: &Value) -> Option<Vec<u8>> {
+    let from = m["from"].as_str()?;
+    let (_, suffix) = m["id"].as_str()?.split_once(':')?;
+    let other = m["to"]
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|n| *n != from)
+        .map_or_else(|| format!("{from}x"), str::to_owned);
+    set_at(m, &["id"], json!(format!("{other}:{suffix}")))
+}
+
+/// A `to` that names someone twice, or nobody.
+fn bad_recipients(m: &Value, variant: usize) -> Option<Vec<u8>> {
+    edited(m, |v| {
+        let to = v.get_mut("to")?.as_array_mut()?;
+        if variant % 2 == 0 {
+            let first = to.first()?.clone();
+            to.push(first);
+        } else {
+            to.clear();
+        }
+        Some(())
+    })
+}
+
+/// An `act` the language does not have (or miscased).
+fn unknown_act(m: &Value, variant: usize) -> Option<Vec<u8>> {
+    let act = act(m);
+    let wrong = if variant % 2 == 0 {
+        act.to_lowercase()
+    } else {
+        "INFORM".to_owned()
+    };
+    set_at(m, &["act"], json!(wrong))
+}
+
+/// A `body` that is not an object.
+fn body_not_object(m: &Value, variant: usize) -> Option<Vec<u8>> {
+    let body = m["body"].clone();
+    let wrong = match variant % 3 {
+        0 => json!([body]),
+        1 => Value::Null,
+        _ => json!("the body"),
+    };
+    set_at(m, &["body"], wrong)
+}
+
+/// Two pieces of evidence with one ID.
+fn evidence_id_repeated(m: &Value) -> Option<Vec<u8>> {
+    edited(&with_evidence(m), |v| {
+        let ev = v.get_mut("evidence")?.as_array_mut()?;
+        let first = ev.first()?.clone();
+        ev.push(first);
+        Some(())
+    })
+}
+
+/// An optional member of the body present as `null`.
+fn null_optional(m: &Value) -> Option<Vec<u8>> {
+    let field = match act(m) {
+        "REQUEST" => "replaces",
+        "REPORT" => "next",
+        _ => "extensions",
+    };
+    edited(m, |v| {
+        v.get_mut("body")?
+            .as_object_mut()?
+            .insert(field.into(), Value::Null);
+        Some(())
+    })
+}
+
+/// A list of the body with an element of the wrong type.
+fn bad_list_element(m: &Value, variant: usize) -> Option<Vec<u8>> {
+    edited(m, |v| {
+        let path = pick(&list_paths(m), variant)?.clone();
+        get_mut(v, &path)?.as_array_mut()?.insert(0, json!(7));
+        Some(())
+    })
+}
+
+/// A value of an enumeration in the wrong case.
+fn miscased_enumeration(m: &Value, variant: usize) -> Option<Vec<u8>> {
+    let paths = enum_paths(m);
+    let path = pick(&paths, variant)?;
+    let value = get(m, path)?.as_str()?;
+    let mut chars = value.chars();
+    let first = chars.next()?;
+    let wrong = if first.is_lowercase() {
+        first.to_uppercase().chain(chars).collect::<String>()
+    } else {
+        value.to_lowercase()
+    };
+    set_at(m, path, json!(wrong))
+}
+
+/// A body without one of its required members (of the seed's, at core).
+fn missing_body_field(m: &Value, profile: bool, variant: usize) -> Option<Vec<u8>> {
+    let fields = if profile {
+        required_fields(act(m))
+    } else {
+        seed_fields(act(m))
+    };
+    let field = *pick(fields, variant)?;
+    edited(m, |v| {
+        v.get_mut("body")?.as_object_mut()?.remove(field).map(drop)
+    })
+}
+
+/// A claim or an evidence object with a member it does not have.
+fn extra_object_member(m: &Value, variant: usize) -> Option<Vec<u8>> {
+    let in_claim = m["body"]["claims"][0].is_object() && variant % 2 == 0;
+    let (m, path) = if in_claim {
+        (m.clone(), vec!["body", "claims", "0"])
+    } else {
+        (with_evidence(m), vec!["evidence", "0"])
+    };
+    edited(&m, |v| {
+        get_mut(v, &path)?
+            .as_object_mut()?
+            .insert("note".into(), json!("an extra member"));
+        Some(())
+    })
+}
+
+/// A timestamp that is not one, or an evidence ID that is not an ID.
+fn bad_timestamp_or_evidence_id(m: &Value, variant: usize) -> Option<Vec<u8>> {
+    let m = with_evidence(m);
+    let (path, wrong): (Path, &str) = match variant % 3 {
+        // 30 November is the last day of the month.
+        0 => (
+            vec!["evidence", "0", "collected_at"],
+            "2026-11-31T12:00:00Z",
+        ),
+        1 => (vec!["evidence", "0", "id"], "ev:"),
+        _ if m["body"]["due"].is_string() || act(&m) == "COMMIT" => {
+            (vec!["body", "due"], "tomorrow")
+        }
+        _ => (vec!["evidence", "0", "collected_at"], "yesterday"),
+    };
+    edited(&m, |v| {
+        *get_mut(v, &path)? = json!(wrong);
+        Some(())
+    })
+}
+
+/// A member of the body of another JSON type than its schema's.
+fn type_converted(m: &Value, variant: usize) -> Option<Vec<u8>> {
+    let body = m["body"].as_object()?;
+    let strings: Vec<&String> = body
+        .iter()
+        .filter(|(_, x)| x.is_string())
+        .map(|(k, _)| k)
+        .collect();
+    let lists: Vec<&String> = body
+        .iter()
+        .filter(|(_, x)| x.is_array())
+        .map(|(k, _)| k)
+        .collect();
+    let (field, wrong) = match pick(&strings, variant) {
+        Some(k) => (k.as_str(), json!(42)),
+        None => (pick(&lists, variant)?.as_str(), json!("a list")),
+    };
+    set_at(m, &["body", field], wrong)
 }
 
 /// A step on the way to the object whose first member is written twice.

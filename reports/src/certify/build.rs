@@ -1,0 +1,301 @@
+//! Building a report from what certification ran: each case, failure,
+//! exploration and verdict turned into the report's data model, which
+//! every rendering then reads. The one place results become report data,
+//! so that a merged report (src/shards/) is built from the same pieces.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use tern_harness::certify::{Conformance, CorpusRun, ExplorationRun, SimulationRun};
+use tern_harness::corpus::clauses::Clause;
+use tern_harness::corpus::play::{CaseRun, Exchange, Failure, Status};
+use tern_harness::corpus::{Case, Corpus, Level};
+
+use super::{
+    files, latency, simulation_report, Budget, CaseReport, ClauseText, CorpusInfo,
+    ExplorationReport, ExploreViolationReport, FailureReport, ImplReport, Report, ScopeReport,
+    SimulationReport, StepReport, Verdict, SCHEMA,
+};
+use crate::differences;
+
+pub(crate) fn frame_fields(b: &[u8]) -> (Option<String>, Option<String>) {
+    match std::str::from_utf8(b) {
+        Ok(s) => (Some(s.to_owned()), None),
+        Err(_) => (
+            None,
+            Some(base64::engine::general_purpose::STANDARD.encode(b)),
+        ),
+    }
+}
+
+fn step_report(x: &Exchange) -> StepReport {
+    let (frame, frame_base64) = x.frame.as_deref().map_or((None, None), frame_fields);
+    StepReport {
+        step: x.step,
+        op: x.op.to_owned(),
+        sender: x.sender.clone(),
+        gloss: x.gloss.clone(),
+        frame,
+        frame_base64,
+        answer: x.answer.clone(),
+        fault: x.fault.clone(),
+        ok: x.ok,
+    }
+}
+
+fn case_report(case: &Case, run: &CaseRun) -> CaseReport {
+    CaseReport {
+        id: case.id.clone(),
+        title: case.title.clone(),
+        level: case.level.as_str().to_owned(),
+        section: case.section(),
+        participant: case.setup.participant.to_string(),
+        status: run.status.as_str().to_owned(),
+        clauses: case
+            .clauses
+            .iter()
+            .map(|c| ClauseText {
+                id: c.id.clone(),
+                section: c.section,
+                sentence: c.sentence.clone(),
+            })
+            .collect(),
+        invariants: case.invariants.clone(),
+        failure: run.failure.as_ref().map(|f| failure_report(f, case.level)),
+        unclaimed: run
+            .unclaimed
+            .iter()
+            .map(|c| c.as_str().to_owned())
+            .collect(),
+        transcript: if run.status.is_failure() {
+            run.transcript.iter().map(step_report).collect()
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+fn clause_text(c: &Clause) -> ClauseText {
+    ClauseText {
+        id: c.id.clone(),
+        section: c.section,
+        sentence: c.sentence.clone(),
+    }
+}
+
+/// The registry's texts of the clauses `ids` names.
+pub(crate) fn clause_texts(corpus: &Corpus, ids: &[&str]) -> Vec<ClauseText> {
+    ids.iter()
+        .filter_map(|id| corpus.clauses.get(id))
+        .map(clause_text)
+        .collect()
+}
+
+/// A case's failure, counted at `profile` when only names differ.
+pub(crate) fn failure_report(f: &Failure, case_level: Level) -> FailureReport {
+    FailureReport {
+        step: f.step,
+        op: f.op.to_owned(),
+        check: f.check.clone(),
+        expected: f.expected.clone(),
+        actual: f.actual.clone(),
+        differences: differences::of_texts(&f.expected, &f.actual),
+        reproduce: String::new(),
+        stderr: None,
+        level: if f.names_only {
+            Level::Profile
+        } else {
+            case_level
+        }
+        .as_str()
+        .to_owned(),
+    }
+}
+
+fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> ExplorationReport {
+    ExplorationReport {
+        verdict: Some(run.verdict()),
+        skipped: run.skipped.clone(),
+        scopes: run
+            .scopes
+            .iter()
+            .map(|x| {
+                let e = &x.exploration;
+                ScopeReport {
+                    scope: x.id.clone(),
+                    clauses: x.clauses.clone(),
+                    verdict: e.verdict().as_str().to_owned(),
+                    states: e.counts.states,
+                    schedules: e.counts.schedules,
+                    transitions: e.counts.transitions,
+                }
+            })
+            .collect(),
+        violation: run.violation().and_then(|x| {
+            let ce = x.exploration.violation.as_ref()?;
+            let inv = ce.mismatch.invariant;
+            Some(ExploreViolationReport {
+                scope: x.id.clone(),
+                invariant: inv.name.to_owned(),
+                section: inv.section.to_owned(),
+                clauses: clause_texts(corpus, inv.clauses),
+                expected: ce.mismatch.expected.clone(),
+                actual: ce.mismatch.actual.clone(),
+                differences: differences::of_texts(&ce.mismatch.expected, &ce.mismatch.actual),
+                schedule: x.shorthand.clone(),
+                reproduce: format!("tern-sim explore {}{flag}", x.id),
+            })
+        }),
+    }
+}
+
+/// One implementation's results, as reported.
+pub struct Certified<'a> {
+    pub label: String,
+    /// How to name this implementation on a command line (`--mutant x`,
+    /// `--impl 'cmd'`, or nothing for the reference).
+    pub flag: String,
+    /// Its name as a trace records it (`Implementation::name`), which
+    /// `tern-sim replay` starts by itself for the reference and mutants.
+    pub implementation: String,
+    pub corpus: &'a CorpusRun,
+    pub simulation: &'a SimulationRun,
+    pub exploration: &'a ExplorationRun,
+}
+
+/// An implementation's verdict and tally from its conformance; the rest
+/// of the report is left empty for the caller to fill. A run `cut_short`
+/// certifies nothing.
+pub(crate) fn judged(conformance: &Conformance, level: Level, cut_short: bool) -> ImplReport {
+    let tally = conformance
+        .by_level
+        .iter()
+        .map(|(l, t)| {
+            (
+                l.as_str().to_owned(),
+                Status::ALL
+                    .iter()
+                    .map(|s| (s.as_str().to_owned(), t.get(*s)))
+                    .collect(),
+            )
+        })
+        .collect();
+    ImplReport {
+        label: String::new(),
+        name: String::new(),
+        version: None,
+        capabilities: Vec::new(),
+        start_error: None,
+        flag: String::new(),
+        verdict: Verdict {
+            certified: conformance.certified(level) && !cut_short,
+            level: if cut_short {
+                None
+            } else {
+                conformance.level().map(|l| l.as_str().to_owned())
+            },
+            core: conformance.core && !cut_short,
+            profile: conformance.profile && !cut_short,
+            simulation: conformance.simulation,
+            exploration: Some(conformance.exploration),
+        },
+        tally,
+        cases: Vec::new(),
+        simulation: SimulationReport::default(),
+        exploration: ExplorationReport::default(),
+    }
+}
+
+impl Report {
+    pub fn build(
+        corpus: &Corpus,
+        cases: &[&Case],
+        filter: Option<&str>,
+        level: Level,
+        budget: &tern_harness::certify::Budget,
+        interrupted: bool,
+        results: &[Certified],
+    ) -> Report {
+        let by_id: BTreeMap<&str, &Case> = cases.iter().map(|c| (c.id.as_str(), *c)).collect();
+        // Core conformance needs every case of the corpus to have run: a
+        // selection, or an interrupted run, reports its results but
+        // certifies nothing (docs/certify.md section 2).
+        let partial = filter.is_some() || cases.len() < corpus.cases.len();
+        let cut_short = partial || interrupted;
+        let implementations = results
+            .iter()
+            .map(|r| {
+                let conformance = Conformance::of(cases, r.corpus, r.simulation, r.exploration);
+                let (name, version, capabilities, start_error) = match &r.corpus.identity {
+                    Ok(i) => (
+                        i.name.clone(),
+                        i.version.clone(),
+                        i.capabilities
+                            .iter()
+                            .map(|c| c.as_str().to_owned())
+                            .collect(),
+                        None,
+                    ),
+                    Err(e) => (r.label.clone(), None, Vec::new(), Some(e.clone())),
+                };
+                ImplReport {
+                    label: r.label.clone(),
+                    name,
+                    version,
+                    capabilities,
+                    start_error,
+                    flag: r.flag.trim_start().to_owned(),
+                    cases: r
+                        .corpus
+                        .cases
+                        .iter()
+                        .filter_map(|run| by_id.get(run.id.as_str()).map(|c| case_report(c, run)))
+                        .collect(),
+                    simulation: simulation_report(r.simulation, corpus, level),
+                    exploration: exploration_report(r.exploration, corpus, &r.flag),
+                    ..judged(&conformance, level, cut_short)
+                }
+            })
+            .collect();
+        let mut report = Report {
+            schema: SCHEMA.to_owned(),
+            tern_sim_version: env!("CARGO_PKG_VERSION").to_owned(),
+            corpus: CorpusInfo {
+                hash: corpus.hash.clone(),
+                clauses: corpus.clauses.all().len(),
+                cases: cases.len(),
+                filter: filter.map(str::to_owned),
+            },
+            level_requested: level.as_str().to_owned(),
+            simulation_budget: Budget {
+                first_seed: budget.first_seed,
+                seeds: budget.seeds,
+                agents: budget.agents,
+                steps: budget.steps,
+                faults: budget.faults.names(),
+                names: budget.names.as_str().to_owned(),
+                duration: None,
+            },
+            interrupted,
+            clauses: corpus.clauses.all().iter().map(clause_text).collect(),
+            implementations,
+            shards: None,
+            scopes_left_out: Vec::new(),
+            baseline: None,
+            attachments: BTreeMap::new(),
+            latency: None,
+        };
+        files::attach(&mut report, results);
+        for imp in &mut report.implementations {
+            imp.set_reproduce(level, budget.agents, budget.steps);
+        }
+        report.latency = latency::of(
+            &report.implementations,
+            results,
+            level,
+            budget.agents,
+            budget.steps,
+        );
+        report
+    }
+}

@@ -1,0 +1,152 @@
+//! The simulation part of a certification: the budget's runs until the
+//! first violation, shrunk, with power losses wherever FUSE can serve
+//! them, and the optional second play of some seeds that checks the
+//! implementation is deterministic.
+
+use super::{Budget, SimulationRun, Timing};
+use crate::contract::plugin::{Capability, Identity, Implementation, PowerLossServed};
+use crate::implementations::latency::{self, Work};
+use crate::simulator::determinism;
+use crate::simulator::driver::{
+    first_violation_watched, play as driver_play, shrink_found, Jobs, ShrinkBudget,
+};
+use crate::simulator::faults::Fault;
+use crate::simulator::runner::Stats;
+
+/// Plays the budget's runs until the first violation, which is shrunk.
+pub fn run_simulation(
+    budget: &Budget,
+    implementation: &dyn Implementation,
+    jobs: Jobs,
+    identity: Option<&Identity>,
+    mut progress: impl FnMut(u64, &Stats),
+    stop: impl Fn() -> bool + Sync,
+) -> SimulationRun {
+    run_simulation_watched(
+        budget,
+        implementation,
+        jobs,
+        identity,
+        |n, _, totals| progress(n, totals),
+        |_, _| {},
+        stop,
+    )
+}
+
+/// [`run_simulation`], telling `progress` of each run with its own counts
+/// and the totals so far, in seed order, and `started` which seed each
+/// worker (counted from 0) takes up, from that worker's thread.
+pub fn run_simulation_watched(
+    budget: &Budget,
+    implementation: &dyn Implementation,
+    jobs: Jobs,
+    identity: Option<&Identity>,
+    mut progress: impl FnMut(u64, &Stats, &Stats),
+    started: impl Fn(usize, u64) + Sync,
+    stop: impl Fn() -> bool + Sync,
+) -> SimulationRun {
+    // Crashes over the protocol are power losses wherever FUSE serves them,
+    // for the simulation's runs only (the corpus crashes by kills; the
+    // exploration asks for power losses itself).
+    let mut budget = budget.clone();
+    budget.faults.0.remove(&Fault::PowerLoss);
+    let power = PowerLossServed::on(implementation, budget.faults.has(Fault::Crash));
+    if power.is_on() {
+        budget.faults.0.insert(Fault::PowerLoss);
+    }
+    let budget = &budget;
+    let mut out = SimulationRun {
+        budget: budget.clone(),
+        durability: implementation.durability(),
+        runs: 0,
+        stats: Stats::default(),
+        counterexample: None,
+        log: None,
+        skipped: None,
+        complete: true,
+        latency: Vec::new(),
+        determinism: None,
+    };
+    if budget.seeds == 0 {
+        out.skipped = Some("no simulation budget (--seeds 0)".to_owned());
+        return out;
+    }
+    match identity {
+        None => {
+            out.skipped = Some("the implementation did not start".to_owned());
+            return out;
+        }
+        Some(i) if !i.claims(Capability::Execute) => {
+            out.skipped = Some(
+                "the implementation does not claim `execute`, which the simulation needs"
+                    .to_owned(),
+            );
+            return out;
+        }
+        Some(_) => {}
+    }
+    let mut runs = 0;
+    let timing = Timing::start();
+    let batch = first_violation_watched(
+        budget,
+        implementation,
+        jobs,
+        false,
+        |_, played, totals| {
+            runs += 1;
+            progress(runs, &played.stats, totals)
+        },
+        |worker, seed| {
+            latency::begin(Some(Work::Seed(seed)));
+            started(worker, seed)
+        },
+        &stop,
+    );
+    // Shrinking replays pieces of a run: its requests are no run's.
+    out.latency = latency::take();
+    drop(timing);
+    out.runs = batch.runs;
+    out.stats = batch.stats;
+    out.complete = batch.complete;
+    out.counterexample = batch.failure.map(|(config, generated, v)| {
+        let budget = ShrinkBudget {
+            stop: &stop,
+            jobs: jobs.0.get(),
+            ..ShrinkBudget::default()
+        };
+        shrink_found(&config, generated, v, implementation, budget, |_| {})
+    });
+    // The shrunk run once more, on this thread, for its stderr whole.
+    if let Some(ce) = &out.counterexample {
+        if implementation.take_log().is_some() {
+            let _ = driver_play(&ce.config, &ce.steps, implementation, false);
+            out.log = implementation
+                .take_log()
+                .map(|log| String::from_utf8_lossy(&log).into_owned());
+        }
+    }
+    out
+}
+
+/// Plays the simulation's failing seed and up to `sample` of its passing
+/// ones twice each, on fresh state and with the crashes its runs had
+/// (`--check-determinism`). A simulation that did not run is not checked.
+pub fn check_determinism(
+    sim: &mut SimulationRun,
+    implementation: &dyn Implementation,
+    sample: u64,
+    stop: impl Fn() -> bool,
+) {
+    if sim.skipped.is_some() {
+        return;
+    }
+    let _power = PowerLossServed::on(implementation, sim.budget.faults.has(Fault::PowerLoss));
+    let failing = sim.counterexample.as_ref().map(|c| c.config.seed);
+    let seeds = determinism::seeds_to_check(&sim.budget, sim.runs, failing, sample);
+    sim.determinism = Some(determinism::check(
+        &sim.budget,
+        &seeds,
+        implementation,
+        stop,
+    ));
+}

@@ -1,0 +1,224 @@
+//! The rules of a move: which moves are open from a state, and what each
+//! does to the subject and to the harness's part of the state. The
+//! search, the replay of a schedule and the worker pool all play moves by
+//! these rules, so that a move means the same wherever it is played.
+
+use tern_model::ledger::LocalTime;
+use tern_model::message::Principal;
+
+use super::{Action, AtOp, Came, CrashPoint, Harness, Mismatch, Move, Parsed, Prepared, Subject};
+
+impl Prepared<'_> {
+    /// The moves open from a state, in a fixed order.
+    pub(super) fn moves(&self, h: &Harness) -> Vec<Move> {
+        let mut out = Vec::new();
+        let crash_left = h.budget.crashes > 0;
+        if !h.up {
+            out.push(Move::Restart {
+                crash: None,
+                at_op: None,
+            });
+            if crash_left {
+                for p in [CrashPoint::BeforeSync, CrashPoint::AfterSync] {
+                    out.push(Move::Restart {
+                        crash: Some(p),
+                        at_op: None,
+                    });
+                }
+            }
+            return out;
+        }
+        for (i, a) in self.actions.iter().enumerate() {
+            if h.owed[i] == 0 || h.cut.first().is_some_and(|&c| c as usize != i) {
+                continue;
+            }
+            let action = i as u16;
+            match a {
+                Action::Deliver { .. } => {
+                    if !h.quiet {
+                        out.push(Move::Deliver {
+                            action,
+                            crash: None,
+                            at_op: None,
+                        });
+                    }
+                    if crash_left && h.cut.is_empty() && !h.quiet {
+                        out.push(Move::DeliverQuietly { action });
+                    }
+                    if crash_left {
+                        for p in [CrashPoint::BeforeSync, CrashPoint::AfterSync] {
+                            out.push(Move::Deliver {
+                                action,
+                                crash: Some(p),
+                                at_op: None,
+                            });
+                        }
+                    }
+                }
+                Action::Execute { at, .. } => {
+                    for t in 0..at.len().min(u8::MAX as usize) as u8 {
+                        if !h.quiet {
+                            out.push(Move::Execute {
+                                action,
+                                at: t,
+                                crash: None,
+                                at_op: None,
+                            });
+                        }
+                        if crash_left {
+                            for p in [CrashPoint::BeforeEffect, CrashPoint::AfterEffect] {
+                                out.push(Move::Execute {
+                                    action,
+                                    at: t,
+                                    crash: Some(p),
+                                    at_op: None,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if !h.cut.is_empty() {
+            return out;
+        }
+        if h.budget.duplicates > 0 && !h.quiet {
+            out.extend(h.answered.iter().map(|&action| Move::Duplicate { action }));
+        }
+        if crash_left && !h.fresh {
+            out.push(Move::CrashIdle);
+        }
+        out
+    }
+
+    pub(super) fn delivery(&self, action: u16) -> (&[u8], &Parsed, &Principal, LocalTime) {
+        match (
+            &self.actions[action as usize],
+            &self.parsed[action as usize],
+        ) {
+            (
+                Action::Deliver {
+                    frame,
+                    principal,
+                    at,
+                },
+                Some(parsed),
+            ) => (frame, parsed, principal, *at),
+            _ => unreachable!("a delivery move names a delivery"),
+        }
+    }
+
+    /// Plays one move on `subject`, updating `h`; then compares views.
+    pub(super) fn play(
+        &self,
+        subject: &mut Subject,
+        h: &mut Harness,
+        mv: Move,
+    ) -> Result<(), Mismatch> {
+        h.fresh = false;
+        h.quiet = false;
+        match mv {
+            Move::DeliverQuietly { action } => {
+                let (frame, parsed, principal, at) = self.delivery(action);
+                h.owed[action as usize] -= 1;
+                subject.deliver(frame, parsed, principal, at, None)?;
+                h.answered.insert(action);
+                h.quiet = true;
+                // The oracle's views are kept for the state, the
+                // receiver's are not asked.
+                return subject.check_views(false);
+            }
+            Move::Deliver {
+                action,
+                crash,
+                at_op,
+            } => {
+                let (frame, parsed, principal, at) = self.delivery(action);
+                h.owed[action as usize] -= 1;
+                if crash.is_some() {
+                    h.budget.crashes -= 1;
+                    subject.set_cut(AtOp::cut(at_op));
+                }
+                match subject.deliver(frame, parsed, principal, at, crash)? {
+                    Came::Answered => {
+                        // A crash point the delivery never reached (a
+                        // frame rejected before any write) crashed nothing.
+                        if crash.is_some() {
+                            h.budget.crashes += 1;
+                        }
+                        h.answered.insert(action);
+                        h.cut.retain(|&c| c != action);
+                    }
+                    Came::Crashed => {
+                        h.owed[action as usize] += 1;
+                        h.up = false;
+                        if !h.cut.contains(&action) {
+                            h.cut.push(action);
+                        }
+                    }
+                }
+            }
+            Move::Duplicate { action } => {
+                let (frame, parsed, principal, at) = self.delivery(action);
+                h.budget.duplicates -= 1;
+                subject.deliver(frame, parsed, principal, at, None)?;
+            }
+            Move::Execute {
+                action,
+                at,
+                crash,
+                at_op,
+            } => {
+                let Action::Execute {
+                    thread,
+                    commitment,
+                    at: times,
+                } = &self.actions[action as usize]
+                else {
+                    unreachable!("an execute move names an execution")
+                };
+                h.owed[action as usize] -= 1;
+                if crash.is_some() {
+                    h.budget.crashes -= 1;
+                    subject.set_cut(AtOp::cut(at_op));
+                }
+                match subject.execute(thread, commitment, times[at as usize], crash)? {
+                    Came::Crashed => {
+                        // Asked again once the receiver is back.
+                        h.owed[action as usize] += 1;
+                        h.up = false;
+                    }
+                    // No effect reached: the crash point was never hit.
+                    Came::Answered if crash.is_some() => h.budget.crashes += 1,
+                    Came::Answered => {}
+                }
+            }
+            Move::CrashIdle => {
+                h.budget.crashes -= 1;
+                subject.set_cut(AtOp::cut(None));
+                h.up = false;
+                if let Some(lost) = subject.crash_idle() {
+                    let i = self.actions.iter().position(|a| {
+                        matches!(a, Action::Deliver { frame, principal, .. }
+                            if **frame == *lost.frame && *principal == lost.principal)
+                    });
+                    if let Some(i) = i {
+                        h.owed[i] += 1;
+                    }
+                }
+            }
+            Move::Restart { crash, at_op } => {
+                if crash.is_some() {
+                    h.budget.crashes -= 1;
+                    subject.set_recovery_crash_op(at_op);
+                }
+                h.fresh = true;
+                h.up = subject.restart(crash)? == Came::Answered;
+                if h.up && crash.is_some() {
+                    h.budget.crashes += 1;
+                }
+            }
+        }
+        subject.check_views(h.cut.is_empty())
+    }
+}

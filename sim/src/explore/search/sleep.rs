@@ -1,0 +1,114 @@
+//! Sleep sets: which deliveries commute from a state, by the oracle, and
+//! what a state met again by another order must still play. The one part
+//! of the search that rests on an assumption about the implementation
+//! (docs/explore.md §3), kept apart so that it reads as one argument.
+
+use tern_model::ledger::{Event, Ledger};
+use tern_model::message::ThreadId;
+
+use super::{Harness, Move, Node, Prepared};
+
+/// What the search remembers of a state it expanded, for when it meets
+/// it again by another schedule.
+pub(super) struct Expanded {
+    /// The moves it left out; meeting the state with a sleep set that
+    /// lacks some of them means those must be played after all.
+    pub(super) sleep: Vec<Move>,
+    /// The layer it was put in and its place there: while that layer is
+    /// the next, it is not expanded yet.
+    pub(super) pending: (usize, usize),
+    pub(super) schedule: Vec<Move>,
+    pub(super) harness: Harness,
+    pub(super) oracle: Option<Ledger>,
+}
+
+impl Expanded {
+    /// The state met again, by a schedule whose sleep set is `sleep`. The
+    /// moves it left out that this schedule does not must be played from
+    /// it after all: at once if it is still waiting in the next layer
+    /// (`layer` is that layer's number), else by a node of its own that
+    /// plays only those.
+    pub(super) fn meet(&mut self, sleep: &[Move], layer: usize, next: &mut Vec<Node>) {
+        let missing: Vec<Move> = self
+            .sleep
+            .iter()
+            .copied()
+            .filter(|m| !sleep.contains(m))
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        self.sleep.retain(|m| sleep.contains(m));
+        match self.pending {
+            (l, index) if l == layer => next[index].sleep.clone_from(&self.sleep),
+            _ => next.push(Node {
+                schedule: self.schedule.clone(),
+                harness: self.harness.clone(),
+                sleep: self.sleep.clone(),
+                oracle: self.oracle.clone(),
+                only: Some(missing),
+                origin: None,
+            }),
+        }
+    }
+}
+
+impl Prepared<'_> {
+    /// Whether `a` and `b` commute from the state `h`, whose oracle is
+    /// `oracle`: both plain deliveries of different frames, no crash left
+    /// to tell which was answered last (a crash between operations loses
+    /// the last acknowledgement), and the oracle gives each the same events
+    /// in either order and the same views after both. A conforming
+    /// receiver then ends in the same state either way; the assumption is
+    /// that the implementation under test does too (docs/explore.md §3).
+    pub(super) fn commute(&self, oracle: &Ledger, h: &Harness, a: Move, b: Move) -> bool {
+        let (
+            Move::Deliver {
+                action: x,
+                crash: None,
+                at_op: None,
+            },
+            Move::Deliver {
+                action: y,
+                crash: None,
+                at_op: None,
+            },
+        ) = (a, b)
+        else {
+            return false;
+        };
+        if x == y || h.budget.crashes > 0 || !h.cut.is_empty() {
+            return false;
+        }
+        let deliver = |ledger: &mut Ledger, action: u16| -> Vec<Said> {
+            let (_, parsed, principal, at) = self.delivery(action);
+            ledger
+                .deliver_shared(parsed.clone(), principal, at)
+                .iter()
+                .map(said)
+                .collect()
+        };
+        let (mut xy, mut yx) = (oracle.clone(), oracle.clone());
+        let (x1, y1) = (deliver(&mut xy, x), deliver(&mut xy, y));
+        let (y2, x2) = (deliver(&mut yx, y), deliver(&mut yx, x));
+        x1 == x2
+            && y1 == y2
+            && self
+                .threads
+                .iter()
+                .all(|t| xy.view_digest(t) == yx.view_digest(t))
+    }
+}
+
+/// What an event says, without the delivery number it came from (which
+/// the order of deliveries changes).
+type Said = (
+    tern_model::ledger::EventKind,
+    Option<tern_model::message::MessageRef>,
+    Option<ThreadId>,
+    tern_model::ledger::Outcome,
+);
+
+fn said(e: &Event) -> Said {
+    (e.kind, e.id.clone(), e.thread.clone(), e.outcome.clone())
+}

@@ -1,0 +1,264 @@
+//! One delivery to one agent, judged: the crash armed for it, the answer
+//! against the oracle's events and the delivery rules, and what the run
+//! keeps of it for the views and crashes to come. The heart of a run's
+//! checks, apart from the network that brings the copies.
+
+use super::*;
+use tern_model::ledger::Outcome;
+
+use crate::contract::plugin::Delivered;
+
+impl Run<'_> {
+    /// The threads whose views [`Run::check_dirty`] will ask of agent `a`
+    /// if delivering frame `sent` touches the thread it names, in the order
+    /// it asks them.
+    fn views_after(&self, a: usize, sent: usize) -> Vec<ThreadId> {
+        let mut threads: BTreeSet<&str> = self
+            .dirty
+            .range((a, String::new())..(a + 1, String::new()))
+            .map(|(_, t)| t.as_str())
+            .collect();
+        if let Ok(m) = &self.parsed[sent] {
+            threads.insert(m.message().thread.as_str());
+        }
+        threads
+            .into_iter()
+            .filter_map(|t| ThreadId::new(t).ok())
+            .collect()
+    }
+
+    /// One delivery to one agent, with every check.
+    pub(super) fn deliver_to(
+        &mut self,
+        a: usize,
+        frame: &[u8],
+        principal: &Principal,
+        sent: usize,
+        views_follow: bool,
+    ) -> Checked {
+        self.stats.deliveries += 1;
+        let local = self.local(a);
+        let before = self.world.len();
+        if self.agents[a].receiver.is_none() {
+            return Ok(());
+        }
+        let Some(reply) = self.ask_to_deliver(a, frame, principal, sent, views_follow, local)?
+        else {
+            return Ok(());
+        };
+        let unreported = self.agents[a].unreported.iter().find(|u| u.frame == frame);
+        let was_unreported = unreported.is_some();
+        if let Some(u) = unreported {
+            self.stats
+                .situations
+                .reach(Situation::Moment(Moment::redelivered(u.point)));
+        }
+        self.agents[a].unreported.retain(|u| u.frame != frame);
+        // (A redelivery after the last copy on the network was delivered
+        // carries the agent's own record of the frame.)
+        debug_assert!(
+            self.sent[sent].frame.is_empty() || self.sent[sent].frame == frame,
+            "a delivery names the frame it carries"
+        );
+        let expected =
+            self.agents[a]
+                .oracle
+                .deliver_shared(self.parsed[sent].clone(), principal, local);
+        self.stats.checks += 1;
+        self.note_expected(a, sent, local, &expected);
+        let first = oracle::first_outcome(&expected);
+        self.judge_answer(a, sent, before, was_unreported, &expected, &first, &reply)?;
+        self.keep_answered(a, frame, principal, sent, &expected, &first);
+        Ok(())
+    }
+
+    /// Hands the frame to agent `a`'s receiver, with the crash armed for
+    /// this delivery if its turn has come: its answer, or `None` when the
+    /// crash fired (the frame is then kept to be redelivered after the
+    /// restart).
+    fn ask_to_deliver(
+        &mut self,
+        a: usize,
+        frame: &[u8],
+        principal: &Principal,
+        sent: usize,
+        views_follow: bool,
+        local: LocalTime,
+    ) -> Result<Option<Delivered>, Box<Violation>> {
+        let point = self.agents[a].pending_crash;
+        let sync_point = matches!(point, Some(CrashPoint::BeforeSync | CrashPoint::AfterSync));
+        let armed = sync_point && self.agents[a].crash_after == 0;
+        if sync_point && !armed {
+            self.agents[a].crash_after -= 1;
+        }
+        // The last delivery of the round to this agent, with no crash
+        // armed: say which views come next (a guess from the frame's
+        // thread; a receiver that was told wrong just answers more views).
+        let follow = if views_follow && !armed {
+            self.views_after(a, sent)
+        } else {
+            Vec::new()
+        };
+        let agent = &mut self.agents[a];
+        let receiver = agent.receiver.as_mut().expect("checked above");
+        if !follow.is_empty() {
+            receiver.views_follow(&follow);
+        }
+        let answer = delivery::deliver(
+            receiver.as_mut(),
+            &agent.storage,
+            if armed { point } else { None },
+            frame,
+            principal,
+            local,
+        );
+        if armed && agent.storage.fired() {
+            agent.pending_crash = None;
+        }
+        match answer {
+            Err(breach) => Err(self.breach(a, "an answer to deliver", breach)),
+            Ok(Delivery::Crashed) => {
+                self.stats
+                    .situations
+                    .reach(Situation::Moment(Moment::crashed_in_delivery(point)));
+                let agent = &mut self.agents[a];
+                if let Some(u) = agent.unreported.iter_mut().find(|u| u.frame == frame) {
+                    u.point = point;
+                } else {
+                    agent.unreported.push(Unreported {
+                        frame: frame.to_vec(),
+                        principal: principal.clone(),
+                        sent,
+                        point,
+                    });
+                }
+                self.crash(a, "during a delivery, before reporting its outcome");
+                Ok(None)
+            }
+            Ok(Delivery::Answered(reply)) => Ok(Some(reply)),
+        }
+    }
+
+    /// What the oracle's events tell the run before the answer is judged:
+    /// the IDs the next matching view will confirm, and the situations the
+    /// delivery reached.
+    fn note_expected(&mut self, a: usize, sent: usize, local: LocalTime, expected: &[Event]) {
+        for e in expected {
+            if let (Some(t), Some(id)) = (&e.thread, &e.id) {
+                let agent = &mut self.agents[a];
+                match agent.unconfirmed.get_mut(t.as_str()) {
+                    Some(ids) => ids.push(id.clone()),
+                    None => {
+                        agent
+                            .unconfirmed
+                            .insert(t.as_str().to_owned(), vec![id.clone()]);
+                    }
+                }
+            }
+        }
+        let name = self.agents[a].name.clone();
+        self.reach.on_delivery(
+            &mut self.stats.situations,
+            a,
+            &name,
+            local.0,
+            &self.facts[sent],
+            expected,
+        );
+        self.reach.on_revision_conflict(
+            &mut self.stats.situations,
+            &self.facts[sent],
+            &self.agents[a].oracle,
+        );
+    }
+
+    /// The receiver's answer against the delivery rules and the oracle's
+    /// events, `first` being the outcome the frame deserves.
+    #[allow(clippy::too_many_arguments)]
+    fn judge_answer(
+        &mut self,
+        a: usize,
+        sent: usize,
+        before: usize,
+        was_unreported: bool,
+        expected: &[Event],
+        first: &Outcome,
+        reply: &Delivered,
+    ) -> Checked {
+        let name = self.agents[a].name.clone();
+        let actual_first = oracle::first_outcome(&reply.events);
+        self.happen(|at| Happening::Deliver {
+            at,
+            index: sent,
+            to: name.clone(),
+            outcome: oracle::outcome_summary(&actual_first),
+        });
+        // The ACKs sent so far are the run's, noted as they were sent.
+        let mut acks = std::mem::take(&mut self.acks);
+        let judged = delivery::answered(
+            before,
+            self.world.len(),
+            || {
+                oracle::delivery_events(expected, &reply.events, was_unreported, self.config.names)
+                    .map_err(|m| self.lost_release(a, expected, &reply.events, m))
+            },
+            first,
+            &reply.outgoing,
+            &name,
+            &mut acks,
+        );
+        self.acks = acks;
+        // The frames sent count as a check once the judgement reached them
+        // (past the effects and the events).
+        let reached_frames = !matches!(
+            judged,
+            Err(Judged::Events(_) | Judged::Breach(Breach::Effects { .. }))
+        );
+        if reached_frames && !reply.outgoing.is_empty() {
+            self.stats.checks += 1;
+        }
+        match judged {
+            Err(Judged::Breach(breach)) => Err(self.breach(a, "an answer to deliver", breach)),
+            Err(Judged::Events(m)) => Err(self.mismatch(a, m)),
+            Ok(()) => Ok(()),
+        }
+    }
+
+    /// What the run keeps of a delivery judged sound: the frame stored (for
+    /// the agreement check), the view to compare at the end of the step,
+    /// and the frame as the last answered (a crash between operations
+    /// brings it again).
+    fn keep_answered(
+        &mut self,
+        a: usize,
+        frame: &[u8],
+        principal: &Principal,
+        sent: usize,
+        expected: &[Event],
+        first: &Outcome,
+    ) {
+        let thread = expected
+            .first()
+            .and_then(|e| e.thread.as_ref())
+            .map(|t| t.to_string());
+        if let Some(thread) = thread {
+            if oracle::stores(first) {
+                self.agents[a]
+                    .stored
+                    .entry(thread.clone())
+                    .or_default()
+                    .insert(frame.to_vec());
+            }
+            // Views are compared once per step for every (agent, thread) a
+            // delivery touched: the same check, without rebuilding a view
+            // per delivery.
+            self.dirty.insert((a, thread));
+        }
+        self.agents[a].last_answered = Some(Unreported {
+            frame: frame.to_vec(),
+            principal: principal.clone(),
+            sent,
+            point: None,
+        });
+    }
+}
