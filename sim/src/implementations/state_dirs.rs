@@ -365,3 +365,78 @@ fn file_op(kind: OpKind) -> FileOp {
         OpKind::Mkdir | OpKind::Symlink | OpKind::Link => FileOp::Other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// Waits until the mount holds an operation; `false` after 20 s.
+    fn held_soon(mount: &Mounted) -> bool {
+        let start = Instant::now();
+        while mount.held().is_none() {
+            if start.elapsed() > Duration::from_secs(20) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
+    /// A write in the state directory from outside the request (a daemon
+    /// the implementation left behind) that a stepping watch held when
+    /// the request answered: `release` leaves it held, with every
+    /// operation after it (the next request's write would wait forever,
+    /// as a fresh-clone CI run once saw), and `release_answered` lets it
+    /// take effect.
+    #[test]
+    fn a_write_held_when_the_request_answered_is_let_through() {
+        if let Err(why) = tern_statefs::probe() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let root = tempfile::tempdir().expect("a scratch folder");
+        let dirs = StateDirs::default();
+        let (dir, first) = dirs.get(root.path(), 1, true).expect("mounted");
+        assert!(first);
+        let mount = dir.mount.clone().expect("power loss is on");
+        let write = |name: &str| {
+            let (done, finished) = mpsc::channel();
+            let path = dir.path.join(name);
+            let writer = std::thread::spawn(move || {
+                let _ = done.send(std::fs::write(path, b"late").is_ok());
+            });
+            (writer, finished)
+        };
+
+        // The old way out: disarmed, and the write still held.
+        let watch = dir.watch_stepping(None).expect("armed");
+        let (writer, finished) = write("before");
+        assert!(held_soon(&mount), "the stepping watch holds the write");
+        watch.release();
+        assert!(mount.held().is_some(), "release leaves the write held");
+        mount.resume();
+        assert_eq!(finished.recv_timeout(Duration::from_secs(20)), Ok(true));
+        writer.join().expect("the writer ends");
+
+        // Answered: the held write takes effect.
+        let watch = dir.watch_stepping(None).expect("armed");
+        let (writer, finished) = write("after");
+        assert!(held_soon(&mount), "the stepping watch holds the write");
+        watch.release_answered();
+        assert_eq!(
+            finished.recv_timeout(Duration::from_secs(20)),
+            Ok(true),
+            "the held write went through"
+        );
+        writer.join().expect("the writer ends");
+        assert!(mount.held().is_none());
+        assert_eq!(
+            std::fs::read(dir.path.join("after")).ok(),
+            Some(b"late".to_vec())
+        );
+        dirs.clear();
+    }
+}

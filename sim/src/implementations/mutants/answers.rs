@@ -32,308 +32,25 @@ impl<S: Durable + 'static, W: Effects + Clone + 'static> Receiver for MutantRece
         principal: &Principal,
         now: LocalTime,
     ) -> Result<Delivered, ImplError> {
-        let text = String::from_utf8_lossy(frame).into_owned();
-        let d = match self.mutant {
-            Mutant::DuplicateKeys => match serde_json::from_slice::<Value>(frame) {
-                Ok(v)
-                    if tern_model::parse_frame(frame)
-                        .is_err_and(|e| e.message.contains("duplicate key")) =>
-                {
-                    self.inner.deliver(
-                        &serde_json::to_vec(&v).unwrap_or_default(),
-                        principal,
-                        now,
-                    )?
-                }
-                _ => self.inner.deliver(frame, principal, now)?,
-            },
-            // These two repair only what their defect is about, and pass
-            // every other frame on untouched.
-            Mutant::NonFinite => match std::str::from_utf8(frame) {
-                Ok(t) if t.contains("1e999") => {
-                    self.inner
-                        .deliver(t.replace("1e999", "0").as_bytes(), principal, now)?
-                }
-                _ => self.inner.deliver(frame, principal, now)?,
-            },
-            Mutant::LossyUtf8 => self.inner.deliver(text.as_bytes(), principal, now)?,
-            Mutant::AnyVersion => match std::str::from_utf8(frame) {
-                Ok(t) if t.contains("\"tern\":\"0.2\"") => {
-                    let patched = t.replacen("\"tern\":\"0.2\"", "\"tern\":\"0.1\"", 1);
-                    self.inner.deliver(patched.as_bytes(), principal, now)?
-                }
-                _ => self.inner.deliver(frame, principal, now)?,
-            },
-            Mutant::TrustsFrom => {
-                let claimed = tern_model::parse_frame(frame).ok().and_then(|m| {
-                    match &self.init.config.contexts {
-                        Contexts::Fixed { contexts, threads } => threads
-                            .get(&m.thread)
-                            .and_then(|c| contexts.get(c))
-                            .and_then(|c| c.bindings.get(&m.from).cloned()),
-                        Contexts::Open => Principal::new(m.from.as_str()).ok(),
-                    }
-                });
-                self.inner
-                    .deliver(frame, claimed.as_ref().unwrap_or(principal), now)?
+        type Part<S, W> = fn(
+            &mut MutantReceiver<S, W>,
+            &[u8],
+            &Principal,
+            LocalTime,
+        ) -> Result<Option<Delivered>, ImplError>;
+        let parts: [Part<S, W>; 5] = [
+            Self::misread,
+            Self::misidentifies,
+            Self::misjudges,
+            Self::misanswers,
+            Self::misremembers,
+        ];
+        for part in parts {
+            if let Some(d) = part(self, frame, principal, now)? {
+                return Ok(d);
             }
-            Mutant::FirstWins => {
-                let id = tern_model::parse_frame(frame)
-                    .ok()
-                    .map(|m| format!("{}/{}", m.thread, m.id));
-                match id {
-                    Some(id) => match self.seen.get(&id) {
-                        Some(first) if first.as_slice() != frame => {
-                            let m = tern_model::parse_frame(frame).ok();
-                            return Ok(Delivered {
-                                events: vec![Event {
-                                    kind: EventKind::Delivered,
-                                    origin: 0,
-                                    id: m.as_ref().map(|m| m.id.clone()),
-                                    thread: m.map(|m| m.thread),
-                                    outcome: Outcome::Duplicate,
-                                }],
-                                outgoing: Vec::new(),
-                            });
-                        }
-                        _ => {
-                            let d = self.inner.deliver(frame, principal, now)?;
-                            if !matches!(
-                                d.events.first().map(|e| &e.outcome),
-                                Some(Outcome::Rejected(_))
-                            ) {
-                                self.seen.entry(id).or_insert_with(|| frame.to_vec());
-                            }
-                            d
-                        }
-                    },
-                    None => self.inner.deliver(frame, principal, now)?,
-                }
-            }
-            Mutant::InfersPending => {
-                let mut d = self.inner.deliver(frame, principal, now)?;
-                if let Some(first) = d.events.first_mut() {
-                    if matches!(first.outcome, Outcome::Pending { .. }) {
-                        first.outcome = Outcome::Accepted;
-                    }
-                }
-                d
-            }
-            Mutant::AcceptsUnknownFields => {
-                let d = self.inner.deliver(frame, principal, now)?;
-                let d = accepted_instead(d, RejectClass::Body);
-                accepted_instead(d, RejectClass::Envelope)
-            }
-            Mutant::AcceptsMisrouted => accepted_instead(
-                self.inner.deliver(frame, principal, now)?,
-                RejectClass::NotAddressed,
-            ),
-            Mutant::LooseReferences => accepted_instead(
-                self.inner.deliver(frame, principal, now)?,
-                RejectClass::Reference,
-            ),
-            Mutant::LooseChains => accepted_instead(
-                self.inner.deliver(frame, principal, now)?,
-                RejectClass::RevisionChain,
-            ),
-            Mutant::AnyReplacement => accepted_instead(
-                self.inner.deliver(frame, principal, now)?,
-                RejectClass::Replacement,
-            ),
-            Mutant::AnyoneRenews => accepted_instead(
-                self.inner.deliver(frame, principal, now)?,
-                RejectClass::ReplacesNotRequester,
-            ),
-            Mutant::NoDedup => {
-                let mut d = self.inner.deliver(frame, principal, now)?;
-                if let Some(first) = d.events.first_mut() {
-                    if first.outcome == Outcome::Duplicate {
-                        first.outcome = Outcome::Accepted;
-                    }
-                }
-                d
-            }
-            Mutant::RejectsChallenges => {
-                let mut d = self.inner.deliver(frame, principal, now)?;
-                let challenge = tern_model::parse_frame(frame)
-                    .is_ok_and(|m| m.act() == tern_model::Act::Challenge);
-                if let Some(first) = d.events.first_mut() {
-                    if challenge && first.outcome == Outcome::Accepted {
-                        first.outcome = Outcome::Rejected(tern_model::ledger::Rejection::new(
-                            RejectClass::Body,
-                            tern_model::wire::Pointer::of(&["act"]),
-                            "CHALLENGE is not supported",
-                        ));
-                    }
-                }
-                d
-            }
-            Mutant::SilentReleases => {
-                let mut d = self.inner.deliver(frame, principal, now)?;
-                d.events.truncate(1);
-                d
-            }
-            Mutant::CrashesOnChallenge => {
-                if tern_model::parse_frame(frame)
-                    .is_ok_and(|m| m.act() == tern_model::Act::Challenge)
-                {
-                    return Err(ImplError::Misbehaved(
-                        "internal error: unsupported act CHALLENGE".into(),
-                    ));
-                }
-                self.inner.deliver(frame, principal, now)?
-            }
-            Mutant::AnyoneReports => accepted_instead(
-                self.inner.deliver(frame, principal, now)?,
-                RejectClass::NotAuthor,
-            ),
-            Mutant::RevisesOthers => accepted_instead(
-                self.inner.deliver(frame, principal, now)?,
-                RejectClass::ForeignRevision,
-            ),
-            Mutant::AcksAcks => {
-                let mut d = self.inner.deliver(frame, principal, now)?;
-                if let (Ok(m), Some(Outcome::Accepted)) = (
-                    tern_model::parse_frame(frame),
-                    d.events.first().map(|e| &e.outcome),
-                ) {
-                    if m.act() == tern_model::Act::Ack {
-                        d.outgoing.push(ack_of(self.init.participant.as_str(), &m));
-                    }
-                }
-                d
-            }
-            Mutant::AcksAcksLater => {
-                let mut d = self.inner.deliver(frame, principal, now)?;
-                if matches!(
-                    d.events.first().map(|e| &e.outcome),
-                    Some(Outcome::Accepted)
-                ) {
-                    if let Some(owed) = self.owed_ack.take() {
-                        d.outgoing
-                            .push(ack_of(self.init.participant.as_str(), &owed));
-                    }
-                    match tern_model::parse_frame(frame) {
-                        Ok(m) if m.act() == tern_model::Act::Ack => self.owed_ack = Some(m),
-                        _ => {}
-                    }
-                }
-                d
-            }
-            Mutant::RepliesToInvalid => {
-                let mut d = self.inner.deliver(frame, principal, now)?;
-                if matches!(
-                    d.events.first().map(|e| &e.outcome),
-                    Some(Outcome::Rejected(_))
-                ) {
-                    d.outgoing
-                        .push(b"{\"error\":\"I could not read your message\"}".to_vec());
-                }
-                d
-            }
-            Mutant::BodyDuplicateKeys => {
-                let forgiven = tern_model::parse_frame(frame)
-                    .is_err_and(|e| e.message.contains("duplicate key"))
-                    .then(|| body_keys::body_forgiven(frame))
-                    .flatten();
-                self.inner
-                    .deliver(forgiven.as_deref().unwrap_or(frame), principal, now)?
-            }
-            Mutant::RevisesRevisions => {
-                let d = self.inner.deliver(frame, principal, now)?;
-                if self.targets_a_revise(frame) {
-                    accepted_instead(d, RejectClass::NotRevisable)
-                } else {
-                    d
-                }
-            }
-            Mutant::DedupAfterAnswer | Mutant::StoresTwice => {
-                self.deliver_then_note(frame, principal, now)?
-            }
-            Mutant::IndexBeforeData => self.note_then_deliver(frame, principal, now)?,
-            Mutant::NeverInvalidates => {
-                let mut d = self.inner.deliver(frame, principal, now)?;
-                d.events.retain(|e| e.kind != EventKind::Invalidated);
-                d
-            }
-            Mutant::ContextBlindIds => {
-                let mut d = self.inner.deliver(frame, principal, now)?;
-                if let Ok(m) = tern_model::parse_frame(frame) {
-                    let context = self.context_of(&m.thread);
-                    let id = m.id.to_string();
-                    if let Some(first) = d.events.first_mut() {
-                        let stored =
-                            matches!(first.outcome, Outcome::Accepted | Outcome::Pending { .. });
-                        match self.id_contexts.get(&id) {
-                            Some(c) if *c != context && stored => {
-                                first.outcome =
-                                    Outcome::Rejected(tern_model::ledger::Rejection::new(
-                                        RejectClass::IdConflict,
-                                        tern_model::Pointer::root(),
-                                        format!("ID `{id}` is already in use"),
-                                    ));
-                            }
-                            None if stored => {
-                                self.id_contexts.insert(id, context);
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-                d
-            }
-            Mutant::RedeliveryResets => {
-                let d = self.inner.deliver(frame, principal, now)?;
-                if let (Ok(m), Some(Outcome::Duplicate)) = (
-                    tern_model::parse_frame(frame),
-                    d.events.first().map(|e| &e.outcome),
-                ) {
-                    if m.act() == tern_model::Act::Commit {
-                        let effect = self.effect_of(&m.thread, &m.id);
-                        self.redelivered.insert(effect.0);
-                    }
-                }
-                d
-            }
-            Mutant::ExpiryAtArrival => {
-                let d = self.inner.deliver(frame, principal, now)?;
-                if let Ok(m) = tern_model::parse_frame(frame) {
-                    let stored = !matches!(
-                        d.events.first().map(|e| &e.outcome),
-                        Some(Outcome::Rejected(_)) | None
-                    );
-                    if stored && m.act() == tern_model::Act::Commit {
-                        self.arrived.entry(key_of(&m)).or_insert(now);
-                    }
-                }
-                d
-            }
-            m => {
-                let d = self.inner.deliver(frame, principal, now)?;
-                match (m.kin(), m.situation()) {
-                    (Kin::AcceptsRejected, Situation::Rejected(class)) => {
-                        accepted_instead(d, class)
-                    }
-                    // Only a frame the reference rejected can be one whose
-                    // check the mutant lacks.
-                    (Kin::SkipsCheck, Situation::Malformed(kind))
-                        if matches!(
-                            d.events.first().map(|e| &e.outcome),
-                            Some(Outcome::Rejected(_))
-                        ) =>
-                    {
-                        match tern_model::parse_frame(frame) {
-                            Err(e) if skipped::recognises(kind, frame, &e) => {
-                                accepted_instead(d, RejectClass::from(e.class))
-                            }
-                            _ => d,
-                        }
-                    }
-                    _ => d,
-                }
-            }
-        };
-        Ok(d)
+        }
+        self.by_kin(frame, principal, now)
     }
 
     fn execute(
@@ -413,6 +130,419 @@ impl<S: Durable + 'static, W: Effects + Clone + 'static> Receiver for MutantRece
             return Ok(view);
         }
         let mut v = view.to_value();
+        self.edit_view(thread, &mut v);
+        Ok(View::from_value(&v))
+    }
+}
+
+impl Mutant {
+    /// Whether the mutant's defect is written into its views, after its
+    /// ledger made them: such views are more than the ledger's, so they
+    /// are never answered by digest.
+    fn edits_views(self) -> bool {
+        matches!(
+            self,
+            Mutant::IndexBeforeData
+                | Mutant::StoresTwice
+                | Mutant::ForgetsEquivocatedEffects
+                | Mutant::ForgetsConflictedEffects
+                | Mutant::RedeliveryResets
+                | Mutant::LastRevisionWins
+                | Mutant::ReopensTerminal
+                | Mutant::BlockedIsDone
+                | Mutant::HidesPending
+                | Mutant::ErasesHistory
+                | Mutant::ProposeCommits
+        )
+    }
+}
+
+/// How each family of mutants answers a delivery.
+impl<S: Durable + 'static, W: Effects + Clone + 'static> MutantReceiver<S, W> {
+    /// The mutants that read a frame wrongly: each repairs, or lets through, what its defect is about, and passes every other frame on untouched.
+    /// `None` for any other mutant.
+    fn misread(
+        &mut self,
+        frame: &[u8],
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Result<Option<Delivered>, ImplError> {
+        let d = match self.mutant {
+            Mutant::DuplicateKeys => match serde_json::from_slice::<Value>(frame) {
+                Ok(v)
+                    if tern_model::parse_frame(frame)
+                        .is_err_and(|e| e.message.contains("duplicate key")) =>
+                {
+                    self.inner.deliver(
+                        &serde_json::to_vec(&v).unwrap_or_default(),
+                        principal,
+                        now,
+                    )?
+                }
+                _ => self.inner.deliver(frame, principal, now)?,
+            },
+            // These two repair only what their defect is about, and pass
+            // every other frame on untouched.
+            Mutant::NonFinite => match std::str::from_utf8(frame) {
+                Ok(t) if t.contains("1e999") => {
+                    self.inner
+                        .deliver(t.replace("1e999", "0").as_bytes(), principal, now)?
+                }
+                _ => self.inner.deliver(frame, principal, now)?,
+            },
+            Mutant::LossyUtf8 => {
+                self.inner
+                    .deliver(String::from_utf8_lossy(frame).as_bytes(), principal, now)?
+            }
+            Mutant::AnyVersion => match std::str::from_utf8(frame) {
+                Ok(t) if t.contains("\"tern\":\"0.2\"") => {
+                    let patched = t.replacen("\"tern\":\"0.2\"", "\"tern\":\"0.1\"", 1);
+                    self.inner.deliver(patched.as_bytes(), principal, now)?
+                }
+                _ => self.inner.deliver(frame, principal, now)?,
+            },
+            Mutant::BodyDuplicateKeys => {
+                let forgiven = tern_model::parse_frame(frame)
+                    .is_err_and(|e| e.message.contains("duplicate key"))
+                    .then(|| body_keys::body_forgiven(frame))
+                    .flatten();
+                self.inner
+                    .deliver(forgiven.as_deref().unwrap_or(frame), principal, now)?
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(d))
+    }
+
+    /// The mutants wrong about who sent a frame or which content an ID holds.
+    /// `None` for any other mutant.
+    fn misidentifies(
+        &mut self,
+        frame: &[u8],
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Result<Option<Delivered>, ImplError> {
+        let d = match self.mutant {
+            Mutant::TrustsFrom => {
+                let claimed = tern_model::parse_frame(frame).ok().and_then(|m| {
+                    match &self.init.config.contexts {
+                        Contexts::Fixed { contexts, threads } => threads
+                            .get(&m.thread)
+                            .and_then(|c| contexts.get(c))
+                            .and_then(|c| c.bindings.get(&m.from).cloned()),
+                        Contexts::Open => Principal::new(m.from.as_str()).ok(),
+                    }
+                });
+                self.inner
+                    .deliver(frame, claimed.as_ref().unwrap_or(principal), now)?
+            }
+            Mutant::FirstWins => {
+                let id = tern_model::parse_frame(frame)
+                    .ok()
+                    .map(|m| format!("{}/{}", m.thread, m.id));
+                match id {
+                    Some(id) => match self.seen.get(&id) {
+                        Some(first) if first.as_slice() != frame => {
+                            let m = tern_model::parse_frame(frame).ok();
+                            return Ok(Some(Delivered {
+                                events: vec![Event {
+                                    kind: EventKind::Delivered,
+                                    origin: 0,
+                                    id: m.as_ref().map(|m| m.id.clone()),
+                                    thread: m.map(|m| m.thread),
+                                    outcome: Outcome::Duplicate,
+                                }],
+                                outgoing: Vec::new(),
+                            }));
+                        }
+                        _ => {
+                            let d = self.inner.deliver(frame, principal, now)?;
+                            if !matches!(
+                                d.events.first().map(|e| &e.outcome),
+                                Some(Outcome::Rejected(_))
+                            ) {
+                                self.seen.entry(id).or_insert_with(|| frame.to_vec());
+                            }
+                            d
+                        }
+                    },
+                    None => self.inner.deliver(frame, principal, now)?,
+                }
+            }
+            Mutant::ContextBlindIds => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                if let Ok(m) = tern_model::parse_frame(frame) {
+                    let context = self.context_of(&m.thread);
+                    let id = m.id.to_string();
+                    if let Some(first) = d.events.first_mut() {
+                        let stored =
+                            matches!(first.outcome, Outcome::Accepted | Outcome::Pending { .. });
+                        match self.id_contexts.get(&id) {
+                            Some(c) if *c != context && stored => {
+                                first.outcome =
+                                    Outcome::Rejected(tern_model::ledger::Rejection::new(
+                                        RejectClass::IdConflict,
+                                        tern_model::Pointer::root(),
+                                        format!("ID `{id}` is already in use"),
+                                    ));
+                            }
+                            None if stored => {
+                                self.id_contexts.insert(id, context);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                d
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(d))
+    }
+
+    /// The mutants that give a frame another outcome than the reference's, or fewer events.
+    /// `None` for any other mutant.
+    fn misjudges(
+        &mut self,
+        frame: &[u8],
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Result<Option<Delivered>, ImplError> {
+        let d = match self.mutant {
+            Mutant::InfersPending => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                if let Some(first) = d.events.first_mut() {
+                    if matches!(first.outcome, Outcome::Pending { .. }) {
+                        first.outcome = Outcome::Accepted;
+                    }
+                }
+                d
+            }
+            Mutant::AcceptsUnknownFields => {
+                let d = self.inner.deliver(frame, principal, now)?;
+                let d = accepted_instead(d, RejectClass::Body);
+                accepted_instead(d, RejectClass::Envelope)
+            }
+            Mutant::AcceptsMisrouted => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::NotAddressed,
+            ),
+            Mutant::LooseReferences => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::Reference,
+            ),
+            Mutant::LooseChains => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::RevisionChain,
+            ),
+            Mutant::AnyReplacement => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::Replacement,
+            ),
+            Mutant::AnyoneRenews => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::ReplacesNotRequester,
+            ),
+            Mutant::NoDedup => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                if let Some(first) = d.events.first_mut() {
+                    if first.outcome == Outcome::Duplicate {
+                        first.outcome = Outcome::Accepted;
+                    }
+                }
+                d
+            }
+            Mutant::RejectsChallenges => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                let challenge = tern_model::parse_frame(frame)
+                    .is_ok_and(|m| m.act() == tern_model::Act::Challenge);
+                if let Some(first) = d.events.first_mut() {
+                    if challenge && first.outcome == Outcome::Accepted {
+                        first.outcome = Outcome::Rejected(tern_model::ledger::Rejection::new(
+                            RejectClass::Body,
+                            tern_model::wire::Pointer::of(&["act"]),
+                            "CHALLENGE is not supported",
+                        ));
+                    }
+                }
+                d
+            }
+            Mutant::SilentReleases => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                d.events.truncate(1);
+                d
+            }
+            Mutant::AnyoneReports => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::NotAuthor,
+            ),
+            Mutant::RevisesOthers => accepted_instead(
+                self.inner.deliver(frame, principal, now)?,
+                RejectClass::ForeignRevision,
+            ),
+            Mutant::RevisesRevisions => {
+                let d = self.inner.deliver(frame, principal, now)?;
+                if self.targets_a_revise(frame) {
+                    accepted_instead(d, RejectClass::NotRevisable)
+                } else {
+                    d
+                }
+            }
+            Mutant::NeverInvalidates => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                d.events.retain(|e| e.kind != EventKind::Invalidated);
+                d
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(d))
+    }
+
+    /// The mutants that answer a frame with frames they must not send, or fail on it.
+    /// `None` for any other mutant.
+    fn misanswers(
+        &mut self,
+        frame: &[u8],
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Result<Option<Delivered>, ImplError> {
+        let d = match self.mutant {
+            Mutant::AcksAcks => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                if let (Ok(m), Some(Outcome::Accepted)) = (
+                    tern_model::parse_frame(frame),
+                    d.events.first().map(|e| &e.outcome),
+                ) {
+                    if m.act() == tern_model::Act::Ack {
+                        d.outgoing.push(ack_of(self.init.participant.as_str(), &m));
+                    }
+                }
+                d
+            }
+            Mutant::AcksAcksLater => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                if matches!(
+                    d.events.first().map(|e| &e.outcome),
+                    Some(Outcome::Accepted)
+                ) {
+                    if let Some(owed) = self.owed_ack.take() {
+                        d.outgoing
+                            .push(ack_of(self.init.participant.as_str(), &owed));
+                    }
+                    match tern_model::parse_frame(frame) {
+                        Ok(m) if m.act() == tern_model::Act::Ack => self.owed_ack = Some(m),
+                        _ => {}
+                    }
+                }
+                d
+            }
+            Mutant::RepliesToInvalid => {
+                let mut d = self.inner.deliver(frame, principal, now)?;
+                if matches!(
+                    d.events.first().map(|e| &e.outcome),
+                    Some(Outcome::Rejected(_))
+                ) {
+                    d.outgoing
+                        .push(b"{\"error\":\"I could not read your message\"}".to_vec());
+                }
+                d
+            }
+            Mutant::CrashesOnChallenge => {
+                if tern_model::parse_frame(frame)
+                    .is_ok_and(|m| m.act() == tern_model::Act::Challenge)
+                {
+                    return Err(ImplError::Misbehaved(
+                        "internal error: unsupported act CHALLENGE".into(),
+                    ));
+                }
+                self.inner.deliver(frame, principal, now)?
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(d))
+    }
+
+    /// The mutants whose defect is in what they remember of a delivery, for later calls.
+    /// `None` for any other mutant.
+    fn misremembers(
+        &mut self,
+        frame: &[u8],
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Result<Option<Delivered>, ImplError> {
+        let d = match self.mutant {
+            Mutant::DedupAfterAnswer | Mutant::StoresTwice => {
+                self.deliver_then_note(frame, principal, now)?
+            }
+            Mutant::IndexBeforeData => self.note_then_deliver(frame, principal, now)?,
+            Mutant::RedeliveryResets => {
+                let d = self.inner.deliver(frame, principal, now)?;
+                if let (Ok(m), Some(Outcome::Duplicate)) = (
+                    tern_model::parse_frame(frame),
+                    d.events.first().map(|e| &e.outcome),
+                ) {
+                    if m.act() == tern_model::Act::Commit {
+                        let effect = self.effect_of(&m.thread, &m.id);
+                        self.redelivered.insert(effect.0);
+                    }
+                }
+                d
+            }
+            Mutant::ExpiryAtArrival => {
+                let d = self.inner.deliver(frame, principal, now)?;
+                if let Ok(m) = tern_model::parse_frame(frame) {
+                    let stored = !matches!(
+                        d.events.first().map(|e| &e.outcome),
+                        Some(Outcome::Rejected(_)) | None
+                    );
+                    if stored && m.act() == tern_model::Act::Commit {
+                        self.arrived.entry(key_of(&m)).or_insert(now);
+                    }
+                }
+                d
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(d))
+    }
+
+    /// The mutants of a family ([`Kin`]), each wrong in its one situation:
+    /// a reject class it accepts, or a malformation whose check it skips.
+    fn by_kin(
+        &mut self,
+        frame: &[u8],
+        principal: &Principal,
+        now: LocalTime,
+    ) -> Result<Delivered, ImplError> {
+        let m = self.mutant;
+        let d = {
+            let d = self.inner.deliver(frame, principal, now)?;
+            match (m.kin(), m.situation()) {
+                (Kin::AcceptsRejected, Situation::Rejected(class)) => accepted_instead(d, class),
+                // Only a frame the reference rejected can be one whose
+                // check the mutant lacks.
+                (Kin::SkipsCheck, Situation::Malformed(kind))
+                    if matches!(
+                        d.events.first().map(|e| &e.outcome),
+                        Some(Outcome::Rejected(_))
+                    ) =>
+                {
+                    match tern_model::parse_frame(frame) {
+                        Err(e) if skipped::recognises(kind, frame, &e) => {
+                            accepted_instead(d, RejectClass::from(e.class))
+                        }
+                        _ => d,
+                    }
+                }
+                _ => d,
+            }
+        };
+        Ok(d)
+    }
+
+    /// Writes the mutant's defect into its view `v` of `thread`, which its
+    /// ledger made right.
+    fn edit_view(&self, thread: &ThreadId, v: &mut Value) {
         match self.mutant {
             Mutant::IndexBeforeData => {
                 for list in ["messages", "commitments", "pending"] {
@@ -529,28 +659,5 @@ impl<S: Durable + 'static, W: Effects + Clone + 'static> Receiver for MutantRece
             }
             _ => {}
         }
-        Ok(View::from_value(&v))
-    }
-}
-
-impl Mutant {
-    /// Whether the mutant's defect is written into its views, after its
-    /// ledger made them: such views are more than the ledger's, so they
-    /// are never answered by digest.
-    fn edits_views(self) -> bool {
-        matches!(
-            self,
-            Mutant::IndexBeforeData
-                | Mutant::StoresTwice
-                | Mutant::ForgetsEquivocatedEffects
-                | Mutant::ForgetsConflictedEffects
-                | Mutant::RedeliveryResets
-                | Mutant::LastRevisionWins
-                | Mutant::ReopensTerminal
-                | Mutant::BlockedIsDone
-                | Mutant::HidesPending
-                | Mutant::ErasesHistory
-                | Mutant::ProposeCommits
-        )
     }
 }
