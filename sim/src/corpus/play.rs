@@ -168,7 +168,8 @@ fn sender_of(frame: &[u8], principal: &Principal, config: &LedgerConfig) -> Stri
     }
 }
 
-/// Whether an outgoing frame is an ACK of the ACK just delivered.
+/// One case being played: the receiver, the storage and world it runs on,
+/// and the transcript of what it was asked and answered.
 struct Player<'a> {
     case: &'a Case,
     implementation: &'a dyn Implementation,
