@@ -13,6 +13,23 @@ fn flaky() -> String {
     format!("{BIN} agent --mutant flaky-duplicates")
 }
 
+/// `flaky-duplicates` draws at random in each process, so two plays of one
+/// seed agree now and then by chance: both answer `duplicate` first at the
+/// same message (about one time in thirty), or the run strikes nowhere. A
+/// check asked of it is repeated, up to five times, until it finds the
+/// difference; five misses in a row (about one in twenty million by
+/// chance) are the check's defect, and fail with the last miss.
+fn until_found<T>(mut attempt: impl FnMut(usize) -> Result<T, String>) -> T {
+    let mut last = String::new();
+    for n in 0..5 {
+        match attempt(n) {
+            Ok(found) => return found,
+            Err(miss) => last = miss,
+        }
+    }
+    panic!("five plays of a flaky implementation, no difference found; the last: {last}")
+}
+
 fn json_of(o: &std::process::Output) -> Value {
     serde_json::from_str(&stdout(o))
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)))
@@ -36,19 +53,26 @@ fn run_names_the_first_request_a_flaky_implementation_answered_two_ways() {
         "--impl",
         &imp,
     ];
-    let o = run_in(
-        dir.path(),
-        &[&args[..], &["--check-determinism", "--format", "json"]].concat(),
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let d = &json_of(&o)["determinism"];
+    let d = until_found(|_| {
+        let o = run_in(
+            dir.path(),
+            &[&args[..], &["--check-determinism", "--format", "json"]].concat(),
+        );
+        if o.status.code() != Some(1) {
+            return Err(format!(
+                "exit {:?}: {}",
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
+        let d = json_of(&o)["determinism"].clone();
+        if d["divergence"].is_object() {
+            Ok(d)
+        } else {
+            Err(format!("no difference found: {d}"))
+        }
+    });
     let v = &d["divergence"];
-    assert!(v.is_object(), "no difference found: {d}");
     assert!(
         v["request"].as_str().unwrap().starts_with("deliver to "),
         "{v}"
@@ -56,13 +80,18 @@ fn run_names_the_first_request_a_flaky_implementation_answered_two_ways() {
     assert_ne!(v["first"], v["second"]);
     assert!(v["request_number"].as_u64().unwrap() >= 1);
     // The human output says what it means.
-    let o = run_in(
-        dir.path(),
-        &[&args[..], &["--check-determinism=1"]].concat(),
-    );
-    assert_eq!(o.status.code(), Some(1));
-    let text = stdout(&o);
-    assert!(text.contains("NONDETERMINISTIC: seed "), "{text}");
+    let text = until_found(|_| {
+        let o = run_in(
+            dir.path(),
+            &[&args[..], &["--check-determinism=1"]].concat(),
+        );
+        let text = stdout(&o);
+        if o.status.code() == Some(1) && text.contains("NONDETERMINISTIC: seed ") {
+            Ok(text)
+        } else {
+            Err(format!("exit {:?}: {text}", o.status.code()))
+        }
+    });
     assert!(text.contains("cannot be reproduced"), "{text}");
 }
 
@@ -135,34 +164,42 @@ fn run_shards_merge_their_checks() {
 fn certify_makes_nondeterminism_its_own_verdict_in_every_report() {
     let dir = tempfile::tempdir().unwrap();
     let imp = flaky();
-    let o = run_in(
-        dir.path(),
-        &[
-            "certify",
-            "--impl",
-            &imp,
-            "--only",
-            "dedup",
-            "--seeds",
-            "3",
-            "--steps",
-            "100",
-            "--check-determinism=1",
-            "--report-dir",
-            "out",
-        ],
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let out = dir.path().join("out");
-    let report: Value = serde_json::from_str(&read(&out, "report.json")).unwrap();
-    let i = &report["implementations"][0];
+    let (out, i) = until_found(|attempt| {
+        let out = format!("out-{attempt}");
+        let o = run_in(
+            dir.path(),
+            &[
+                "certify",
+                "--impl",
+                &imp,
+                "--only",
+                "dedup",
+                "--seeds",
+                "3",
+                "--steps",
+                "100",
+                "--check-determinism=1",
+                "--report-dir",
+                &out,
+            ],
+        );
+        if o.status.code() != Some(1) {
+            return Err(format!(
+                "exit {:?}: {}",
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
+        let out = dir.path().join(out);
+        let report: Value = serde_json::from_str(&read(&out, "report.json")).unwrap();
+        let i = report["implementations"][0].clone();
+        if i["simulation"]["verdict"] == "nondeterministic" {
+            Ok((out, i))
+        } else {
+            Err(format!("no difference found: {}", i["simulation"]))
+        }
+    });
     assert_eq!(i["verdict"]["simulation"], "nondeterministic");
-    assert_eq!(i["simulation"]["verdict"], "nondeterministic");
     assert!(i["simulation"]["determinism"]["divergence"].is_object());
     assert!(read(&out, "summary.txt").contains("NONDETERMINISTIC: seed "));
     assert!(read(&out, "summary.md").contains("Nondeterministic: seed "));
