@@ -243,42 +243,49 @@ impl Ledger {
 
     /// The canonical view of `thread`, as text.
     pub fn view_text(&self, thread: &ThreadId) -> View {
-        let ctx = self.existing_context(thread);
-        let Some(known) = ctx else {
-            return self.build_view(thread, ctx);
-        };
-        let version = self.contexts[known].version;
-        if let Some(view) = self.views.texts.get(thread, version) {
-            // Tests run in debug builds: there, every view served again is
-            // checked against a fresh one, so a change that forgot to count
-            // itself in the context's version cannot hide.
-            debug_assert_eq!(view, self.build_view(thread, ctx), "stale view of {thread}");
-            return view;
-        }
-        let view = self.build_view(thread, ctx);
-        self.views.texts.keep(thread, version, &view);
-        view
+        self.cached(thread, &self.views.texts, Ledger::build_view)
     }
 
     /// The canonical view of `thread`, as its digest: what the view's text
     /// would digest to ([`ViewDigest`]), made without writing the text.
     pub fn view_digest(&self, thread: &ThreadId) -> ViewDigest {
+        self.cached(thread, &self.views.digests, Ledger::build_digest)
+    }
+
+    /// The answer `build` gives for `thread`, kept in `cache` against the
+    /// version of the thread's context.
+    fn cached<T: Clone + PartialEq + fmt::Debug>(
+        &self,
+        thread: &ThreadId,
+        cache: &Recent<T>,
+        build: fn(&Ledger, &ThreadId, Option<CtxId>) -> T,
+    ) -> T {
         let ctx = self.existing_context(thread);
         let Some(known) = ctx else {
-            return self.build_digest(thread, ctx);
+            return build(self, thread, ctx);
         };
         let version = self.contexts[known].version;
-        if let Some(digest) = self.views.digests.get(thread, version) {
-            debug_assert_eq!(
-                digest,
-                self.build_digest(thread, ctx),
-                "stale digest of {thread}"
-            );
-            return digest;
+        if let Some(kept) = cache.get(thread, version) {
+            // Tests run in debug builds: there, every answer served again is
+            // checked against a fresh one, so a change that forgot to count
+            // itself in the context's version cannot hide.
+            debug_assert_eq!(kept, build(self, thread, ctx), "stale view of {thread}");
+            return kept;
         }
-        let digest = self.build_digest(thread, ctx);
-        self.views.digests.keep(thread, version, &digest);
-        digest
+        let made = build(self, thread, ctx);
+        cache.keep(thread, version, &made);
+        made
+    }
+
+    /// How the view lists entry `eid`, made once and kept with it. Debug
+    /// builds (the tests) check every item served again against a fresh
+    /// one, so a change to an entry that forgot to drop its item cannot
+    /// hide.
+    fn item(&self, eid: EntryId) -> &Shown {
+        let entry = &self.entries[eid];
+        let item = entry.shown(shown);
+        debug_assert_eq!(*item, shown(entry), "stale view item of {}", entry.id);
+        item
     }
 
     /// The IDs of `thread`'s view, in ID order.
@@ -413,10 +420,7 @@ impl Ledger {
         let lists = self.derived_lists(thread, ctx, &ids);
         let mut messages: u128 = 0;
         for &eid in &ids {
-            let entry = &self.entries[eid];
-            let item = entry.shown(shown);
-            debug_assert_eq!(*item, shown(entry), "stale view item of {}", entry.id);
-            messages = messages.wrapping_add(item.digest());
+            messages = messages.wrapping_add(self.item(eid).digest());
         }
         let mut d = Digester::new();
         d.write_piece(lists.commitments.as_bytes());
@@ -472,13 +476,8 @@ impl Ledger {
             if i > 0 {
                 out.push(',');
             }
-            let entry = &self.entries[eid];
-            let item = entry.shown(shown);
-            // Debug builds (the tests) check every item served again
-            // against a fresh one, so a change to an entry that forgot to
-            // drop its item cannot hide.
-            debug_assert_eq!(*item, shown(entry), "stale view item of {}", entry.id);
-            item.write(&mut out, entry.variants()[0].content_text());
+            let content = self.entries[eid].variants()[0].content_text();
+            self.item(eid).write(&mut out, content);
         }
         out.push_str("],");
         section(&mut out, "pending", &pending);

@@ -438,9 +438,7 @@ impl<'i> Subject<'i> {
                     Compared::Same => {
                         if let Some(new) = self.unconfirmed.remove(t) {
                             let seen = self.seen.entry(t.clone()).or_default();
-                            for id in new.iter().filter(|id| self.oracle.shows(t, id)) {
-                                seen.insert(id.as_str().to_owned());
-                            }
+                            views::confirm_shown(&self.oracle, t, &new, seen);
                         }
                     }
                     Compared::Differs { expected, actual } => {

@@ -9,8 +9,10 @@
 //! without digests (a subprocess, a mutant that edits its views) is asked
 //! the texts, each against the oracle's, as before.
 
+use std::collections::BTreeSet;
+
 use tern_model::ledger::Ledger;
-use tern_model::message::ThreadId;
+use tern_model::message::{MessageRef, ThreadId};
 
 use super::delivery::Breach;
 use super::no_effect;
@@ -57,6 +59,23 @@ pub fn against_oracle(
         );
     }
     Ok(compared)
+}
+
+/// A view found equal to the oracle's. Of `new`, the IDs the oracle's
+/// events named since the last such view, those the view shows join
+/// `seen`, the IDs the receiver has shown: the oracle's view keeps every
+/// ID it ever showed, so the history checks hold of them.
+pub fn confirm_shown(
+    oracle: &Ledger,
+    thread: &ThreadId,
+    new: &[MessageRef],
+    seen: &mut BTreeSet<String>,
+) {
+    for id in new.iter().filter(|id| oracle.shows(thread, id)) {
+        if !seen.contains(id.as_str()) {
+            seen.insert(id.as_str().to_owned());
+        }
+    }
 }
 
 /// The receiver's views of `threads` as texts, each asked against the

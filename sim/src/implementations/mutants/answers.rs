@@ -515,29 +515,26 @@ impl<S: Durable + 'static, W: Effects + Clone + 'static> MutantReceiver<S, W> {
         now: LocalTime,
     ) -> Result<Delivered, ImplError> {
         let m = self.mutant;
-        let d = {
-            let d = self.inner.deliver(frame, principal, now)?;
-            match (m.kin(), m.situation()) {
-                (Kin::AcceptsRejected, Situation::Rejected(class)) => accepted_instead(d, class),
-                // Only a frame the reference rejected can be one whose
-                // check the mutant lacks.
-                (Kin::SkipsCheck, Situation::Malformed(kind))
-                    if matches!(
-                        d.events.first().map(|e| &e.outcome),
-                        Some(Outcome::Rejected(_))
-                    ) =>
-                {
-                    match tern_model::parse_frame(frame) {
-                        Err(e) if skipped::recognises(kind, frame, &e) => {
-                            accepted_instead(d, RejectClass::from(e.class))
-                        }
-                        _ => d,
+        let d = self.inner.deliver(frame, principal, now)?;
+        Ok(match (m.kin(), m.situation()) {
+            (Kin::AcceptsRejected, Situation::Rejected(class)) => accepted_instead(d, class),
+            // Only a frame the reference rejected can be one whose
+            // check the mutant lacks.
+            (Kin::SkipsCheck, Situation::Malformed(kind))
+                if matches!(
+                    d.events.first().map(|e| &e.outcome),
+                    Some(Outcome::Rejected(_))
+                ) =>
+            {
+                match tern_model::parse_frame(frame) {
+                    Err(e) if skipped::recognises(kind, frame, &e) => {
+                        accepted_instead(d, RejectClass::from(e.class))
                     }
+                    _ => d,
                 }
-                _ => d,
             }
-        };
-        Ok(d)
+            _ => d,
+        })
     }
 
     /// Writes the mutant's defect into its view `v` of `thread`, which its

@@ -56,20 +56,14 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// A view equal to the oracle's. The oracle's own view keeps every ID
-    /// it ever showed and lists commitments from COMMITs only, so the
-    /// history and commitment checks hold of it; what it newly shows joins
-    /// the IDs seen.
+    /// A view equal to the oracle's, which also lists commitments from
+    /// COMMITs only, so the commitment checks hold of it: what it newly
+    /// shows joins the IDs seen.
     fn confirm_view(&mut self, a: usize, t: &ThreadId) {
         let agent = &mut self.agents[a];
         if let Some(new) = agent.unconfirmed.remove(t.as_str()) {
-            let oracle = &agent.oracle;
             let seen = agent.seen_ids.entry(t.as_str().to_owned()).or_default();
-            for id in new.iter().filter(|id| oracle.shows(t, id)) {
-                if !seen.contains(id.as_str()) {
-                    seen.insert(id.as_str().to_owned());
-                }
-            }
+            judged::confirm_shown(&agent.oracle, t, &new, seen);
         }
     }
 
