@@ -345,6 +345,58 @@ fn sleep_sets_give_the_hand_count_and_the_same_verdicts() {
     }
 }
 
+/// While a crash is left, two orders of the same deliveries reach states
+/// that differ only in the last frame answered, whose acknowledgement a
+/// crash between operations would lose. Only the moves that read that
+/// frame are played from the second of them (a twin); every other move
+/// leads where it leads from the first. The twins must leave every state
+/// reached, and every mutant of the zoo with the verdict it gets when every
+/// move is played from every state.
+#[test]
+fn twins_leave_every_state_and_verdict_as_it_was() {
+    let corpus = corpus();
+    let scopes = builtin::all(Some(&corpus)).expect("the built-in scopes load");
+    let scope = |id: &str| {
+        scopes
+            .iter()
+            .find(|s| s.id == id)
+            .expect("a built-in scope")
+    };
+    let merged_only = |sleep_sets: bool| Limits {
+        merge: true,
+        sleep_sets,
+        max_states: 1_000_000,
+        jobs: 1,
+        power_loss: false,
+    };
+    for id in ["pending-chain", "late-id-conflict", "spoofed-same-id"] {
+        let scope = scope(id);
+        assert!(scope.budget.crashes > 0, "{id} crashes");
+        let (every, _) = run(scope, &ReferenceImpl, merged_only(false));
+        let (twins, _) = run(scope, &ReferenceImpl, merged_only(true));
+        assert!(every.exhausted && twins.exhausted, "{id}");
+        assert_eq!(every.counts.states, twins.counts.states, "{id}");
+        assert!(
+            twins.counts.transitions < every.counts.transitions,
+            "{id}: {:?} against {:?}",
+            twins.counts,
+            every.counts
+        );
+    }
+    let scope = scope("spoofed-same-id");
+    for &m in Mutant::ALL {
+        let imp = MutantImpl(m);
+        let verdict =
+            |e: Exploration| (e.exhausted, e.violation.map(|v| v.mismatch.invariant.name));
+        assert_eq!(
+            verdict(run(scope, &imp, merged_only(false)).0),
+            verdict(run(scope, &imp, merged_only(true)).0),
+            "{}",
+            m.name()
+        );
+    }
+}
+
 /// The explorer forks the state it expands, once per move, instead of
 /// replaying its schedule for every move, when the receiver can be copied
 /// (`Receiver::fork`). A copy that is not what a replay would give must not

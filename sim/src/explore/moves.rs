@@ -60,6 +60,16 @@ impl Move {
         }
     }
 
+    /// Whether what this move leads to depends on the last frame the
+    /// receiver answered, beyond the rest of the state: a crash between
+    /// operations loses that frame's acknowledgement, and an execution
+    /// answered leaves it the last. Every other move answers a frame of its
+    /// own, which is then the last, or crashes, which leaves none; a
+    /// restart comes only after a crash.
+    pub(crate) fn reads_last_answered(self) -> bool {
+        matches!(self, Move::CrashIdle | Move::Execute { .. })
+    }
+
     /// This plain move crashed at `at` inside its request: a delivery
     /// before its record is durable, an execution before its effect, a
     /// recovery before it is done (which takes what the crash it recovers

@@ -15,6 +15,7 @@
 //! (Godefroid's sleep sets). Every state stays reached; fewer transitions
 //! are replayed to reach them (docs/explore.md §3).
 
+use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::AtomicU64;
@@ -69,7 +70,9 @@ pub struct Counts {
     /// therefore not explored again.
     pub merged: u64,
     /// Moves left out because a sleep set covered them: another order of
-    /// the same commuting deliveries was explored.
+    /// the same commuting deliveries was explored, or, while a crash is
+    /// left, the move does not read the last frame answered and a state
+    /// that differs only in that frame plays it.
     #[serde(default)]
     pub slept: u64,
     /// Actions left out because they need a capability not claimed.
@@ -171,6 +174,10 @@ struct Node {
     /// Only these moves are played from here (`None`: all): a state met
     /// again with a smaller sleep set plays the moves it had left out.
     only: Option<Vec<Move>>,
+    /// A state already known but for the last frame answered (the same
+    /// `core`): only the moves that read that frame are played from here,
+    /// since every other move leads where it leads from the state known.
+    twin: bool,
     /// The child that reached it, whose worker may still hold its subject
     /// (`None` for the start and for a state met again).
     origin: Option<Origin>,
@@ -180,6 +187,11 @@ pub(super) enum Child {
     Violation(Mismatch),
     State {
         key: u128,
+        /// The key without the last frame answered, while a crash is left
+        /// (`None` when the key leaves it out already): the states that
+        /// differ only in that frame share it, and reach the same child by
+        /// any move that does not read it ([`Move::reads_last_answered`]).
+        core: Option<u128>,
         harness: Harness,
         situations: Coverage,
         oracle: Option<Box<Ledger>>,
@@ -199,6 +211,7 @@ impl Child {
             (
                 Child::State {
                     key: a,
+                    core: ca,
                     harness: ha,
                     situations: sa,
                     ops: oa,
@@ -206,13 +219,14 @@ impl Child {
                 },
                 Child::State {
                     key: b,
+                    core: cb,
                     harness: hb,
                     situations: sb,
                     ops: ob,
                     ..
                 },
             ) => assert!(
-                a == b && ha == hb && sa == sb && oa == ob,
+                a == b && ca == cb && ha == hb && sa == sb && oa == ob,
                 "a forked state differs from its replay"
             ),
             _ => panic!("a forked child and its replay came to different ends"),
@@ -321,16 +335,28 @@ impl<'s> Prepared<'s> {
             return (Child::Violation(m), subject);
         }
         let ops = mark.map(|m| subject.file_ops_since(m)).unwrap_or_default();
-        let mut a = std::collections::hash_map::DefaultHasher::new();
-        let mut b = std::collections::hash_map::DefaultHasher::new();
+        let mut a = DefaultHasher::new();
+        let mut b = DefaultHasher::new();
         0xA5u8.hash(&mut b);
         for hasher in [&mut a, &mut b] {
             h.hash(hasher);
-            subject.key(hasher, h.budget.crashes > 0);
+            subject.key(hasher);
         }
-        let key = (u128::from(a.finish()) << 64) | u128::from(b.finish());
+        let finish = |a: &DefaultHasher, b: &DefaultHasher| {
+            (u128::from(a.finish()) << 64) | u128::from(b.finish())
+        };
+        // While a crash is left, the last frame answered is part of the
+        // state: a crash between operations loses its acknowledgement.
+        let core = (h.budget.crashes > 0).then(|| {
+            let core = finish(&a, &b);
+            for hasher in [&mut a, &mut b] {
+                subject.last_answered().hash(hasher);
+            }
+            core
+        });
         let child = Child::State {
-            key,
+            key: finish(&a, &b),
+            core,
             harness: h,
             situations: std::mem::take(&mut subject.coverage),
             oracle: keep_oracle.then(|| Box::new(subject.oracle().clone())),

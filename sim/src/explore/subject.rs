@@ -467,9 +467,9 @@ impl<'i> Subject<'i> {
     /// it: the oracle's views (which a conforming receiver's equal), the
     /// world's effects, the frames owed again, whether the receiver is up,
     /// and the records the receiver keeps in the harness's storage, as a
-    /// multiset. Two schedules that agree on these are merged
-    /// (docs/explore.md §3).
-    pub fn key(&self, h: &mut impl Hasher, crash_left: bool) {
+    /// multiset. Two schedules that agree on these, and, while a crash is
+    /// left, on [`Subject::last_answered`], are merged (docs/explore.md §3).
+    pub fn key(&self, h: &mut impl Hasher) {
         self.storage.unordered_hash(h);
         // A subprocess's records are in its state directory: what it holds,
         // live and after a power loss, where tern-sim serves it.
@@ -482,8 +482,5 @@ impl<'i> Subject<'i> {
         self.world.log().hash(h);
         self.cut.hash(h);
         self.is_up().hash(h);
-        if crash_left {
-            self.last_answered.hash(h);
-        }
     }
 }

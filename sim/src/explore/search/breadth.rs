@@ -27,6 +27,9 @@ struct Search<'p> {
     situations: Coverage,
     /// Every state met, by key; with sleep sets, what it left out.
     known: HashMap<u128, Option<Expanded>>,
+    /// The cores of the states met ([`Child::State`]'s `core`), with sleep
+    /// sets: a new state whose core is known is a twin.
+    cores: HashSet<u128>,
     exhausted: bool,
     violation: Option<Counterexample>,
 }
@@ -76,6 +79,7 @@ pub(super) fn explore_with(
         sleep: Vec::new(),
         oracle: root_oracle,
         only: None,
+        twin: false,
         origin: None,
     }];
     let context = Context {
@@ -92,6 +96,7 @@ pub(super) fn explore_with(
         counts,
         situations,
         known: HashMap::new(),
+        cores: HashSet::new(),
         exhausted: true,
         violation: None,
     };
@@ -146,6 +151,12 @@ impl Search<'_> {
         for (i, n) in layer.iter().enumerate() {
             let mut before: Vec<Move> = Vec::new();
             for mv in self.prepared.moves(&n.harness) {
+                // A twin's other moves lead where they lead from the state
+                // it is a twin of, which plays them.
+                if n.twin && !mv.reads_last_answered() {
+                    self.counts.slept += 1;
+                    continue;
+                }
                 if n.sleep.contains(&mv) {
                     if n.only.is_none() {
                         self.counts.slept += 1;
@@ -224,6 +235,7 @@ impl Search<'_> {
                     }
                     Child::State {
                         key,
+                        core,
                         harness,
                         situations: reached,
                         oracle,
@@ -245,9 +257,10 @@ impl Search<'_> {
                             sleep,
                             oracle,
                             only: None,
+                            twin: false,
                             origin: Some(Origin::of(round_no, k)),
                         };
-                        self.reached(key, node, layer_no, &mut next);
+                        self.reached(key, core, node, layer_no, &mut next);
                     }
                 }
             }
@@ -262,8 +275,15 @@ impl Search<'_> {
 
     /// A state a child reached, as `node` would expand it: counted, merged
     /// with the state of the same key if one is known, else put in the next
-    /// layer.
-    fn reached(&mut self, key: u128, node: Node, layer_no: usize, next: &mut Vec<Node>) {
+    /// layer, as a twin if a state of the same core is known.
+    fn reached(
+        &mut self,
+        key: u128,
+        core: Option<u128>,
+        mut node: Node,
+        layer_no: usize,
+        next: &mut Vec<Node>,
+    ) {
         if node.harness.complete() {
             self.counts.schedules += 1;
         }
@@ -283,6 +303,9 @@ impl Search<'_> {
                 oracle: node.oracle.clone(),
             });
             self.known.insert(key, expanded);
+            if let (Some(core), true) = (core, self.limits.sleep_sets) {
+                node.twin = !self.cores.insert(core);
+            }
         }
         self.counts.states += 1;
         next.push(node);
