@@ -69,11 +69,12 @@ pub struct ExploreArgs {
     #[arg(long)]
     no_merge: bool,
 
-    /// Play every order of deliveries the oracle shows commute, and every
-    /// move from states that differ only in the last frame answered,
-    /// instead of leaving out, by sleep sets, the orders whose futures
-    /// another order covers (slower; makes no assumption that the
-    /// implementation commutes them as the oracle does).
+    /// Play every order of deliveries the oracle shows commute, every move
+    /// from states that differ only in the last frame answered, and every
+    /// crash at the effect of an execution the oracle refuses, instead of
+    /// leaving out the moves whose futures another move covers (slower;
+    /// makes no assumption that the implementation commutes what the
+    /// oracle commutes).
     #[arg(long)]
     no_sleep_sets: bool,
 

@@ -70,9 +70,11 @@ pub struct Counts {
     /// therefore not explored again.
     pub merged: u64,
     /// Moves left out because a sleep set covered them: another order of
-    /// the same commuting deliveries was explored, or, while a crash is
+    /// the same commuting deliveries was explored; or, while a crash is
     /// left, the move does not read the last frame answered and a state
-    /// that differs only in that frame plays it.
+    /// that differs only in that frame plays it; or it is a crash at the
+    /// effect of an execution the oracle refuses, which the execution
+    /// without a crash covers.
     #[serde(default)]
     pub slept: u64,
     /// Actions left out because they need a capability not claimed.

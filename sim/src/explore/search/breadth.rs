@@ -157,6 +157,14 @@ impl Search<'_> {
                     self.counts.slept += 1;
                     continue;
                 }
+                if reduce
+                    && n.oracle.as_ref().is_some_and(|oracle| {
+                        self.prepared.crash_never_reached(oracle, &n.harness, mv)
+                    })
+                {
+                    self.counts.slept += 1;
+                    continue;
+                }
                 if n.sleep.contains(&mv) {
                     if n.only.is_none() {
                         self.counts.slept += 1;

@@ -3,10 +3,10 @@
 //! of the search that rests on an assumption about the implementation
 //! (docs/explore.md §3), kept apart so that it reads as one argument.
 
-use tern_model::ledger::{Event, Ledger};
+use tern_model::ledger::{Event, Execution, Ledger};
 use tern_model::message::ThreadId;
 
-use super::{Harness, Move, Node, Prepared};
+use super::{Action, Harness, Move, Node, Prepared};
 
 /// What the search remembers of a state it expanded, for when it meets
 /// it again by another schedule.
@@ -116,6 +116,40 @@ impl Prepared<'_> {
                 .threads
                 .iter()
                 .all(|t| xy.view_digest(t) == yx.view_digest(t))
+    }
+}
+
+impl Prepared<'_> {
+    /// Whether `mv` is an execution with a crash at its effect that the
+    /// oracle refuses from the state `h`, whose oracle is `oracle`, while
+    /// the same execution without a crash is played from it too. A
+    /// receiver that refuses never reaches the effect the crash waits for,
+    /// so the move comes to what the plain execution comes to, and a
+    /// receiver that acts is caught by the plain execution, at the same
+    /// depth.
+    pub(super) fn crash_never_reached(&self, oracle: &Ledger, h: &Harness, mv: Move) -> bool {
+        let Move::Execute {
+            action,
+            at,
+            crash: Some(_),
+            at_op: None,
+        } = mv
+        else {
+            return false;
+        };
+        let Action::Execute {
+            thread,
+            commitment,
+            at: times,
+        } = &self.actions[action as usize]
+        else {
+            unreachable!("an execute move names an execution")
+        };
+        !h.quiet
+            && matches!(
+                oracle.would_execute(thread, commitment, times[at as usize]),
+                Execution::Refused(_)
+            )
     }
 }
 
