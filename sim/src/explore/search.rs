@@ -172,7 +172,7 @@ struct Node {
     sleep: Vec<Move>,
     /// The oracle at this state, to tell which deliveries commute (kept
     /// only with sleep sets on).
-    oracle: Option<Ledger>,
+    oracle: Option<KeptOracle>,
     /// Only these moves are played from here (`None`: all): a state met
     /// again with a smaller sleep set plays the moves it had left out.
     only: Option<Vec<Move>>,
@@ -183,6 +183,23 @@ struct Node {
     /// The child that reached it, whose worker may still hold its subject
     /// (`None` for the start and for a state met again).
     origin: Option<Origin>,
+}
+
+/// The oracle at a state, kept to weigh moves from it, and the digest of
+/// its views, which names it as the state key does.
+#[derive(Debug, Clone)]
+pub(super) struct KeptOracle {
+    ledger: Ledger,
+    views: u128,
+}
+
+impl KeptOracle {
+    fn of(subject: &Subject) -> KeptOracle {
+        KeptOracle {
+            ledger: subject.oracle().clone(),
+            views: subject.oracle_views(),
+        }
+    }
 }
 
 pub(super) enum Child {
@@ -196,7 +213,7 @@ pub(super) enum Child {
         core: Option<u128>,
         harness: Harness,
         situations: Coverage,
-        oracle: Option<Box<Ledger>>,
+        oracle: Option<Box<KeptOracle>>,
         /// The mutating file operations the move made, where tern-sim
         /// serves the state directory: its crash points inside.
         ops: Vec<FileOp>,
@@ -361,7 +378,7 @@ impl<'s> Prepared<'s> {
             core,
             harness: h,
             situations: std::mem::take(&mut subject.coverage),
-            oracle: keep_oracle.then(|| Box::new(subject.oracle().clone())),
+            oracle: keep_oracle.then(|| Box::new(KeptOracle::of(&subject))),
             ops,
         };
         subject.counting = false;

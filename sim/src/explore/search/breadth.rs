@@ -8,10 +8,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::sleep::Expanded;
+use super::sleep::{Expanded, Weighed};
 use super::{
-    inside_points, Child, Counterexample, Counts, Coverage, Exploration, Implementation, Limits,
-    Move, Node, Prepared, RejectNames, Subject, Watch,
+    inside_points, Child, Counterexample, Counts, Coverage, Exploration, Implementation,
+    KeptOracle, Limits, Move, Node, Prepared, RejectNames, Subject, Watch,
 };
 use crate::explore::pool::{Context, Job, Origin, Pool};
 
@@ -30,6 +30,8 @@ struct Search<'p> {
     /// The cores of the states met ([`Child::State`]'s `core`), with sleep
     /// sets: a new state whose core is known is a twin.
     cores: HashSet<u128>,
+    /// The pairs of deliveries weighed, by oracle.
+    weighed: Weighed,
     exhausted: bool,
     violation: Option<Counterexample>,
 }
@@ -55,7 +57,7 @@ pub(super) fn explore_with(
     let start = (|| {
         let mut s = Subject::start(implementation, &prepared.init, &prepared.threads, names)?;
         s.check_views(true)?;
-        Ok(reduce.then(|| s.oracle().clone()))
+        Ok(reduce.then(|| KeptOracle::of(&s)))
     })();
     let root_oracle = match start {
         Ok(oracle) => oracle,
@@ -97,6 +99,7 @@ pub(super) fn explore_with(
         situations,
         known: HashMap::new(),
         cores: HashSet::new(),
+        weighed: Weighed::default(),
         exhausted: true,
         violation: None,
     };
@@ -183,7 +186,10 @@ impl Search<'_> {
                         .iter()
                         .chain(&before)
                         .copied()
-                        .filter(|&m| self.prepared.commute(oracle, &n.harness, m, mv))
+                        .filter(|&m| {
+                            self.prepared
+                                .commute(oracle, &n.harness, m, mv, &mut self.weighed)
+                        })
                         .collect(),
                     _ => Vec::new(),
                 };

@@ -3,10 +3,12 @@
 //! of the search that rests on an assumption about the implementation
 //! (docs/explore.md §3), kept apart so that it reads as one argument.
 
+use std::collections::HashMap;
+
 use tern_model::ledger::{Event, Execution, Ledger};
 use tern_model::message::ThreadId;
 
-use super::{Action, Harness, Move, Node, Prepared};
+use super::{Action, Harness, KeptOracle, Move, Node, Prepared};
 
 /// What the search remembers of a state it expanded, for when it meets
 /// it again by another schedule.
@@ -19,7 +21,7 @@ pub(super) struct Expanded {
     pub(super) pending: (usize, usize),
     pub(super) schedule: Vec<Move>,
     pub(super) harness: Harness,
-    pub(super) oracle: Option<Ledger>,
+    pub(super) oracle: Option<KeptOracle>,
 }
 
 impl Expanded {
@@ -54,6 +56,13 @@ impl Expanded {
     }
 }
 
+/// Pairs of deliveries weighed, by the views of the oracle they were
+/// weighed from: the same oracle is met again in many states (those that
+/// differ only in what the receiver holds, or in a crash the oracle does
+/// not see), and weighing a pair costs four deliveries and two views.
+#[derive(Default)]
+pub(super) struct Weighed(HashMap<(u128, u16, u16), bool>);
+
 impl Prepared<'_> {
     /// Whether `a` and `b` commute from the state `h`, whose oracle is
     /// `oracle`: both plain deliveries of different frames, no crash left
@@ -62,7 +71,18 @@ impl Prepared<'_> {
     /// in either order and the same views after both. A conforming
     /// receiver then ends in the same state either way; the assumption is
     /// that the implementation under test does too (docs/explore.md §3).
-    pub(super) fn commute(&self, oracle: &Ledger, h: &Harness, a: Move, b: Move) -> bool {
+    ///
+    /// The oracle is named by its views (as the state key names it), so
+    /// that a pair weighed from one oracle is not weighed again from an
+    /// oracle with the same views: `weighed` keeps the answers.
+    pub(super) fn commute(
+        &self,
+        oracle: &KeptOracle,
+        h: &Harness,
+        a: Move,
+        b: Move,
+        weighed: &mut Weighed,
+    ) -> bool {
         let (
             Move::Deliver {
                 action: x,
@@ -88,12 +108,25 @@ impl Prepared<'_> {
         // something of such a frame cannot hide behind this shortcut.
         if self.delivery(x).1.is_err() || self.delivery(y).1.is_err() {
             debug_assert!(
-                self.weigh(oracle, x, y),
+                self.weigh(&oracle.ledger, x, y),
                 "an unparsable frame did not commute"
             );
             return true;
         }
-        self.weigh(oracle, x, y)
+        let KeptOracle {
+            ledger: oracle,
+            views,
+        } = oracle;
+        let pair = (*views, x.min(y), x.max(y));
+        if let Some(&kept) = weighed.0.get(&pair) {
+            // Debug builds (the tests) weigh it again: an oracle whose views
+            // do not tell all that weighing reads cannot hide.
+            debug_assert_eq!(kept, self.weigh(oracle, x, y), "a pair weighed again");
+            return kept;
+        }
+        let commute = self.weigh(oracle, x, y);
+        weighed.0.insert(pair, commute);
+        commute
     }
 
     /// Whether deliveries `x` and `y` commute from `oracle`, weighed by
@@ -127,7 +160,7 @@ impl Prepared<'_> {
     /// so the move comes to what the plain execution comes to, and a
     /// receiver that acts is caught by the plain execution, at the same
     /// depth.
-    pub(super) fn crash_never_reached(&self, oracle: &Ledger, h: &Harness, mv: Move) -> bool {
+    pub(super) fn crash_never_reached(&self, oracle: &KeptOracle, h: &Harness, mv: Move) -> bool {
         let Move::Execute {
             action,
             at,
@@ -147,7 +180,9 @@ impl Prepared<'_> {
         };
         !h.quiet
             && matches!(
-                oracle.would_execute(thread, commitment, times[at as usize]),
+                oracle
+                    .ledger
+                    .would_execute(thread, commitment, times[at as usize]),
                 Execution::Refused(_)
             )
     }
