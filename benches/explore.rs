@@ -3,6 +3,11 @@
 //! cannot be copied costs, the explorer's only way before `Receiver::fork`)
 //! against the same exploration forking the state it expands, in one
 //! group. Both explore the same states; the bench checks that they do.
+//!
+//! A second group weighs the reductions that leave moves out (sleep sets,
+//! twins while a crash is left, crashes at an effect never reached): the
+//! same scopes with every move played from every state (merging only,
+//! `--no-sleep-sets`) against the default. Both reach the same states.
 
 use std::path::Path;
 
@@ -67,9 +72,13 @@ impl Implementation for Unforkable {
 }
 
 fn limits() -> Limits {
+    reduced(true)
+}
+
+fn reduced(sleep_sets: bool) -> Limits {
     Limits {
         merge: true,
-        sleep_sets: true,
+        sleep_sets,
         max_states: 1_000_000,
         jobs: 1,
         power_loss: false,
@@ -106,6 +115,34 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function(format!("{name}/forked"), |b| {
             b.iter(|| black_box(run(&prepared, &ReferenceImpl)))
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("explore_reductions");
+    group.sample_size(10);
+    for name in ["revision-race", "renewal"] {
+        let scope = builtin::by_name(name, Some(&corpus)).expect("a built-in scope");
+        let prepared = Prepared::new(&scope, true);
+        let run = |sleep_sets: bool| {
+            explore(
+                &prepared,
+                &ReferenceImpl,
+                Default::default(),
+                reduced(sleep_sets),
+                &Watch::default(),
+                &|| false,
+            )
+        };
+        let (every, fewer) = (run(false), run(true));
+        assert!(fewer.exhausted && fewer.violation.is_none());
+        assert_eq!(every.counts.states, fewer.counts.states, "{name}");
+        assert!(fewer.counts.transitions < every.counts.transitions);
+        group.throughput(Throughput::Elements(fewer.counts.states));
+        group.bench_function(format!("{name}/every-move"), |b| {
+            b.iter(|| black_box(run(false)))
+        });
+        group.bench_function(format!("{name}/reduced"), |b| {
+            b.iter(|| black_box(run(true)))
         });
     }
     group.finish();
