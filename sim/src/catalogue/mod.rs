@@ -5,8 +5,8 @@
 //! and reports count them; none of them needs the simulator.
 
 pub mod boast;
-pub mod malformed;
-pub mod reach;
+pub(crate) mod malformed;
+pub(crate) mod reach;
 pub mod situations;
 
 /// The identity context of a thread: threads named `side.*` are in the

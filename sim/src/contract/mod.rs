@@ -2,7 +2,7 @@
 //! (docs/contract.md), what it may use (durable storage and the world), and
 //! the same contract as lines over a pipe (docs/protocol.md).
 
-pub mod error;
+pub(crate) mod error;
 pub mod plugin;
 pub mod protocol;
 pub mod storage;

@@ -4,8 +4,8 @@
 
 pub mod case;
 pub mod clauses;
-pub mod files;
-pub mod pattern;
+pub(crate) mod files;
+pub(crate) mod pattern;
 pub mod play;
 pub(crate) mod reading;
 

@@ -4,9 +4,9 @@
 //! own rules. docs/explore.md says what "exhausted" proves.
 
 pub mod builtin;
-pub mod moves;
+pub(crate) mod moves;
 mod pool;
 pub mod scope;
 pub mod search;
-pub mod subject;
+pub(crate) mod subject;
 pub mod trace;

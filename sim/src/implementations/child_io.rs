@@ -84,12 +84,12 @@ pub enum Seen {
     /// One line, without its `\n`.
     Line { bytes: Vec<u8>, tag: u64 },
     /// A line passed the limit; `len` bytes of it had arrived, no newline
-    /// yet. Nothing more is read.
-    TooLong { len: usize, tag: u64 },
+    /// yet. Nothing more is read. Fatal whenever it was seen, so untagged.
+    TooLong { len: usize },
     /// End of output: every writer closed it.
     Closed { tag: u64 },
-    /// Reading failed.
-    Failed { error: io::Error, tag: u64 },
+    /// Reading failed: fatal whenever it was seen, so untagged.
+    Failed { error: io::Error },
 }
 
 /// The child's output split into lines on the caller's own thread: a line
@@ -180,7 +180,7 @@ impl<R: Read + AsRawFd> LineReader<R> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(true),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
             Err(error) => {
-                self.ready.push_back(Seen::Failed { error, tag });
+                self.ready.push_back(Seen::Failed { error });
                 self.done = true;
                 return Err(());
             }
@@ -195,7 +195,6 @@ impl<R: Read + AsRawFd> LineReader<R> {
             if self.line.len() + part.len() > self.limit {
                 self.ready.push_back(Seen::TooLong {
                     len: self.line.len() + part.len(),
-                    tag,
                 });
                 self.done = true;
                 return Ok(true);

@@ -24,7 +24,6 @@ use crate::contract::protocol::strict;
 use crate::contract::world::AgentWorld;
 use crate::implementations::affinity;
 use crate::implementations::child_io::{self, LineReader, Seen, WriteFailure};
-pub use crate::implementations::exit_guard::{defer_interrupts, interrupted};
 use crate::implementations::reaper::{self, Marked};
 use crate::implementations::state_dirs::Gate;
 use crate::implementations::stderr_log::StderrLog;

@@ -6,18 +6,18 @@
 pub mod adapter;
 pub mod affinity;
 pub mod agent;
-pub mod child_io;
-pub mod child_process;
-pub mod exit_guard;
-pub mod file_log;
+pub(crate) mod child_io;
+pub(crate) mod child_process;
+pub(crate) mod exit_guard;
+pub(crate) mod file_log;
 pub mod latency;
 pub mod machine;
 pub mod mutants;
-pub mod reaper;
+pub(crate) mod reaper;
 pub mod reference;
 pub(crate) mod snapshot_file;
-pub mod state_dirs;
-pub mod stderr_log;
+pub(crate) mod state_dirs;
+pub(crate) mod stderr_log;
 pub(crate) mod stderr_poller;
 
 /// A mutex's guard, even if a thread panicked while holding it: the harness

@@ -6,9 +6,9 @@
 //! an ACK).
 
 pub mod compare;
-pub mod delivery;
+pub(crate) mod delivery;
 pub mod invariants;
-pub mod no_effect;
-pub mod oracle;
-pub mod replies;
-pub mod views;
+pub(crate) mod no_effect;
+pub(crate) mod oracle;
+pub(crate) mod replies;
+pub(crate) mod views;
