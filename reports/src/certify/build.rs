@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 
 use base64::Engine;
-use tern_harness::certify::{Conformance, CorpusRun, ExplorationRun, SimulationRun};
+use tern_harness::certify::{
+    counts_at, Conformance, CorpusRun, Coverage, ExplorationRun, Judgement, SimulationRun,
+};
 use tern_harness::corpus::clauses::Clause;
 use tern_harness::corpus::play::{CaseRun, Exchange, Failure, Status};
 use tern_harness::corpus::{Case, Corpus, Level};
@@ -102,13 +104,7 @@ pub(crate) fn failure_report(f: &Failure, case_level: Level) -> FailureReport {
         differences: differences::of_texts(&f.expected, &f.actual),
         reproduce: String::new(),
         stderr: None,
-        level: if f.names_only {
-            Level::Profile
-        } else {
-            case_level
-        }
-        .as_str()
-        .to_owned(),
+        level: counts_at(case_level, Some(f)).as_str().to_owned(),
     }
 }
 
@@ -164,9 +160,8 @@ pub struct Certified<'a> {
 }
 
 /// An implementation's verdict and tally from its conformance; the rest
-/// of the report is left empty for the caller to fill. A run `cut_short`
-/// certifies nothing.
-pub(crate) fn judged(conformance: &Conformance, level: Level, cut_short: bool) -> ImplReport {
+/// of the report is left empty for the caller to fill.
+pub(crate) fn judged(conformance: &Conformance, level: Level, coverage: Coverage) -> ImplReport {
     let tally = conformance
         .by_level
         .iter()
@@ -187,18 +182,7 @@ pub(crate) fn judged(conformance: &Conformance, level: Level, cut_short: bool) -
         capabilities: Vec::new(),
         start_error: None,
         flag: String::new(),
-        verdict: Verdict {
-            certified: conformance.certified(level) && !cut_short,
-            level: if cut_short {
-                None
-            } else {
-                conformance.level().map(|l| l.as_str().to_owned())
-            },
-            core: conformance.core && !cut_short,
-            profile: conformance.profile && !cut_short,
-            simulation: conformance.simulation,
-            exploration: Some(conformance.exploration),
-        },
+        verdict: Verdict::from(conformance.judge(level, coverage)),
         tally,
         cases: Vec::new(),
         simulation: SimulationReport::default(),
@@ -217,11 +201,8 @@ impl Report {
         results: &[Certified],
     ) -> Report {
         let by_id: BTreeMap<&str, &Case> = cases.iter().map(|c| (c.id.as_str(), *c)).collect();
-        // Core conformance needs every case of the corpus to have run: a
-        // selection, or an interrupted run, reports its results but
-        // certifies nothing (docs/certify.md section 2).
-        let partial = filter.is_some() || cases.len() < corpus.cases.len();
-        let cut_short = partial || interrupted;
+        let selection = filter.is_some() || cases.len() < corpus.cases.len();
+        let coverage = Coverage::of(selection, interrupted);
         let implementations = results
             .iter()
             .map(|r| {
@@ -253,7 +234,7 @@ impl Report {
                         .collect(),
                     simulation: simulation_report(r.simulation, corpus, level),
                     exploration: exploration_report(r.exploration, corpus, &r.flag),
-                    ..judged(&conformance, level, cut_short)
+                    ..judged(&conformance, level, coverage)
                 }
             })
             .collect();
@@ -297,5 +278,18 @@ impl Report {
             budget.steps,
         );
         report
+    }
+}
+
+impl From<Judgement> for Verdict {
+    fn from(j: Judgement) -> Verdict {
+        Verdict {
+            certified: j.certified,
+            level: j.level.map(|l| l.as_str().to_owned()),
+            core: j.core,
+            profile: j.profile,
+            simulation: j.simulation,
+            exploration: Some(j.exploration),
+        }
     }
 }
