@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use tern_harness::certify::{
-    counts_at, Conformance, CorpusRun, Coverage, ExplorationRun, Judgement, SimulationRun,
+    counts_at, Certification, Conformance, Coverage, ExplorationRun, Judgement,
 };
 use tern_harness::corpus::clauses::Clause;
 use tern_harness::corpus::play::{CaseRun, Exchange, Failure, Status};
@@ -145,20 +145,6 @@ fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> Expl
     }
 }
 
-/// One implementation's results, as reported.
-pub struct Certified<'a> {
-    pub label: String,
-    /// How to name this implementation on a command line (`--mutant x`,
-    /// `--impl 'cmd'`, or nothing for the reference).
-    pub flag: String,
-    /// Its name as a trace records it (`Implementation::name`), which
-    /// `tern-sim replay` starts by itself for the reference and mutants.
-    pub implementation: String,
-    pub corpus: &'a CorpusRun,
-    pub simulation: &'a SimulationRun,
-    pub exploration: &'a ExplorationRun,
-}
-
 /// An implementation's verdict and tally from its conformance; the rest
 /// of the report is left empty for the caller to fill.
 pub(crate) fn judged(conformance: &Conformance, level: Level, coverage: Coverage) -> ImplReport {
@@ -198,7 +184,7 @@ impl Report {
         level: Level,
         budget: &tern_harness::certify::Budget,
         interrupted: bool,
-        results: &[Certified],
+        results: &[Certification],
     ) -> Report {
         let by_id: BTreeMap<&str, &Case> = cases.iter().map(|c| (c.id.as_str(), *c)).collect();
         let selection = filter.is_some() || cases.len() < corpus.cases.len();
@@ -206,7 +192,7 @@ impl Report {
         let implementations = results
             .iter()
             .map(|r| {
-                let conformance = Conformance::of(cases, r.corpus, r.simulation, r.exploration);
+                let conformance = Conformance::of(cases, &r.corpus, &r.simulation, &r.exploration);
                 let (name, version, capabilities, start_error) = match &r.corpus.identity {
                     Ok(i) => (
                         i.name.clone(),
@@ -232,8 +218,8 @@ impl Report {
                         .iter()
                         .filter_map(|run| by_id.get(run.id.as_str()).map(|c| case_report(c, run)))
                         .collect(),
-                    simulation: simulation_report(r.simulation, corpus, level),
-                    exploration: exploration_report(r.exploration, corpus, &r.flag),
+                    simulation: simulation_report(&r.simulation, corpus, level),
+                    exploration: exploration_report(&r.exploration, corpus, &r.flag),
                     ..judged(&conformance, level, coverage)
                 }
             })

@@ -28,7 +28,6 @@ use tern_harness::corpus::play::Status;
 use tern_harness::corpus::Level;
 
 use crate::differences::Difference;
-pub use build::Certified;
 pub(crate) use build::{clause_texts, failure_report, frame_fields, judged};
 pub(crate) use simulation::{simulation_counts, simulation_report};
 pub use simulation::{
