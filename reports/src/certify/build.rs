@@ -49,10 +49,10 @@ fn case_report(case: &Case, run: &CaseRun) -> CaseReport {
     CaseReport {
         id: case.id.clone(),
         title: case.title.clone(),
-        level: case.level.as_str().to_owned(),
+        level: case.level,
         section: case.section(),
         participant: case.setup.participant.to_string(),
-        status: run.status.as_str().to_owned(),
+        status: run.status,
         clauses: case
             .clauses
             .iter()
@@ -104,7 +104,7 @@ pub(crate) fn failure_report(f: &Failure, case_level: Level) -> FailureReport {
         differences: differences::of_texts(&f.expected, &f.actual),
         reproduce: String::new(),
         stderr: None,
-        level: counts_at(case_level, Some(f)).as_str().to_owned(),
+        level: counts_at(case_level, Some(f)),
     }
 }
 
@@ -233,7 +233,7 @@ impl Report {
                 cases: cases.len(),
                 filter: filter.map(str::to_owned),
             },
-            level_requested: level.as_str().to_owned(),
+            level_requested: level,
             simulation_budget: Budget {
                 first_seed: budget.first_seed,
                 seeds: budget.seeds,
@@ -271,7 +271,7 @@ impl From<Judgement> for Verdict {
     fn from(j: Judgement) -> Verdict {
         Verdict {
             certified: j.certified,
-            level: j.level.map(|l| l.as_str().to_owned()),
+            level: j.level,
             core: j.core,
             profile: j.profile,
             simulation: j.simulation,

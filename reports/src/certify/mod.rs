@@ -43,7 +43,7 @@ pub struct Report {
     pub tern_sim_version: String,
     pub corpus: CorpusInfo,
     /// The level asked for with `--level`.
-    pub level_requested: String,
+    pub level_requested: Level,
     pub simulation_budget: Budget,
     /// True when Ctrl-C (or SIGTERM) cut the run short: what is here is
     /// complete for what ran, and nothing more is claimed.
@@ -225,7 +225,7 @@ pub struct Verdict {
     /// Certified at the requested level.
     pub certified: bool,
     /// The highest level certified.
-    pub level: Option<String>,
+    pub level: Option<Level>,
     pub core: bool,
     pub profile: bool,
     pub simulation: SimVerdict,
@@ -273,11 +273,11 @@ pub struct ClauseText {
 pub struct CaseReport {
     pub id: String,
     pub title: String,
-    pub level: String,
+    pub level: Level,
     pub section: u8,
     /// The participant whose receiver was under test.
     pub participant: String,
-    pub status: String,
+    pub status: Status,
     pub clauses: Vec<ClauseText>,
     pub invariants: Vec<String>,
     pub failure: Option<FailureReport>,
@@ -309,7 +309,7 @@ pub struct FailureReport {
     /// `core` or `profile`: the level this failure counts at. A core case
     /// that fails only on a reject class or refusal name counts at
     /// `profile`, since those names are the profile's.
-    pub level: String,
+    pub level: Level,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -363,12 +363,6 @@ impl Report {
 /// The seed sections that hold clauses, in order.
 pub const SECTIONS: [u8; 6] = [1, 2, 3, 4, 5, 8];
 
-/// Whether an outcome, by its name in a report, stands in the way of
-/// certification (see `Status::is_failure`).
-pub fn is_failure(status: &str) -> bool {
-    Status::from_name(status).is_some_and(Status::is_failure)
-}
-
 /// How a section's cases ended for one implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SectionCounts {
@@ -380,7 +374,7 @@ pub struct SectionCounts {
 
 impl CaseReport {
     pub fn failed(&self) -> bool {
-        is_failure(&self.status)
+        self.status.is_failure()
     }
 }
 
@@ -501,10 +495,10 @@ impl ImplReport {
         };
         for c in cases {
             n.total += 1;
-            match c.status.as_str() {
-                "pass" => n.passed += 1,
-                "not_applicable" => n.not_applicable += 1,
-                s if is_failure(s) => n.failed += 1,
+            match c.status {
+                Status::Pass => n.passed += 1,
+                Status::NotApplicable => n.not_applicable += 1,
+                s if s.is_failure() => n.failed += 1,
                 _ => {}
             }
         }
