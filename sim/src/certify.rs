@@ -14,6 +14,7 @@ use crate::simulator::runner::Stats;
 mod cases;
 mod exploration;
 mod plan;
+pub mod reproduce;
 mod simulation;
 mod verdict;
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use tern_harness::certify::{
-    counts_at, Certification, Conformance, Coverage, ExplorationRun, Judgement,
+    counts_at, reproduce, Certification, Conformance, Coverage, ExplorationRun, Judgement,
 };
 use tern_harness::corpus::clauses::Clause;
 use tern_harness::corpus::play::{CaseRun, Exchange, Failure, Status};
@@ -139,7 +139,7 @@ fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> Expl
                 actual: ce.mismatch.actual.clone(),
                 differences: differences::of_texts(&ce.mismatch.expected, &ce.mismatch.actual),
                 schedule: x.shorthand.clone(),
-                reproduce: format!("tern-sim explore {}{flag}", x.id),
+                reproduce: reproduce::scope(&x.id, flag),
             })
         }),
     }

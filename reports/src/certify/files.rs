@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use tern_harness::certify::Certification;
+use tern_harness::certify::{reproduce, Certification};
 use tern_harness::simulator::trace;
 
 use super::Report;
@@ -131,10 +131,7 @@ impl super::ImplReport {
         if let Some(v) = &mut self.simulation.violation {
             if let Some(trace) = &v.trace {
                 let path = folder.join(trace);
-                v.reproduce = format!(
-                    "tern-sim replay {}{flag}",
-                    shell_word(&path.to_string_lossy())
-                );
+                v.reproduce = reproduce::replay(&shell_word(&path.to_string_lossy()), &flag);
             }
         }
     }

@@ -23,7 +23,7 @@ mod build;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use tern_harness::certify::SimVerdict;
+use tern_harness::certify::{reproduce, SimVerdict};
 use tern_harness::corpus::play::Status;
 use tern_harness::corpus::Level;
 
@@ -405,7 +405,7 @@ impl ImplReport {
             if let Some(trace) = &v.trace {
                 // The shrunk run itself, played again exactly; `publish`
                 // puts the report folder in front of the trace's path.
-                v.reproduce = format!("tern-sim replay {trace}{flag}");
+                v.reproduce = reproduce::replay(trace, &flag);
                 return;
             }
             v.reproduce = command.unwrap_or_default();
@@ -414,28 +414,12 @@ impl ImplReport {
 
     /// The one command that plays corpus case `id` again.
     pub fn case_command(&self, id: &str, level: Level) -> String {
-        format!(
-            "tern-sim certify --only {id} --seeds 0 --no-explore{}{}",
-            at_level(level),
-            self.flag_suffix()
-        )
+        reproduce::case(id, level, &self.flag_suffix())
     }
 
-    /// The one command that plays simulation run `seed` again (which
-    /// `run` shrinks and saves as a trace for `replay`). A `core`
-    /// certification ignores names, which only certify can do, so its
-    /// run is played through certify.
+    /// The one command that plays simulation run `seed` again.
     pub fn seed_command(&self, seed: u64, level: Level, agents: usize, steps: usize) -> String {
-        let flag = self.flag_suffix();
-        match level {
-            Level::Profile => format!(
-                "tern-sim run --seed {seed} --seeds 1 --agents {agents} --steps {steps} --faults{flag}"
-            ),
-            Level::Core => format!(
-                "tern-sim certify --seed {seed} --seeds 1 --agents {agents} --steps {steps} --no-explore{}{flag}",
-                at_level(level)
-            ),
-        }
+        reproduce::seed(seed, level, agents, steps, &self.flag_suffix())
     }
 
     /// ` --mutant x`, ` --impl '…'`, or nothing for the reference: what a
@@ -503,14 +487,6 @@ impl ImplReport {
             }
         }
         n
-    }
-}
-
-/// What a reproduce command adds for the level certified at.
-fn at_level(level: Level) -> &'static str {
-    match level {
-        Level::Core => " --level core",
-        Level::Profile => "",
     }
 }
 
