@@ -23,7 +23,7 @@ mod build;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use tern_harness::certify::{reproduce, SimVerdict};
+use tern_harness::certify::{reproduce, Coverage, SimVerdict};
 use tern_harness::corpus::play::Status;
 use tern_harness::corpus::Level;
 
@@ -328,18 +328,24 @@ pub struct StepReport {
 }
 
 impl Report {
+    /// How much of the work this report covers, as the harness judges it.
+    pub fn coverage(&self) -> Coverage {
+        Coverage::of(self.corpus.filter.is_some(), self.interrupted)
+    }
+
     /// Why this report certifies nothing whatever its results, when it
     /// is cut short: a selection of cases (`--only`), or an interrupt.
     pub fn not_certifiable(&self) -> Option<String> {
-        if self.interrupted {
-            Some("the run was interrupted: it covers only what ran before the signal".to_owned())
-        } else {
-            self.corpus.filter.as_ref().map(|f| {
-                format!(
-                    "partial run: only the {} case(s) whose ID contains `{f}` ran; certification needs every case of the corpus",
-                    self.corpus.cases
-                )
-            })
+        match self.coverage() {
+            Coverage::Whole => None,
+            Coverage::Interrupted => Some(
+                "the run was interrupted: it covers only what ran before the signal".to_owned(),
+            ),
+            Coverage::Selection => Some(format!(
+                "partial run: only the {} case(s) whose ID contains `{}` ran; certification needs every case of the corpus",
+                self.corpus.cases,
+                self.corpus.filter.as_deref().unwrap_or_default()
+            )),
         }
     }
 

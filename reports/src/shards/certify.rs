@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::determinism::DeterminismReport;
 use serde::{Deserialize, Serialize};
-use tern_harness::certify::{give_up_point, given_up_failure, Conformance, Coverage, SimVerdict};
+use tern_harness::certify::{give_up_point, given_up_failure, Conformance, SimVerdict};
 use tern_harness::corpus::play::Status;
 use tern_harness::corpus::Level;
 use tern_harness::explore::search::ScopeVerdict;
@@ -120,11 +120,7 @@ pub fn merge(parts: &[Read]) -> Result<Report, MergeError> {
             cases,
             simulation,
             exploration,
-            ..judged(
-                &conformance,
-                level,
-                Coverage::of(base.corpus.filter.is_some(), base.interrupted),
-            )
+            ..judged(&conformance, level, base.coverage())
         };
         let budget = &base.simulation_budget;
         merged.set_reproduce(level, budget.agents, budget.steps);
