@@ -7,10 +7,10 @@ use std::time::Instant;
 
 use clap::Args;
 use tern_harness::certify::{
-    check_determinism, run_corpus_with, run_exploration, run_simulation_watched, Budget, CorpusRun,
-    ExplorationRun, SimulationRun,
+    self, check_determinism, run_corpus_with, run_exploration, run_simulation_watched,
+    Certification, CorpusRun, ExplorationRun, Explore, Plan, SimulationRun, Soak, Subject,
 };
-use tern_harness::contract::plugin::{Identity, Implementation, PowerLossServed};
+use tern_harness::contract::plugin::{Identity, Implementation};
 use tern_harness::corpus::{Case, Corpus, Level, Origin};
 use tern_harness::explore::builtin;
 use tern_harness::explore::scope::Scope;
@@ -20,14 +20,12 @@ use tern_harness::implementations::adapter::{
 use tern_harness::implementations::machine;
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
-use tern_harness::judge::compare::RejectNames;
 use tern_harness::shard::Shard;
 use tern_harness::simulator::driver::Jobs;
-use tern_harness::simulator::faults::{Fault, FaultSet};
 use tern_harness::simulator::runner::Stats;
 use tern_reports::certify::baseline::{classify, load as load_baseline};
 use tern_reports::certify::files::shell_quoted;
-use tern_reports::certify::{scopes_left_out_note, write, Certified, Report, ScopeLeftOut};
+use tern_reports::certify::{scopes_left_out_note, write, Report, ScopeLeftOut};
 use tern_reports::escape;
 use tern_reports::shards::certify as certify_part;
 use tern_reports::shards::{Command, Part};
@@ -184,43 +182,6 @@ impl CertifyArgs {
     }
 }
 
-/// The simulation of an implementation whose corpus run was interrupted.
-/// Its durability is the one its runs would have had: power loss wherever
-/// the machine serves it (asked with power loss on, or a machine with FUSE
-/// would read as kill only).
-fn interrupted_before(budget: &Budget, implementation: &dyn Implementation) -> SimulationRun {
-    let durability = {
-        let _power = PowerLossServed::on(implementation, budget.faults.has(Fault::Crash));
-        implementation.durability()
-    };
-    SimulationRun {
-        budget: budget.clone(),
-        durability,
-        runs: 0,
-        stats: Default::default(),
-        counterexample: None,
-        log: None,
-        skipped: None,
-        complete: false,
-        latency: Vec::new(),
-        determinism: None,
-    }
-}
-
-/// An implementation to certify: its label, the flag that names it on a
-/// command line, whether it is explored, and the implementation.
-type UnderTest = (String, String, bool, Box<dyn Implementation>);
-
-/// One implementation's results: label, flag, name, and the three parts.
-type Certification = (
-    String,
-    String,
-    String,
-    CorpusRun,
-    SimulationRun,
-    ExplorationRun,
-);
-
 /// Whether the work must stop: an interrupt, or the machine failing.
 fn stop() -> bool {
     interrupted().is_some() || machine::fault().is_some()
@@ -249,25 +210,33 @@ pub fn run(args: CertifyArgs) -> Status {
         Ok(s) => s,
         Err(s) => return s,
     };
-    let under_test = match under_test(&args, limits) {
+    let subjects = match under_test(&args, limits) {
         Ok(u) => u,
         Err(s) => return s,
     };
     let level = Level::from(args.level);
     let plan = Plan {
+        subjects,
+        level,
+        budget: certify::budget(args.seeds, args.seed, args.agents, args.steps, level, shard),
+        soak: args.duration.map(Soak),
+        scopes,
+        give_up_after: args.give_up_after,
+        determinism: args.determinism.sample(),
+    };
+    let context = Context {
         args: &args,
+        plan: &plan,
         cases: &cases,
-        scopes: &scopes,
-        budget: budget_of(&args, level, shard),
         shard,
         human: matches!(args.format, FormatArg::Human),
         jobs: args.jobs.get(),
         share_of_cases: cases.iter().filter(|c| shard.takes_name(&c.id)).count(),
     };
-    if plan.human {
-        plan.announce(&corpus, level);
+    if context.human {
+        context.announce(&corpus);
     }
-    if let Some(note) = scopes_left_out_note(&left_out).filter(|_| plan.human) {
+    if let Some(note) = scopes_left_out_note(&left_out).filter(|_| context.human) {
         noteln!("{}", escape::terminal(&note));
     }
     // From here on an interrupt is noted, children are killed at once, and
@@ -277,8 +246,8 @@ pub fn run(args: CertifyArgs) -> Status {
     // Per implementation, each simulation run's counts: a shard's part
     // keeps them for the merge.
     let mut run_counts = Vec::new();
-    for one in &under_test {
-        let (result, counts) = plan.certify(one);
+    for subject in &plan.subjects {
+        let (result, counts) = context.certify(subject);
         results.push(result);
         run_counts.push(counts);
         if stop() {
@@ -289,17 +258,6 @@ pub fn run(args: CertifyArgs) -> Status {
         return status;
     }
     let was_interrupted = interrupted();
-    let certified: Vec<Certified> = results
-        .iter()
-        .map(|(label, flag, name, c, s, x)| Certified {
-            label: label.clone(),
-            flag: flag.clone(),
-            implementation: name.clone(),
-            corpus: c,
-            simulation: s,
-            exploration: x,
-        })
-        .collect();
     let mut report = Report::build(
         &corpus,
         &cases,
@@ -307,7 +265,7 @@ pub fn run(args: CertifyArgs) -> Status {
         level,
         &plan.budget,
         was_interrupted.is_some(),
-        &certified,
+        &results,
     );
     report.scopes_left_out = left_out;
     if let (Some(old), Some(path)) = (&baseline, &args.baseline) {
@@ -317,9 +275,9 @@ pub fn run(args: CertifyArgs) -> Status {
         .duration
         .map(|d| humantime::format_duration(d).to_string());
     if let Some(shard) = args.shards.shard() {
-        return plan.write_part(shard, &corpus.hash, report, run_counts, was_interrupted);
+        return context.write_part(shard, &corpus.hash, report, run_counts, was_interrupted);
     }
-    publish(&report, &args.report_dir, plan.human)
+    publish(&report, &args.report_dir, context.human)
 }
 
 /// The report folder (or a shard's part folder) and the baseline, checked
@@ -369,82 +327,51 @@ fn scopes_of(
 /// The implementations named, each with the flag that names it on a
 /// command line and whether it is explored; a label named twice is a
 /// usage error.
-fn under_test(args: &CertifyArgs, limits: Limits) -> Result<Vec<UnderTest>, Status> {
-    let in_process = !args.no_explore;
-    let over_protocol = args.explore;
-    let mut under_test: Vec<UnderTest> = Vec::new();
+fn under_test(args: &CertifyArgs, limits: Limits) -> Result<Vec<Subject>, Status> {
+    let in_process = Explore::of(false, args.explore, args.no_explore);
+    let mut subjects: Vec<Subject> = Vec::new();
     if args.reference || (args.implementations.is_empty() && args.mutants.is_empty()) {
-        under_test.push((
-            "reference".to_owned(),
-            String::new(),
-            in_process,
-            Box::new(ReferenceImpl),
-        ));
+        subjects.push(Subject {
+            label: "reference".to_owned(),
+            flag: String::new(),
+            explore: in_process,
+            implementation: Box::new(ReferenceImpl),
+        });
     }
     for m in &args.mutants {
-        under_test.push((
-            m.name().to_owned(),
-            format!(" --mutant {}", m.name()),
-            in_process,
-            Box::new(MutantImpl(*m)),
-        ));
+        subjects.push(Subject {
+            label: m.name().to_owned(),
+            flag: format!(" --mutant {}", m.name()),
+            explore: in_process,
+            implementation: Box::new(MutantImpl(*m)),
+        });
     }
     for cmd in &args.implementations {
         match SubprocessImpl::new(cmd.as_str(), limits) {
-            Ok(s) => under_test.push((
-                cmd.clone(),
-                format!(" --impl {}{}", shell_quoted(cmd), args.timeouts.flag()),
-                over_protocol,
-                Box::new(s),
-            )),
+            Ok(s) => subjects.push(Subject {
+                label: cmd.clone(),
+                flag: format!(" --impl {}{}", shell_quoted(cmd), args.timeouts.flag()),
+                explore: Explore::of(true, args.explore, args.no_explore),
+                implementation: Box::new(s),
+            }),
             Err(e) => {
                 errln!("tern-sim certify: cannot prepare state directories: {e}");
                 return Err(Status::Trouble);
             }
         }
     }
-    // A label names one column of every report, and `diff` matches
-    // implementations by it: the same one twice is a usage error.
-    let mut labels = std::collections::BTreeSet::new();
-    if let Some((label, ..)) = under_test
-        .iter()
-        .find(|(label, ..)| !labels.insert(label.as_str()))
-    {
-        errln!(
-            "tern-sim certify: `{}` is named twice: each implementation is certified once",
-            escape::terminal(label)
-        );
-        return Err(Status::Trouble);
-    }
-    Ok(under_test)
+    certify::subjects(subjects).map_err(|e| {
+        errln!("tern-sim certify: {}", escape::terminal(&e.to_string()));
+        Status::Trouble
+    })
 }
 
-/// The simulation budget: every fault, swarm mixes, names compared at
-/// `profile` only.
-fn budget_of(args: &CertifyArgs, level: Level, shard: Shard) -> Budget {
-    Budget {
-        seeds: args.seeds,
-        first_seed: args.seed,
-        agents: args.agents,
-        steps: args.steps,
-        faults: FaultSet::all(),
-        names: match level {
-            Level::Core => RejectNames::Ignored,
-            Level::Profile => RejectNames::Compared,
-        },
-        swarm: true,
-        shard,
-        deadline: None,
-    }
-}
-
-/// What every implementation is certified against, fixed before the first
-/// one starts.
-struct Plan<'a> {
+/// How the plan is carried out on this command line: the cases selected,
+/// the shard, and what the terminal shows.
+struct Context<'a> {
     args: &'a CertifyArgs,
+    plan: &'a Plan,
     cases: &'a [&'a Case],
-    scopes: &'a [Scope],
-    budget: Budget,
     shard: Shard,
     human: bool,
     jobs: Jobs,
@@ -453,13 +380,13 @@ struct Plan<'a> {
 
 const TEMPLATE: &str = "{prefix} {bar:30} {pos}/{len} {msg}";
 
-impl Plan<'_> {
+impl Context<'_> {
     /// The line that says what is about to be certified, and a shard's
     /// share of it.
-    fn announce(&self, corpus: &Corpus, level: Level) {
-        let (args, budget, scopes) = (self.args, &self.budget, self.scopes);
-        let runs = match args.duration {
-            Some(d) => format!(
+    fn announce(&self, corpus: &Corpus) {
+        let (args, budget, scopes) = (self.args, &self.plan.budget, &self.plan.scopes);
+        let runs = match self.plan.soak {
+            Some(Soak(d)) => format!(
                 "a soak of {} (at least {} runs to certify)",
                 humantime::format_duration(d),
                 budget.seeds
@@ -477,7 +404,7 @@ impl Plan<'_> {
             budget.first_seed,
             budget.agents,
             budget.steps,
-            level.as_str()
+            self.plan.level.as_str()
         );
         if let Some(shard) = args.shards.shard() {
             outln!(
@@ -498,14 +425,15 @@ impl Plan<'_> {
 
     /// Certifies one implementation: the corpus, the simulation, the
     /// exploration; and each simulation run's counts, for a shard's part.
-    fn certify(&self, (label, flag, explored, imp): &UnderTest) -> (Certification, Vec<Stats>) {
+    fn certify(&self, subject: &Subject) -> (Certification, Vec<Stats>) {
+        let (label, imp) = (&subject.label, subject.implementation.as_ref());
         let started = Instant::now();
-        let corpus_run = self.corpus(label, imp.as_ref());
+        let corpus_run = self.corpus(label, imp);
         let corpus_time = started.elapsed();
         let identity = corpus_run.identity.as_ref().ok();
-        let (sim, counts) = self.simulation(label, imp.as_ref(), identity);
+        let (sim, counts) = self.simulation(label, imp, identity);
         let sim_time = started.elapsed() - corpus_time;
-        let exploration = self.exploration(label, *explored, imp.as_ref(), identity);
+        let exploration = self.exploration(label, subject.explore, imp, identity);
         if self.human {
             noteln!(
                 "{}: corpus in {:.1} s, simulation in {:.1} s, exploration in {:.1} s",
@@ -515,17 +443,15 @@ impl Plan<'_> {
                 (started.elapsed() - corpus_time - sim_time).as_secs_f64()
             );
         }
-        (
-            (
-                label.clone(),
-                flag.clone(),
-                imp.name(),
-                corpus_run,
-                sim,
-                exploration,
-            ),
-            counts,
-        )
+        let certification = Certification {
+            label: label.clone(),
+            flag: subject.flag.clone(),
+            implementation: imp.name(),
+            corpus: corpus_run,
+            simulation: sim,
+            exploration,
+        };
+        (certification, counts)
     }
 
     fn corpus(&self, label: &str, imp: &dyn Implementation) -> CorpusRun {
@@ -542,7 +468,7 @@ impl Plan<'_> {
             self.cases,
             self.shard,
             imp,
-            self.args.give_up_after,
+            self.plan.give_up_after,
             self.jobs,
             |_| progress.bar.inc(1),
             &|worker, case| progress.worker(worker, format!("case {}", escape::terminal(&case.id))),
@@ -561,20 +487,15 @@ impl Plan<'_> {
         imp: &dyn Implementation,
         identity: Option<&Identity>,
     ) -> (SimulationRun, Vec<Stats>) {
-        let (args, budget) = (self.args, &self.budget);
+        let budget = &self.plan.budget;
         let progress = Progress::new(
             self.human && budget.seeds > 0 && !stop(),
             budget.share(),
             TEMPLATE,
             self.jobs.0.get(),
         );
-        // A soak plays seeds until its time is up, from now.
-        let played = match args.duration {
-            Some(d) => Budget {
-                seeds: u64::MAX - budget.first_seed,
-                deadline: Some(Instant::now() + d),
-                ..budget.clone()
-            },
+        let played = match self.plan.soak {
+            Some(soak) => soak.played(budget, Instant::now()),
             None => budget.clone(),
         };
         let mut counts = Vec::new();
@@ -582,10 +503,7 @@ impl Plan<'_> {
             .bar
             .set_prefix(format!("{}: simulation", escape::terminal(label)));
         let sim = if stop() {
-            // Interrupted during the corpus: the simulation was due but
-            // never ran, which is `incomplete`, not `not_run` (that is for
-            // `--seeds 0` or a missing `execute` claim).
-            interrupted_before(budget, imp)
+            SimulationRun::never_ran(budget, imp)
         } else {
             run_simulation_watched(
                 &played,
@@ -593,7 +511,7 @@ impl Plan<'_> {
                 self.jobs,
                 identity,
                 |n, run, totals| {
-                    if args.shards.shard().is_some() {
+                    if self.args.shards.shard().is_some() {
                         counts.push(run.clone());
                     }
                     progress.bar.set_position(n);
@@ -607,7 +525,7 @@ impl Plan<'_> {
         };
         progress.finish();
         let mut sim = sim;
-        if let Some(sample) = args.determinism.sample().filter(|_| !stop()) {
+        if let Some(sample) = self.plan.determinism.filter(|_| !stop()) {
             if self.human {
                 noteln!(
                     "{}: playing seeds twice to check determinism...",
@@ -616,13 +534,8 @@ impl Plan<'_> {
             }
             check_determinism(&mut sim, imp, sample, stop);
         }
-        if args.duration.is_some() {
-            // Too short a soak is not a clean one.
-            sim.complete &= sim.runs >= budget.seeds;
-            sim.budget = Budget {
-                faults: sim.budget.faults.clone(),
-                ..budget.clone()
-            };
+        if let Some(soak) = self.plan.soak {
+            soak.judge(&mut sim, budget);
         }
         (sim, counts)
     }
@@ -631,13 +544,13 @@ impl Plan<'_> {
     fn exploration(
         &self,
         label: &str,
-        explored: bool,
+        explore: Explore,
         imp: &dyn Implementation,
         identity: Option<&Identity>,
     ) -> ExplorationRun {
-        let scopes = self.scopes;
+        let scopes = &self.plan.scopes;
         let progress = Progress::new(
-            self.human && explored && !scopes.is_empty() && !stop(),
+            self.human && explore == Explore::Asked && !scopes.is_empty() && !stop(),
             scopes.len() as u64,
             TEMPLATE,
             1,
@@ -645,25 +558,15 @@ impl Plan<'_> {
         progress
             .bar
             .set_prefix(format!("{}: exploration", escape::terminal(label)));
-        let exploration = if !explored {
-            ExplorationRun::skipped(if self.args.no_explore {
-                "left out (--no-explore)"
-            } else {
-                "not asked for over the protocol (--explore): every state explored is replayed from a fresh start"
-            })
-        } else if stop() {
-            ExplorationRun {
-                scopes: Vec::new(),
-                skipped: None,
-                complete: false,
-            }
+        let exploration = if explore.skipped().is_some() || stop() {
+            ExplorationRun::never_ran(explore)
         } else {
             run_exploration(
                 scopes,
                 self.shard,
                 imp,
                 identity,
-                self.budget.names,
+                self.plan.budget.names,
                 self.jobs,
                 |x| {
                     progress.bar.inc(1);
@@ -699,14 +602,14 @@ impl Plan<'_> {
         );
         header.work.insert(
             "scopes".to_owned(),
-            self.scopes.iter().map(|s| s.id.clone()).collect(),
+            self.plan.scopes.iter().map(|s| s.id.clone()).collect(),
         );
         let part = Part {
             part: header,
             body: certify_part::Body {
                 attachments: report.attachments.clone(),
                 report,
-                give_up_after: args.give_up_after,
+                give_up_after: self.plan.give_up_after,
                 runs: run_counts,
             },
         };

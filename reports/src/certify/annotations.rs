@@ -52,7 +52,7 @@ fn one(i: &ImplReport, several: bool, out: &mut Vec<String>) {
         let mut text = format!(
             "{who}case {} {} ({} case)",
             c.id,
-            c.status.replace('_', " "),
+            c.status.as_str().replace('_', " "),
             c.level
         );
         if let Some(f) = &c.failure {

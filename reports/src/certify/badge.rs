@@ -9,6 +9,8 @@
 
 use std::fmt::Write as _;
 
+use tern_harness::corpus::Level;
+
 use super::diagram::esc;
 use super::Report;
 
@@ -37,15 +39,15 @@ impl Badge {
     /// certified at (the lowest of theirs, so a badge never claims more
     /// than one of them reached), or "not certified".
     pub fn of(report: &Report) -> Badge {
-        let rank = |level: Option<&str>| match level {
-            Some("profile") => 2,
-            Some("core") => 1,
-            _ => 0,
+        let rank = |level: Option<Level>| match level {
+            Some(Level::Profile) => 2,
+            Some(Level::Core) => 1,
+            None => 0,
         };
         let lowest = report
             .implementations
             .iter()
-            .map(|i| rank(i.verdict.level.as_deref()))
+            .map(|i| rank(i.verdict.level))
             .min()
             .unwrap_or(0);
         let (reached, color) = match lowest {

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use tern_harness::corpus::play::Status;
 
 use super::validate::{pointer_of, validate};
 use super::{ImplReport, Report};
@@ -236,7 +237,7 @@ pub fn compare(old: Option<&ImplReport>, new: &ImplReport) -> ImplChanges {
     let passing_now: BTreeSet<&str> = new
         .cases
         .iter()
-        .filter(|c| c.status == "pass")
+        .filter(|c| c.status == Status::Pass)
         .map(|c| c.id.as_str())
         .collect();
     let mut cases = Changes::default();
@@ -261,7 +262,7 @@ pub fn compare(old: Option<&ImplReport>, new: &ImplReport) -> ImplChanges {
     let checked_now: BTreeSet<&str> = new
         .cases
         .iter()
-        .filter(|c| c.status == "pass")
+        .filter(|c| c.status == Status::Pass)
         .flat_map(|c| c.clauses.iter().map(|cl| cl.id.as_str()))
         .collect();
     let mut clauses = Changes::default();
@@ -370,10 +371,10 @@ mod tests {
         CaseReport {
             id: id.into(),
             title: String::new(),
-            level: "core".into(),
+            level: tern_harness::corpus::Level::Core,
             section: 1,
             participant: "bob".into(),
-            status: status.into(),
+            status: Status::from_name(status).expect("a status tern-sim writes"),
             clauses: vec![ClauseText {
                 id: clause.into(),
                 section: 1,

@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 
 use base64::Engine;
-use tern_harness::certify::{Conformance, CorpusRun, ExplorationRun, SimulationRun};
+use tern_harness::certify::{
+    counts_at, reproduce, Certification, Conformance, Coverage, ExplorationRun, Judgement,
+};
 use tern_harness::corpus::clauses::Clause;
 use tern_harness::corpus::play::{CaseRun, Exchange, Failure, Status};
 use tern_harness::corpus::{Case, Corpus, Level};
@@ -47,10 +49,10 @@ fn case_report(case: &Case, run: &CaseRun) -> CaseReport {
     CaseReport {
         id: case.id.clone(),
         title: case.title.clone(),
-        level: case.level.as_str().to_owned(),
+        level: case.level,
         section: case.section(),
         participant: case.setup.participant.to_string(),
-        status: run.status.as_str().to_owned(),
+        status: run.status,
         clauses: case
             .clauses
             .iter()
@@ -102,13 +104,7 @@ pub(crate) fn failure_report(f: &Failure, case_level: Level) -> FailureReport {
         differences: differences::of_texts(&f.expected, &f.actual),
         reproduce: String::new(),
         stderr: None,
-        level: if f.names_only {
-            Level::Profile
-        } else {
-            case_level
-        }
-        .as_str()
-        .to_owned(),
+        level: counts_at(case_level, Some(f)),
     }
 }
 
@@ -143,30 +139,15 @@ fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> Expl
                 actual: ce.mismatch.actual.clone(),
                 differences: differences::of_texts(&ce.mismatch.expected, &ce.mismatch.actual),
                 schedule: x.shorthand.clone(),
-                reproduce: format!("tern-sim explore {}{flag}", x.id),
+                reproduce: reproduce::scope(&x.id, flag),
             })
         }),
     }
 }
 
-/// One implementation's results, as reported.
-pub struct Certified<'a> {
-    pub label: String,
-    /// How to name this implementation on a command line (`--mutant x`,
-    /// `--impl 'cmd'`, or nothing for the reference).
-    pub flag: String,
-    /// Its name as a trace records it (`Implementation::name`), which
-    /// `tern-sim replay` starts by itself for the reference and mutants.
-    pub implementation: String,
-    pub corpus: &'a CorpusRun,
-    pub simulation: &'a SimulationRun,
-    pub exploration: &'a ExplorationRun,
-}
-
 /// An implementation's verdict and tally from its conformance; the rest
-/// of the report is left empty for the caller to fill. A run `cut_short`
-/// certifies nothing.
-pub(crate) fn judged(conformance: &Conformance, level: Level, cut_short: bool) -> ImplReport {
+/// of the report is left empty for the caller to fill.
+pub(crate) fn judged(conformance: &Conformance, level: Level, coverage: Coverage) -> ImplReport {
     let tally = conformance
         .by_level
         .iter()
@@ -187,18 +168,7 @@ pub(crate) fn judged(conformance: &Conformance, level: Level, cut_short: bool) -
         capabilities: Vec::new(),
         start_error: None,
         flag: String::new(),
-        verdict: Verdict {
-            certified: conformance.certified(level) && !cut_short,
-            level: if cut_short {
-                None
-            } else {
-                conformance.level().map(|l| l.as_str().to_owned())
-            },
-            core: conformance.core && !cut_short,
-            profile: conformance.profile && !cut_short,
-            simulation: conformance.simulation,
-            exploration: Some(conformance.exploration),
-        },
+        verdict: Verdict::from(conformance.judge(level, coverage)),
         tally,
         cases: Vec::new(),
         simulation: SimulationReport::default(),
@@ -214,18 +184,15 @@ impl Report {
         level: Level,
         budget: &tern_harness::certify::Budget,
         interrupted: bool,
-        results: &[Certified],
+        results: &[Certification],
     ) -> Report {
         let by_id: BTreeMap<&str, &Case> = cases.iter().map(|c| (c.id.as_str(), *c)).collect();
-        // Core conformance needs every case of the corpus to have run: a
-        // selection, or an interrupted run, reports its results but
-        // certifies nothing (docs/certify.md section 2).
-        let partial = filter.is_some() || cases.len() < corpus.cases.len();
-        let cut_short = partial || interrupted;
+        let selection = filter.is_some() || cases.len() < corpus.cases.len();
+        let coverage = Coverage::of(selection, interrupted);
         let implementations = results
             .iter()
             .map(|r| {
-                let conformance = Conformance::of(cases, r.corpus, r.simulation, r.exploration);
+                let conformance = Conformance::of(cases, &r.corpus, &r.simulation, &r.exploration);
                 let (name, version, capabilities, start_error) = match &r.corpus.identity {
                     Ok(i) => (
                         i.name.clone(),
@@ -251,9 +218,9 @@ impl Report {
                         .iter()
                         .filter_map(|run| by_id.get(run.id.as_str()).map(|c| case_report(c, run)))
                         .collect(),
-                    simulation: simulation_report(r.simulation, corpus, level),
-                    exploration: exploration_report(r.exploration, corpus, &r.flag),
-                    ..judged(&conformance, level, cut_short)
+                    simulation: simulation_report(&r.simulation, corpus, level),
+                    exploration: exploration_report(&r.exploration, corpus, &r.flag),
+                    ..judged(&conformance, level, coverage)
                 }
             })
             .collect();
@@ -266,7 +233,7 @@ impl Report {
                 cases: cases.len(),
                 filter: filter.map(str::to_owned),
             },
-            level_requested: level.as_str().to_owned(),
+            level_requested: level,
             simulation_budget: Budget {
                 first_seed: budget.first_seed,
                 seeds: budget.seeds,
@@ -297,5 +264,18 @@ impl Report {
             budget.steps,
         );
         report
+    }
+}
+
+impl From<Judgement> for Verdict {
+    fn from(j: Judgement) -> Verdict {
+        Verdict {
+            certified: j.certified,
+            level: j.level,
+            core: j.core,
+            profile: j.profile,
+            simulation: j.simulation,
+            exploration: Some(j.exploration),
+        }
     }
 }

@@ -6,8 +6,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use tern_harness::certify::SimVerdict;
+use tern_harness::corpus::play::Status;
+use tern_harness::corpus::Level;
 
-use super::{is_failure, ImplReport, Report};
+use super::{ImplReport, Report};
 use crate::escape::t;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,29 +61,29 @@ fn compare(label: &str, old: &ImplReport, new: &ImplReport, out: &mut Diff) {
             regression,
         })
     };
-    let old_cases: BTreeMap<&str, &str> = old
+    let old_cases: BTreeMap<&str, Status> = old
         .cases
         .iter()
-        .map(|c| (c.id.as_str(), c.status.as_str()))
+        .map(|c| (c.id.as_str(), c.status))
         .collect();
-    let new_cases: BTreeMap<&str, &str> = new
+    let new_cases: BTreeMap<&str, Status> = new
         .cases
         .iter()
-        .map(|c| (c.id.as_str(), c.status.as_str()))
+        .map(|c| (c.id.as_str(), c.status))
         .collect();
     for (id, n) in &new_cases {
         match old_cases.get(id) {
             Some(o) if o != n => push(
                 format!("case {id}"),
-                (*o).to_owned(),
-                (*n).to_owned(),
-                is_failure(n) && !is_failure(o),
+                o.as_str().to_owned(),
+                n.as_str().to_owned(),
+                n.is_failure() && !o.is_failure(),
             ),
             None => push(
                 format!("case {id}"),
                 "absent".into(),
-                (*n).to_owned(),
-                is_failure(n),
+                n.as_str().to_owned(),
+                n.is_failure(),
             ),
             _ => {}
         }
@@ -92,9 +94,9 @@ fn compare(label: &str, old: &ImplReport, new: &ImplReport, out: &mut Diff) {
         if !new_cases.contains_key(id) {
             push(
                 format!("case {id}"),
-                (*o).to_owned(),
+                o.as_str().to_owned(),
                 "absent".into(),
-                *o == "pass",
+                *o == Status::Pass,
             );
         }
     }
@@ -139,7 +141,7 @@ fn compare(label: &str, old: &ImplReport, new: &ImplReport, out: &mut Diff) {
             );
         }
     }
-    let level = |i: &ImplReport| i.verdict.level.clone().unwrap_or_else(|| "none".into());
+    let level = |i: &ImplReport| i.verdict.level.map_or("none", Level::as_str).to_owned();
     let rank = |l: &str| match l {
         "profile" => 2,
         "core" => 1,

@@ -11,9 +11,10 @@
 
 use std::collections::BTreeSet;
 
+use tern_harness::certify::{reproduce, Certification};
 use tern_harness::simulator::trace;
 
-use super::{Certified, Report};
+use super::Report;
 
 /// A name for an implementation that is safe as a file name: its label
 /// with anything but letters, digits, `.`, `_` and `-` made `-`, at most
@@ -60,7 +61,7 @@ pub fn is_attachment_path(path: &str) -> bool {
 
 /// Names every file of `results` in `report`, in report order, and keeps
 /// their contents in `report.attachments`.
-pub(super) fn attach(report: &mut Report, results: &[Certified]) {
+pub(super) fn attach(report: &mut Report, results: &[Certification]) {
     let mut used = BTreeSet::new();
     for (imp, r) in report.implementations.iter_mut().zip(results) {
         let base = slug(&imp.label);
@@ -130,10 +131,7 @@ impl super::ImplReport {
         if let Some(v) = &mut self.simulation.violation {
             if let Some(trace) = &v.trace {
                 let path = folder.join(trace);
-                v.reproduce = format!(
-                    "tern-sim replay {}{flag}",
-                    shell_word(&path.to_string_lossy())
-                );
+                v.reproduce = reproduce::replay(&shell_word(&path.to_string_lossy()), &flag);
             }
         }
     }

@@ -6,6 +6,7 @@
 
 use std::fmt::Write;
 use tern_harness::certify::SimVerdict;
+use tern_harness::corpus::play::Status;
 
 use super::baseline::{ImplChanges, Mark};
 use super::diagram::{esc, Diagram};
@@ -167,7 +168,7 @@ fn clause_table(out: &mut String, report: &Report) {
                 .map(|k| k.id.as_str())
                 .collect();
             if failed.is_empty() {
-                let passed = mine.iter().filter(|k| k.status == "pass").count();
+                let passed = mine.iter().filter(|k| k.status == Status::Pass).count();
                 let _ = write!(out, r#"<td><span class="pass">{passed} pass</span></td>"#);
             } else {
                 let _ = write!(
@@ -271,9 +272,9 @@ fn failure_block(out: &mut String, i: &ImplReport, c: &CaseReport, mark: Option<
         esc(&c.id),
         esc(&c.id),
         esc(&c.title),
-        esc(&c.status.replace('_', " ")),
+        esc(&c.status.as_str().replace('_', " ")),
         esc(&if f.level == c.level {
-            c.level.clone()
+            c.level.as_str().to_owned()
         } else {
             format!(
                 "{}; only a name differs, so it counts at {} level",
@@ -595,7 +596,7 @@ pub fn render_within(report: &Report, back: Option<&str>) -> String {
         );
     }
     for i in &report.implementations {
-        verdict_block(&mut out, i, &report.level_requested);
+        verdict_block(&mut out, i, report.level_requested.as_str());
     }
     let b = &report.simulation_budget;
     let _ = write!(

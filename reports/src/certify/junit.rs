@@ -6,6 +6,7 @@
 
 use quick_junit::{NonSuccessKind, Property, Report as Junit, TestCase, TestCaseStatus, TestSuite};
 use tern_harness::certify::SimVerdict;
+use tern_harness::corpus::play::Status;
 
 use super::{section_title, ImplReport, Report};
 
@@ -47,14 +48,14 @@ fn section_suites(report: &Report, i: &ImplReport, several: bool) -> Vec<TestSui
         };
         let mut suite = TestSuite::new(name);
         for c in i.cases.iter().filter(|c| c.section == s) {
-            let mut status = match c.status.as_str() {
-                "pass" => TestCaseStatus::success(),
-                "not_applicable" => {
+            let mut status = match c.status {
+                Status::Pass => TestCaseStatus::success(),
+                Status::NotApplicable => {
                     let mut st = TestCaseStatus::skipped();
                     st.set_message(format!("needs {}", c.unclaimed.join(", ")));
                     st
                 }
-                "error" => TestCaseStatus::non_success(NonSuccessKind::Error),
+                Status::Error => TestCaseStatus::non_success(NonSuccessKind::Error),
                 _ => TestCaseStatus::non_success(NonSuccessKind::Failure),
             };
             if let Some(f) = &c.failure {

@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Serialize;
+use tern_harness::certify::Certification;
 use tern_harness::corpus::Level;
 use tern_harness::implementations::latency::{Timed, Work};
 
-use super::{Certified, ImplReport};
+use super::ImplReport;
 use crate::escape::t;
 
 pub const SCHEMA: &str = "tern-sim/latency/1";
@@ -155,7 +156,7 @@ pub fn summarise(
 /// none of them is.
 pub fn of(
     implementations: &[ImplReport],
-    results: &[Certified],
+    results: &[Certification],
     level: Level,
     agents: usize,
     steps: usize,

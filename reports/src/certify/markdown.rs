@@ -9,6 +9,9 @@
 //! ([`markdown_code`]), so none of it can become a link, an image, markup
 //! or a mention on the page that shows it.
 
+use tern_harness::corpus::play::Status;
+use tern_harness::corpus::Level;
+
 use super::{ImplReport, Report};
 use crate::escape::markdown_code as code;
 
@@ -97,7 +100,7 @@ fn one(report: &Report, i: &ImplReport, out: &mut String) {
     out.push_str(&format!(
         "### {} {}\n\n",
         code(&i.label),
-        verdict(i, &report.level_requested)
+        verdict(i, report.level_requested.as_str())
     ));
     facts(i, out);
     if let Some(ch) = report.baseline.as_ref().and_then(|b| b.of(&i.label)) {
@@ -115,7 +118,7 @@ fn facts(i: &ImplReport, out: &mut String) {
     if let Some(e) = &i.start_error {
         out.push_str(&format!("- did not start: {}\n", code(&short(e))));
     }
-    let reached = match i.verdict.level.as_deref() {
+    let reached = match i.verdict.level.map(Level::as_str) {
         Some(l) => code(l),
         None => "none".to_owned(),
     };
@@ -127,7 +130,7 @@ fn facts(i: &ImplReport, out: &mut String) {
         "- level certified: {reached} (corpus: {conformant})\n"
     ));
     let failed = i.cases.iter().filter(|c| c.failed()).count();
-    let passed = i.cases.iter().filter(|c| c.status == "pass").count();
+    let passed = i.cases.iter().filter(|c| c.status == Status::Pass).count();
     out.push_str(&format!(
         "- corpus: {} case(s), {passed} passed, {failed} failed\n",
         i.cases.len()
@@ -190,8 +193,8 @@ fn failing_cases(report: &Report, i: &ImplReport, out: &mut String) {
             out.push_str(&format!(
                 "- {mark}{} ({}, {}{clause})",
                 code(&c.id),
-                code(&c.level),
-                words(&c.status)
+                code(c.level.as_str()),
+                words(c.status.as_str())
             ));
             if let Some(f) = &c.failure {
                 out.push_str(&format!(": {}", code(&short(&f.check))));
@@ -261,7 +264,7 @@ pub fn render(report: &Report) -> String {
         "## Tern 0.1 certification: {} of {} certified at {}\n\n",
         certified,
         report.implementations.len(),
-        code(&report.level_requested)
+        code(report.level_requested.as_str())
     );
     out.push_str(&format!(
         "tern-sim {} · corpus {} ({} case(s), {} clauses) · {} simulation run(s) from seed {}\n\n",

@@ -23,12 +23,11 @@ mod build;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use tern_harness::certify::SimVerdict;
+use tern_harness::certify::{reproduce, Coverage, SimVerdict};
 use tern_harness::corpus::play::Status;
 use tern_harness::corpus::Level;
 
 use crate::differences::Difference;
-pub use build::Certified;
 pub(crate) use build::{clause_texts, failure_report, frame_fields, judged};
 pub(crate) use simulation::{simulation_counts, simulation_report};
 pub use simulation::{
@@ -44,7 +43,7 @@ pub struct Report {
     pub tern_sim_version: String,
     pub corpus: CorpusInfo,
     /// The level asked for with `--level`.
-    pub level_requested: String,
+    pub level_requested: Level,
     pub simulation_budget: Budget,
     /// True when Ctrl-C (or SIGTERM) cut the run short: what is here is
     /// complete for what ran, and nothing more is claimed.
@@ -226,7 +225,7 @@ pub struct Verdict {
     /// Certified at the requested level.
     pub certified: bool,
     /// The highest level certified.
-    pub level: Option<String>,
+    pub level: Option<Level>,
     pub core: bool,
     pub profile: bool,
     pub simulation: SimVerdict,
@@ -274,11 +273,11 @@ pub struct ClauseText {
 pub struct CaseReport {
     pub id: String,
     pub title: String,
-    pub level: String,
+    pub level: Level,
     pub section: u8,
     /// The participant whose receiver was under test.
     pub participant: String,
-    pub status: String,
+    pub status: Status,
     pub clauses: Vec<ClauseText>,
     pub invariants: Vec<String>,
     pub failure: Option<FailureReport>,
@@ -310,7 +309,7 @@ pub struct FailureReport {
     /// `core` or `profile`: the level this failure counts at. A core case
     /// that fails only on a reject class or refusal name counts at
     /// `profile`, since those names are the profile's.
-    pub level: String,
+    pub level: Level,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -329,18 +328,24 @@ pub struct StepReport {
 }
 
 impl Report {
+    /// How much of the work this report covers, as the harness judges it.
+    pub fn coverage(&self) -> Coverage {
+        Coverage::of(self.corpus.filter.is_some(), self.interrupted)
+    }
+
     /// Why this report certifies nothing whatever its results, when it
     /// is cut short: a selection of cases (`--only`), or an interrupt.
     pub fn not_certifiable(&self) -> Option<String> {
-        if self.interrupted {
-            Some("the run was interrupted: it covers only what ran before the signal".to_owned())
-        } else {
-            self.corpus.filter.as_ref().map(|f| {
-                format!(
-                    "partial run: only the {} case(s) whose ID contains `{f}` ran; certification needs every case of the corpus",
-                    self.corpus.cases
-                )
-            })
+        match self.coverage() {
+            Coverage::Whole => None,
+            Coverage::Interrupted => Some(
+                "the run was interrupted: it covers only what ran before the signal".to_owned(),
+            ),
+            Coverage::Selection => Some(format!(
+                "partial run: only the {} case(s) whose ID contains `{}` ran; certification needs every case of the corpus",
+                self.corpus.cases,
+                self.corpus.filter.as_deref().unwrap_or_default()
+            )),
         }
     }
 
@@ -364,12 +369,6 @@ impl Report {
 /// The seed sections that hold clauses, in order.
 pub const SECTIONS: [u8; 6] = [1, 2, 3, 4, 5, 8];
 
-/// Whether an outcome, by its name in a report, stands in the way of
-/// certification (see `Status::is_failure`).
-pub fn is_failure(status: &str) -> bool {
-    Status::from_name(status).is_some_and(Status::is_failure)
-}
-
 /// How a section's cases ended for one implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SectionCounts {
@@ -381,7 +380,7 @@ pub struct SectionCounts {
 
 impl CaseReport {
     pub fn failed(&self) -> bool {
-        is_failure(&self.status)
+        self.status.is_failure()
     }
 }
 
@@ -412,7 +411,7 @@ impl ImplReport {
             if let Some(trace) = &v.trace {
                 // The shrunk run itself, played again exactly; `publish`
                 // puts the report folder in front of the trace's path.
-                v.reproduce = format!("tern-sim replay {trace}{flag}");
+                v.reproduce = reproduce::replay(trace, &flag);
                 return;
             }
             v.reproduce = command.unwrap_or_default();
@@ -421,28 +420,12 @@ impl ImplReport {
 
     /// The one command that plays corpus case `id` again.
     pub fn case_command(&self, id: &str, level: Level) -> String {
-        format!(
-            "tern-sim certify --only {id} --seeds 0 --no-explore{}{}",
-            at_level(level),
-            self.flag_suffix()
-        )
+        reproduce::case(id, level, &self.flag_suffix())
     }
 
-    /// The one command that plays simulation run `seed` again (which
-    /// `run` shrinks and saves as a trace for `replay`). A `core`
-    /// certification ignores names, which only certify can do, so its
-    /// run is played through certify.
+    /// The one command that plays simulation run `seed` again.
     pub fn seed_command(&self, seed: u64, level: Level, agents: usize, steps: usize) -> String {
-        let flag = self.flag_suffix();
-        match level {
-            Level::Profile => format!(
-                "tern-sim run --seed {seed} --seeds 1 --agents {agents} --steps {steps} --faults{flag}"
-            ),
-            Level::Core => format!(
-                "tern-sim certify --seed {seed} --seeds 1 --agents {agents} --steps {steps} --no-explore{}{flag}",
-                at_level(level)
-            ),
-        }
+        reproduce::seed(seed, level, agents, steps, &self.flag_suffix())
     }
 
     /// ` --mutant x`, ` --impl '…'`, or nothing for the reference: what a
@@ -502,22 +485,14 @@ impl ImplReport {
         };
         for c in cases {
             n.total += 1;
-            match c.status.as_str() {
-                "pass" => n.passed += 1,
-                "not_applicable" => n.not_applicable += 1,
-                s if is_failure(s) => n.failed += 1,
+            match c.status {
+                Status::Pass => n.passed += 1,
+                Status::NotApplicable => n.not_applicable += 1,
+                s if s.is_failure() => n.failed += 1,
                 _ => {}
             }
         }
         n
-    }
-}
-
-/// What a reproduce command adds for the level certified at.
-fn at_level(level: Level) -> &'static str {
-    match level {
-        Level::Core => " --level core",
-        Level::Profile => "",
     }
 }
 

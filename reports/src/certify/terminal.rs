@@ -8,6 +8,7 @@ use super::{section_title, ExplorationReport, ImplReport, Report, SECTIONS};
 use crate::escape::t;
 use crate::run::{clip, expected_actual, table};
 use tern_harness::certify::SimVerdict;
+use tern_harness::corpus::Level;
 
 /// The verdict line of one implementation.
 pub fn verdict_line(i: &ImplReport, level: &str) -> String {
@@ -71,7 +72,7 @@ fn one(report: &Report, i: &ImplReport) -> String {
     }
     simulation_lines(report, i, &mut out);
     out.push_str(&exploration_lines(&i.exploration));
-    out.push_str(&verdict_line(i, &report.level_requested));
+    out.push_str(&verdict_line(i, report.level_requested.as_str()));
     out.push('\n');
     if let (false, Some(why)) = (i.verdict.certified, report.not_certifiable()) {
         out.push_str(&format!("    not certified because: {}\n", t(&why)));
@@ -90,12 +91,12 @@ fn case_failures(report: &Report, i: &ImplReport, out: &mut String) {
             .map(|cl| format!("{} \"{}\"", t(&cl.id), t(&cl.sentence)))
             .unwrap_or_default();
         let level = if f.level == c.level {
-            t(&c.level)
+            t(c.level.as_str())
         } else {
             format!(
                 "{} case, counts at {}: only a name differs",
-                t(&c.level),
-                t(&f.level)
+                t(c.level.as_str()),
+                t(f.level.as_str())
             )
         };
         let mark = report
@@ -106,7 +107,7 @@ fn case_failures(report: &Report, i: &ImplReport, out: &mut String) {
             "✘ {mark}{} [{}, {}] step {} ({}), {}\n    breaks {clause}\n{}",
             t(&c.id),
             level,
-            t(&c.status.replace('_', " ")),
+            t(&c.status.as_str().replace('_', " ")),
             f.step,
             t(&f.op),
             t(&f.check),
@@ -256,7 +257,7 @@ fn side_by_side(report: &Report) -> String {
         if i.verdict.certified {
             format!(
                 "certified ({})",
-                t(i.verdict.level.as_deref().unwrap_or("-"))
+                t(i.verdict.level.map_or("-", Level::as_str))
             )
         } else {
             "not certified".to_owned()
@@ -292,7 +293,7 @@ fn side_by_side(report: &Report) -> String {
         out.push('\n');
     }
     for i in &report.implementations {
-        out.push_str(&verdict_line(i, &report.level_requested));
+        out.push_str(&verdict_line(i, report.level_requested.as_str()));
         out.push('\n');
     }
     out

@@ -85,7 +85,6 @@ pub fn validate(report: &Report) -> Result<(), Malformed> {
             message: "not a SHA-256 in hexadecimal (64 digits)".into(),
         });
     }
-    level("/level_requested".into(), &report.level_requested)?;
     let statuses: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
     let mut labels = std::collections::BTreeMap::new();
     for (n, i) in report.implementations.iter().enumerate() {
@@ -99,9 +98,6 @@ pub fn validate(report: &Report) -> Result<(), Malformed> {
                     i.label
                 ),
             });
-        }
-        if let Some(l) = &i.verdict.level {
-            level(format!("{at}/verdict/level"), l)?;
         }
         for (l, tally) in &i.tally {
             level(format!("{at}/tally/{}", pointer_segment(l)), l)?;
@@ -121,11 +117,6 @@ pub fn validate(report: &Report) -> Result<(), Malformed> {
                     pointer: format!("{at}/id"),
                     message: format!("case `{}` appears twice", c.id),
                 });
-            }
-            one_of(format!("{at}/status"), &c.status, &statuses)?;
-            level(format!("{at}/level"), &c.level)?;
-            if let Some(f) = &c.failure {
-                level(format!("{at}/failure/level"), &f.level)?;
             }
         }
     }

@@ -81,8 +81,7 @@ pub fn merge(parts: &[Read]) -> Result<Report, MergeError> {
             ));
         }
     }
-    let level = Level::from_name(&base.level_requested)
-        .ok_or_else(|| bad(first, format!("unknown level `{}`", base.level_requested)))?;
+    let level = base.level_requested;
     let no_names = Vec::new();
     let cases_order = first.header.work.get("cases").unwrap_or(&no_names);
     let scopes_order = first.header.work.get("scopes").unwrap_or(&no_names);
@@ -105,17 +104,8 @@ pub fn merge(parts: &[Read]) -> Result<Report, MergeError> {
             level,
         )?;
         let exploration = merged_exploration(&shares, scopes_order)?;
-        let mut outcomes = Vec::with_capacity(cases.len());
-        for c in &cases {
-            outcomes.push(outcome(c).ok_or_else(|| {
-                bad(
-                    first,
-                    format!("case `{}` has an unknown level or status", c.id),
-                )
-            })?);
-        }
         let conformance = Conformance::of_outcomes(
-            outcomes,
+            cases.iter().map(outcome),
             imp.start_error.is_none(),
             simulation.verdict,
             exploration.verdict.unwrap_or(SimVerdict::Incomplete),
@@ -130,7 +120,7 @@ pub fn merge(parts: &[Read]) -> Result<Report, MergeError> {
             cases,
             simulation,
             exploration,
-            ..judged(&conformance, level, base.corpus.filter.is_some())
+            ..judged(&conformance, level, base.coverage())
         };
         let budget = &base.simulation_budget;
         merged.set_reproduce(level, budget.agents, budget.steps);
@@ -208,13 +198,10 @@ struct Share<'a> {
     runs: &'a [Stats],
 }
 
-/// The level a case's outcome counts at, and the outcome.
-fn outcome(c: &CaseReport) -> Option<(Level, Status)> {
-    let level = c
-        .failure
-        .as_ref()
-        .map_or(c.level.as_str(), |f| f.level.as_str());
-    Some((Level::from_name(level)?, Status::from_name(&c.status)?))
+/// The level a case's outcome counts at, as its report says, and the
+/// outcome.
+fn outcome(c: &CaseReport) -> (Level, Status) {
+    (c.failure.as_ref().map_or(c.level, |f| f.level), c.status)
 }
 
 fn merged_cases(
@@ -249,15 +236,11 @@ fn merged_cases(
             why: format!("case `{}` is not in the work to split", c.id),
         });
     }
-    let statuses: Vec<Status> = cases
-        .iter()
-        .map(|c| Status::from_name(&c.status).unwrap_or(Status::Error))
-        .collect();
+    let statuses = cases.iter().map(|c| c.status);
     if let Some((from, in_a_row)) = give_up_point(statuses, give_up_after) {
         for c in &mut cases[from..] {
-            let level = Level::from_name(&c.level).unwrap_or(Level::Core);
-            c.status = Status::Error.as_str().to_owned();
-            c.failure = Some(failure_report(&given_up_failure(in_a_row), level));
+            c.status = Status::Error;
+            c.failure = Some(failure_report(&given_up_failure(in_a_row), c.level));
             c.unclaimed = Vec::new();
             c.transcript = Vec::new();
         }

@@ -33,7 +33,7 @@ pub fn render(site: &Site, implementation: &Implementation) -> String {
             level_badge(entry.level),
             if entry.certified { "pass" } else { "fail" },
             if entry.certified { "✔" } else { "✘" },
-            esc(&report.level_requested),
+            esc(report.level_requested.as_str()),
             entry.failing_cases,
             entry.broken_clauses.len(),
             verdict_class(entry.simulation),

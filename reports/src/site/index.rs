@@ -83,7 +83,7 @@ fn row(body: &mut String, site: &Site, entry: &Entry) {
         } else {
             "✘ not certified at"
         },
-        esc(&report.level_requested),
+        esc(report.level_requested.as_str()),
         if entry.failing_cases > 0 { " fail" } else { "" },
         entry.failing_cases,
         if entry.broken_clauses.is_empty() {

@@ -184,7 +184,7 @@ impl<'a> Site<'a> {
                     imp,
                     implementation,
                     version,
-                    level: imp.verdict.level.as_deref().and_then(Level::from_name),
+                    level: imp.verdict.level,
                     certified: imp.verdict.certified,
                     simulation: Some(imp.verdict.simulation),
                     exploration: imp.verdict.exploration,
@@ -255,17 +255,10 @@ impl<'a> Site<'a> {
                 by_run: violation_breaks(entry.imp, id),
             };
         }
-        let passed = citing
-            .iter()
-            .filter(|c| Status::from_name(&c.status) == Some(Status::Pass))
-            .count();
+        let passed = citing.iter().filter(|c| c.status == Status::Pass).count();
         if passed > 0 {
             Cell::Passed(passed)
-        } else if !citing.is_empty()
-            && citing
-                .iter()
-                .all(|c| Status::from_name(&c.status) == Some(Status::NotApplicable))
-        {
+        } else if !citing.is_empty() && citing.iter().all(|c| c.status == Status::NotApplicable) {
             Cell::NotApplicable
         } else {
             Cell::NotRun

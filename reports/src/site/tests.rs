@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use tern_harness::corpus::play::Status;
 use tern_harness::corpus::Level;
 
 use super::model::{slug, Cell, Site};
@@ -25,10 +26,10 @@ fn case(id: &str, status: &str, clause_id: &str) -> CaseReport {
     CaseReport {
         id: id.into(),
         title: String::new(),
-        level: "core".into(),
+        level: Level::Core,
         section: 1,
         participant: "bob".into(),
-        status: status.into(),
+        status: Status::from_name(status).expect("a status tern-sim writes"),
         clauses: vec![clause(clause_id)],
         invariants: Vec::new(),
         failure: None,
@@ -48,7 +49,7 @@ fn imp(name: &str, version: Option<&str>, cases: Vec<CaseReport>) -> ImplReport 
         flag: String::new(),
         verdict: Verdict {
             certified: !failing,
-            level: (!failing).then(|| "profile".to_owned()),
+            level: (!failing).then_some(Level::Profile),
             core: !failing,
             profile: !failing,
             simulation: tern_harness::certify::SimVerdict::Clean,
@@ -71,7 +72,7 @@ fn report(clauses: &[&str], implementations: Vec<ImplReport>) -> Report {
             cases: 3,
             filter: None,
         },
-        level_requested: "profile".into(),
+        level_requested: tern_harness::corpus::Level::Profile,
         simulation_budget: Budget {
             first_seed: 1,
             seeds: 0,

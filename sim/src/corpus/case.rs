@@ -19,7 +19,10 @@ pub use crate::judge::compare::{ComparedEvent, EventKindKey, Verdict};
 
 /// Whether a case's verdict follows from the seed's words (`Core`) or rests
 /// on the profile's reading (`Profile`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Level {
     Core,
     Profile,
@@ -39,6 +42,13 @@ impl Level {
             "profile" => Some(Level::Profile),
             _ => None,
         }
+    }
+}
+
+/// Its name, as reports print it.
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -27,7 +27,10 @@ use crate::shorthand;
 mod calls;
 
 /// The outcome of a case (docs/corpus.md section 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum Status {
     Pass,
     Fail,
@@ -65,6 +68,13 @@ impl Status {
     /// Whether this outcome stands in the way of certification.
     pub fn is_failure(self) -> bool {
         matches!(self, Status::Fail | Status::Error | Status::FalseClaim)
+    }
+}
+
+/// Its name, as reports print it.
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
