@@ -4,7 +4,7 @@
 //! these rules, so that a move means the same wherever it is played.
 
 use tern_model::ledger::LocalTime;
-use tern_model::message::Principal;
+use tern_model::message::{MessageRef, Principal, ThreadId};
 
 use super::{Action, AtOp, Came, CrashPoint, Harness, Mismatch, Move, Parsed, Prepared, Subject};
 
@@ -108,6 +108,19 @@ impl Prepared<'_> {
         }
     }
 
+    /// The execution `action` names, asked at its `at`-th clock value: the
+    /// thread, the commitment and the time.
+    pub(super) fn execution(&self, action: u16, at: u8) -> (&ThreadId, &MessageRef, LocalTime) {
+        match &self.actions[action as usize] {
+            Action::Execute {
+                thread,
+                commitment,
+                at: times,
+            } => (thread, commitment, times[at as usize]),
+            Action::Deliver { .. } => unreachable!("an execute move names an execution"),
+        }
+    }
+
     /// Plays one move on `subject`, updating `h`; then compares views.
     pub(super) fn play(
         &self,
@@ -169,20 +182,13 @@ impl Prepared<'_> {
                 crash,
                 at_op,
             } => {
-                let Action::Execute {
-                    thread,
-                    commitment,
-                    at: times,
-                } = &self.actions[action as usize]
-                else {
-                    unreachable!("an execute move names an execution")
-                };
+                let (thread, commitment, now) = self.execution(action, at);
                 h.owed[action as usize] -= 1;
                 if crash.is_some() {
                     h.budget.crashes -= 1;
                     subject.set_cut(AtOp::cut(at_op));
                 }
-                match subject.execute(thread, commitment, times[at as usize], crash)? {
+                match subject.execute(thread, commitment, now, crash)? {
                     Came::Crashed => {
                         // Asked again once the receiver is back.
                         h.owed[action as usize] += 1;

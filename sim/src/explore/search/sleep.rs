@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use tern_model::ledger::{Event, Execution, Ledger};
 use tern_model::message::ThreadId;
 
-use super::{Action, Harness, KeptOracle, Move, Node, Prepared};
+use super::{Harness, KeptOracle, Move, Node, Prepared};
 
 /// What the search remembers of a state it expanded, for when it meets
 /// it again by another schedule.
@@ -170,19 +170,10 @@ impl Prepared<'_> {
         else {
             return false;
         };
-        let Action::Execute {
-            thread,
-            commitment,
-            at: times,
-        } = &self.actions[action as usize]
-        else {
-            unreachable!("an execute move names an execution")
-        };
+        let (thread, commitment, now) = self.execution(action, at);
         !h.quiet
             && matches!(
-                oracle
-                    .ledger
-                    .would_execute(thread, commitment, times[at as usize]),
+                oracle.ledger.would_execute(thread, commitment, now),
                 Execution::Refused(_)
             )
     }
