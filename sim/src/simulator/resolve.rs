@@ -215,17 +215,26 @@ impl Resolver {
     fn honest(&mut self, m: Value) -> Outgoing {
         let from = m["from"].as_str().unwrap_or("").to_owned();
         let thread = m["thread"].as_str().unwrap_or("plan").to_owned();
+        let frame = serde_json::to_vec(&m).unwrap_or_default();
+        let sent = self.sent_by(frame, from, &thread, &m);
+        self.said.messages.push(m);
+        sent
+    }
+
+    /// `frame` (whose message is `m`) sent by the participant `from` it
+    /// names, under that participant's own principal in `thread`, to the
+    /// agents among its `to` but the sender: what an honest sender and a
+    /// misbehaving one both send.
+    fn sent_by(&self, frame: Vec<u8>, from: String, thread: &str, m: &Value) -> Outgoing {
         let actor = self.agent_index(&from);
         let recipients = strings(&m["to"])
             .iter()
             .filter_map(|r| self.agent_index(r))
             .filter(|r| Some(*r) != actor)
             .collect();
-        let frame = serde_json::to_vec(&m).unwrap_or_default();
-        self.said.messages.push(m);
         Outgoing {
             frame,
-            principal: principal(&from, &thread),
+            principal: principal(&from, thread),
             actor,
             recipients,
             claimed: from,

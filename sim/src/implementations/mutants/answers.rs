@@ -159,8 +159,9 @@ impl Mutant {
 
 /// How each family of mutants answers a delivery.
 impl<S: Durable + 'static, W: Effects + Clone + 'static> MutantReceiver<S, W> {
-    /// The mutants that read a frame wrongly: each repairs, or lets through, what its defect is about, and passes every other frame on untouched.
-    /// `None` for any other mutant.
+    /// The mutants that read a frame wrongly: each repairs, or lets
+    /// through, what its defect is about, and passes every other frame on
+    /// untouched. `None` for any other mutant.
     fn misread(
         &mut self,
         frame: &[u8],
@@ -181,8 +182,6 @@ impl<S: Durable + 'static, W: Effects + Clone + 'static> MutantReceiver<S, W> {
                 }
                 _ => self.inner.deliver(frame, principal, now)?,
             },
-            // These two repair only what their defect is about, and pass
-            // every other frame on untouched.
             Mutant::NonFinite => match std::str::from_utf8(frame) {
                 Ok(t) if t.contains("1e999") => {
                     self.inner

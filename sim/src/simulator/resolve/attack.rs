@@ -45,23 +45,8 @@ impl Resolver {
     /// misbehaving sender rather than an impostor.
     fn misbehaving(&self, m: &Value) -> Option<Outgoing> {
         let from = m["from"].as_str()?.to_owned();
-        let thread = m["thread"].as_str()?.to_owned();
-        let actor = self.agent_index(&from);
-        let recipients = strings(&m["to"])
-            .iter()
-            .filter_map(|r| self.agent_index(r))
-            .filter(|r| Some(*r) != actor)
-            .collect();
-        Some(Outgoing {
-            frame: serde_json::to_vec(m).ok()?,
-            principal: principal(&from, &thread),
-            actor,
-            recipients,
-            claimed: from,
-            spoofed: false,
-            malformed: None,
-            boast: None,
-        })
+        let thread = m["thread"].as_str()?;
+        Some(self.sent_by(serde_json::to_vec(m).ok()?, from, thread, m))
     }
 
     /// An adversarial or broken frame.
