@@ -195,10 +195,40 @@ pub(super) struct KeptOracle {
 
 impl KeptOracle {
     fn of(subject: &Subject) -> KeptOracle {
+        let mut views = Key::new();
+        for hasher in views.hashers() {
+            subject.hash_oracle_views(hasher);
+        }
         KeptOracle {
             ledger: subject.oracle().clone(),
-            views: subject.oracle_views(),
+            views: views.finish(),
         }
+    }
+}
+
+/// A 128-bit key: two hashers side by side, the second told apart by a
+/// first byte of its own.
+struct Key {
+    low: DefaultHasher,
+    high: DefaultHasher,
+}
+
+impl Key {
+    fn new() -> Key {
+        let mut high = DefaultHasher::new();
+        0xA5u8.hash(&mut high);
+        Key {
+            low: DefaultHasher::new(),
+            high,
+        }
+    }
+
+    fn hashers(&mut self) -> [&mut DefaultHasher; 2] {
+        [&mut self.low, &mut self.high]
+    }
+
+    fn finish(&self) -> u128 {
+        (u128::from(self.low.finish()) << 64) | u128::from(self.high.finish())
     }
 }
 
@@ -354,27 +384,22 @@ impl<'s> Prepared<'s> {
             return (Child::Violation(m), subject);
         }
         let ops = mark.map(|m| subject.file_ops_since(m)).unwrap_or_default();
-        let mut a = DefaultHasher::new();
-        let mut b = DefaultHasher::new();
-        0xA5u8.hash(&mut b);
-        for hasher in [&mut a, &mut b] {
+        let mut key = Key::new();
+        for hasher in key.hashers() {
             h.hash(hasher);
             subject.key(hasher);
         }
-        let finish = |a: &DefaultHasher, b: &DefaultHasher| {
-            (u128::from(a.finish()) << 64) | u128::from(b.finish())
-        };
         // While a crash is left, the last frame answered is part of the
         // state: a crash between operations loses its acknowledgement.
         let core = (h.budget.crashes > 0).then(|| {
-            let core = finish(&a, &b);
-            for hasher in [&mut a, &mut b] {
+            let core = key.finish();
+            for hasher in key.hashers() {
                 subject.last_answered().hash(hasher);
             }
             core
         });
         let child = Child::State {
-            key: finish(&a, &b),
+            key: key.finish(),
             core,
             harness: h,
             situations: std::mem::take(&mut subject.coverage),

@@ -160,15 +160,10 @@ impl<'i> Subject<'i> {
         &self.oracle
     }
 
-    /// A digest of the oracle's views at the last check: what the state
-    /// key knows of the oracle.
-    pub fn oracle_views(&self) -> u128 {
-        let mut a = std::collections::hash_map::DefaultHasher::new();
-        let mut b = std::collections::hash_map::DefaultHasher::new();
-        0xA5u8.hash(&mut b);
-        self.views.hash(&mut a);
-        self.views.hash(&mut b);
-        (u128::from(a.finish()) << 64) | u128::from(b.finish())
+    /// Hashes the oracle's views at the last check: what the state key
+    /// knows of the oracle.
+    pub fn hash_oracle_views(&self, h: &mut impl Hasher) {
+        self.views.hash(h);
     }
 
     pub fn is_up(&self) -> bool {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::sleep::{Expanded, Weighed};
 use super::{
     inside_points, Child, Counterexample, Counts, Coverage, Exploration, Implementation,
-    KeptOracle, Limits, Move, Node, Prepared, RejectNames, Subject, Watch,
+    KeptOracle, Limits, Move, Node, Prepared, RejectNames, Watch,
 };
 use crate::explore::pool::{Context, Job, Origin, Pool};
 
@@ -54,11 +54,9 @@ pub(super) fn explore_with(
     let root = prepared.root();
     let reduce = limits.sleep_sets;
     // The start itself, judged like any move; its oracle is the root's.
-    let start = (|| {
-        let mut s = Subject::start(implementation, &prepared.init, &prepared.threads, names)?;
-        s.check_views(true)?;
-        Ok(reduce.then(|| KeptOracle::of(&s)))
-    })();
+    let start = prepared
+        .replayed(implementation, names, &[])
+        .map(|(s, _)| reduce.then(|| KeptOracle::of(&s)));
     let root_oracle = match start {
         Ok(oracle) => oracle,
         Err(m) => {
