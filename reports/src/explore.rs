@@ -68,14 +68,14 @@ impl Explored {
             seconds: elapsed.as_secs_f64(),
             power_loss: e.power_loss,
             violation: e.violation.as_ref().map(|ce| {
-                let inv = ce.mismatch.invariant;
+                let inv = ce.failure.invariant;
                 Found {
                     invariant: inv.name.to_owned(),
                     section: inv.section.to_owned(),
                     clauses: inv.clauses.iter().map(|c| (*c).to_owned()).collect(),
                     says: inv.says.to_owned(),
-                    expected: ce.mismatch.expected.clone(),
-                    actual: ce.mismatch.actual.clone(),
+                    expected: ce.failure.expected.clone(),
+                    actual: ce.failure.actual.clone(),
                     moves: ce.schedule.len(),
                     shorthand,
                     trace,

@@ -150,15 +150,15 @@ pub fn situations_json_of(coverage: &Coverage, shown: impl Fn(Situation) -> bool
 pub fn violation_text(v: &Violation) -> String {
     let mut text = format!(
         "violation of {} (seed section {}) at step {}{}\n  rule: {}\n{}",
-        v.invariant.name,
-        v.invariant.section,
+        v.failure.invariant.name,
+        v.failure.invariant.section,
         v.step,
         v.agent
             .as_ref()
             .map(|a| format!(", agent {}", t(a)))
             .unwrap_or_default(),
-        v.invariant.says,
-        expected_actual("  ", &v.expected, &v.actual),
+        v.failure.invariant.says,
+        expected_actual("  ", &v.failure.expected, &v.failure.actual),
     );
     text.truncate(text.trim_end().len());
     text

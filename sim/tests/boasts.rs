@@ -50,7 +50,7 @@ fn first_failure(seeds: u64, change: Move) -> Option<(u64, &'static str)> {
             })
             .collect();
         let played = play(&config, &steps, &imp, false);
-        played.violation.map(|v| (seed, v.invariant.name))
+        played.violation.map(|v| (seed, v.failure.invariant.name))
     })
 }
 

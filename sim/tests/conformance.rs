@@ -130,7 +130,7 @@ fn the_machine_judges_a_run_as_the_simulator_does() {
                 let message = panic_text(payload);
                 let said = format!(
                     "violation of {} (seed section {}) at step {}",
-                    v.invariant.name, v.invariant.section, v.step
+                    v.failure.invariant.name, v.failure.invariant.section, v.step
                 );
                 assert!(message.starts_with(&said), "seed {seed}: {said}\n{message}");
                 assert!(

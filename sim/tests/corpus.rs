@@ -4,7 +4,6 @@
 //! traceability rules a corpus must keep: every seed clause has a case,
 //! every citation exists, the profile's table and the registry agree.
 
-use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use tern_harness::certify::{run_corpus, run_simulation, Budget, Conformance, ExplorationRun};
@@ -13,7 +12,7 @@ use tern_harness::contract::plugin::{
 };
 use tern_harness::contract::storage::Storage;
 use tern_harness::contract::world::AgentWorld;
-use tern_harness::corpus::play::{play, Status};
+use tern_harness::corpus::play::{play, Check, Status};
 use tern_harness::corpus::{Case, Corpus, CorpusError, Level};
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
@@ -50,16 +49,8 @@ fn every_seed_clause_has_a_case_and_every_citation_exists() {
         uncovered.is_empty(),
         "clauses without a case: {uncovered:?}"
     );
-    let names: BTreeSet<&str> = invariants::ALL.iter().map(|i| i.name).collect();
     let profile = std::fs::read_to_string(root().join("docs/profile.md")).unwrap();
     for case in &c.cases {
-        for inv in &case.invariants {
-            assert!(
-                names.contains(inv.as_str()),
-                "{}: no invariant `{inv}`",
-                case.id
-            );
-        }
         for rule in &case.rules {
             assert!(
                 profile.contains(&format!("| {rule} |")),
@@ -199,12 +190,14 @@ fn every_mutant_is_refused_certification_with_its_clause() {
                 || false,
             );
             match &s.counterexample {
-                Some(ce) if ce.violation.invariant == m.target() => by_simulation.push(m.name()),
+                Some(ce) if ce.violation.failure.invariant == m.target() => {
+                    by_simulation.push(m.name())
+                }
                 other => problems.push(format!(
                     "{}: corpus failures {:?}, simulation {:?}",
                     m.name(),
                     failing.iter().map(|(c, _)| &c.id).collect::<Vec<_>>(),
-                    other.as_ref().map(|ce| ce.violation.invariant.name)
+                    other.as_ref().map(|ce| ce.violation.failure.invariant.name)
                 )),
             }
             s
@@ -408,6 +401,7 @@ fn a_malformed_case_is_reported_with_its_file_and_member() {
         (GOOD.replace("\"op\": \"deliver\"", "\"op\": \"send\""), "steps[0]", "unknown variant `send`"),
         (GOOD.replace(",\n             \"expect\": {\"events\": [{\"event\": \"delivered\", \"id\": null, \"outcome\": \"rejected\", \"class\": \"parse\"}]}", ""), "/steps/0", "needs `expect`"),
         (GOOD.replace("\"core\"", "\"strict\""), "/level", "core"),
+        (GOOD.replace("\"strict-parsing\"", "\"strict-parse\""), "/invariants/0", "no invariant `strict-parse`"),
         (
             GOOD.replace(
                 "\"class\": \"parse\"}]}}]",
@@ -441,7 +435,10 @@ fn a_case_catches_a_wrong_expectation() {
     let run = play(&c.cases[0], &ReferenceImpl, &identity);
     assert_eq!(run.status, Status::Fail);
     let f = run.failure.unwrap();
-    assert_eq!((f.step, f.check.as_str()), (0, "expectation"));
+    assert_eq!(
+        (f.step, f.check),
+        (0, Check::Expectation { names_only: false })
+    );
     assert!(f.actual.contains("rejected parse"), "{}", f.actual);
 }
 
@@ -453,7 +450,7 @@ fn a_core_case_that_differs_only_in_a_name_fails_at_profile_level() {
     let cases: Vec<&Case> = c.cases.iter().collect();
     let corpus_run = run_corpus(&cases, &ReferenceImpl, |_| {}, || false);
     let f = corpus_run.cases[0].failure.clone().expect("it fails");
-    assert!(f.names_only, "{f:?}");
+    assert!(f.names_only(), "{f:?}");
     let sim = run_simulation(
         &Budget {
             seeds: 0,
@@ -479,7 +476,7 @@ fn a_core_case_that_differs_only_in_a_name_fails_at_profile_level() {
     let c = load_one(&GOOD.replace("\"rejected\", \"class\": \"parse\"", "\"accepted\"")).unwrap();
     let cases: Vec<&Case> = c.cases.iter().collect();
     let corpus_run = run_corpus(&cases, &ReferenceImpl, |_| {}, || false);
-    assert!(!corpus_run.cases[0].failure.as_ref().unwrap().names_only);
+    assert!(!corpus_run.cases[0].failure.as_ref().unwrap().names_only());
     assert!(!Conformance::of(&cases, &corpus_run, &sim, &not_explored()).core);
 }
 
@@ -609,11 +606,17 @@ fn the_player_catches_an_effect_while_starting_or_answering_a_view() {
             (
                 f.step,
                 f.op,
-                f.check.as_str(),
+                f.check,
                 f.expected.as_str(),
                 f.actual.as_str()
             ),
-            (step, op, invariants::AUTHORITY.name, expected, actual),
+            (
+                step,
+                op,
+                Check::Invariant(invariants::AUTHORITY),
+                expected,
+                actual
+            ),
             "{id}"
         );
         assert!(

@@ -116,14 +116,14 @@ fn mutants_are_caught_with_a_shortest_counterexample_that_replays() {
             .violation
             .as_ref()
             .unwrap_or_else(|| panic!("{mutant} survives {}", scope.id));
-        assert_eq!(ce.mismatch.invariant.name, invariant, "{mutant}: {ce:?}");
+        assert_eq!(ce.failure.invariant.name, invariant, "{mutant}: {ce:?}");
         assert!(!e.exhausted);
         // The same schedule fails again, with the same invariant, at its
         // last move; every shorter prefix passes.
         let replayed = prepared.replay(&imp, Default::default(), &ce.schedule);
         let (at, m) = *replayed.expect_err("the counterexample replays");
         assert_eq!(at, ce.schedule.len().checked_sub(1), "{mutant}");
-        assert_eq!(m, ce.mismatch, "{mutant}");
+        assert_eq!(m, ce.failure, "{mutant}");
         for n in 0..ce.schedule.len() {
             assert!(
                 prepared
@@ -198,8 +198,8 @@ fn schedule_counts_match_the_hand_count() {
     let (a, _) = run(&scope, &imp, limits(false, 1));
     let (b, _) = run(&scope, &imp, limits(true, 1));
     assert_eq!(
-        a.violation.map(|v| v.mismatch),
-        b.violation.map(|v| v.mismatch)
+        a.violation.map(|v| v.failure),
+        b.violation.map(|v| v.failure)
     );
 }
 
@@ -336,8 +336,7 @@ fn sleep_sets_give_the_hand_count_and_the_same_verdicts() {
     );
     for &m in Mutant::ALL {
         let imp = MutantImpl(m);
-        let verdict =
-            |e: Exploration| (e.exhausted, e.violation.map(|v| v.mismatch.invariant.name));
+        let verdict = |e: Exploration| (e.exhausted, e.violation.map(|v| v.failure.invariant.name));
         assert_eq!(
             verdict(run(&scope, &imp, only(false)).0),
             verdict(run(&scope, &imp, only(true)).0),
@@ -405,8 +404,7 @@ fn twins_and_unreached_crashes_leave_every_state_and_verdict_as_it_was() {
     let scope = scope("commit-execute-crash");
     for &m in Mutant::ALL {
         let imp = MutantImpl(m);
-        let verdict =
-            |e: Exploration| (e.exhausted, e.violation.map(|v| v.mismatch.invariant.name));
+        let verdict = |e: Exploration| (e.exhausted, e.violation.map(|v| v.failure.invariant.name));
         assert_eq!(
             verdict(run(scope, &imp, merged_only(false)).0),
             verdict(run(scope, &imp, merged_only(true)).0),

@@ -70,9 +70,12 @@ fn an_effect_while_answering_a_view_is_an_authority_violation() {
         let c = config(seed, 2, FaultSet::all());
         let played = play(&c, &steps_of(&c), &MutantImpl(Mutant::EffectInView), false);
         let v = played.violation.expect("the effect is caught");
-        assert_eq!(v.invariant.name, "authority-before-effect", "seed {seed}");
         assert_eq!(
-            v.expected, "no effect while answering a view",
+            v.failure.invariant.name, "authority-before-effect",
+            "seed {seed}"
+        );
+        assert_eq!(
+            v.failure.expected, "no effect while answering a view",
             "seed {seed}"
         );
     }

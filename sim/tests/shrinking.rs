@@ -126,7 +126,7 @@ fn a_timeout_is_shrunk_with_capped_waits_and_confirmed_with_full_ones() {
     let imp = Hanging::new(|frame, _| is_challenge(frame));
     let out = first_violation(&batch(), &imp, Jobs::ONE, false, |_, _, _| {}, || false);
     let (config, generated, violation) = out.failure.expect("a CHALLENGE is delivered");
-    assert!(violation.timed_out);
+    assert!(violation.failure.timed_out);
     let budget = ShrinkBudget::default();
     let ce = shrink(&config, generated, violation, &imp, budget, |_| {});
     assert_eq!(
@@ -134,8 +134,8 @@ fn a_timeout_is_shrunk_with_capped_waits_and_confirmed_with_full_ones() {
         [Some(budget.hang_wait), None],
         "capped while shrinking, lifted before the confirming replay"
     );
-    assert!(ce.violation.timed_out);
-    assert_eq!(ce.violation.invariant.name, "implementation-sound");
+    assert!(ce.violation.failure.timed_out);
+    assert_eq!(ce.violation.failure.invariant.name, "implementation-sound");
     assert_eq!(ce.shrink_end, ShrinkEnd::Complete);
     assert!(ce.steps.len() <= 3, "{} steps", ce.steps.len());
 }
@@ -160,7 +160,7 @@ fn a_shrunk_timeout_that_needs_the_cap_falls_back_to_the_original_run() {
         ce.steps, original,
         "kept whole: the shrunk run passes with full waits"
     );
-    assert!(ce.violation.timed_out);
+    assert!(ce.violation.failure.timed_out);
 }
 
 #[test]

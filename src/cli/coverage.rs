@@ -38,7 +38,7 @@ pub fn run(args: CoverageArgs) -> Status {
         }
         let invariants: BTreeSet<&str> = cases
             .iter()
-            .flat_map(|c| c.invariants.iter().map(String::as_str))
+            .flat_map(|c| c.invariants.iter().map(|i| i.name))
             .collect();
         let mutants: Vec<&str> = Mutant::ALL
             .iter()

@@ -177,7 +177,11 @@ pub fn run(args: ReplayArgs) -> Status {
         match &played.violation {
             Some(v) => {
                 outln!("{}", violation_text(v));
-                if let Some(recorded) = t.invariant.as_deref().filter(|i| *i != v.invariant.name) {
+                if let Some(recorded) = t
+                    .invariant
+                    .as_deref()
+                    .filter(|i| *i != v.failure.invariant.name)
+                {
                     outln!(
                         "note: the trace recorded a violation of {} instead",
                         tty(recorded)

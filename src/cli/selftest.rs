@@ -157,7 +157,7 @@ fn try_mutant(m: Mutant, args: &SelftestArgs) -> MutantRow {
     if let Some((c, g, v)) = outcome.failure {
         let shrinking = Instant::now();
         let ce = shrink(&c, g, v, &imp, ShrinkBudget::default(), |_| {});
-        row.killed_by = Some(ce.violation.invariant.name.to_owned());
+        row.killed_by = Some(ce.violation.failure.invariant.name.to_owned());
         row.killed_in = Some(KilledIn::Simulation { runs: outcome.runs });
         row.seeds_needed = outcome.runs;
         row.shrunk_len = Some(ce.steps.len());
@@ -183,10 +183,7 @@ fn try_corpus(row: &mut MutantRow, m: Mutant, corpus: &Corpus) {
         None => match failing.first() {
             Some(c) => (
                 *c,
-                c.invariants
-                    .first()
-                    .cloned()
-                    .unwrap_or_else(|| "corpus".to_owned()),
+                c.invariants.first().map_or("corpus", |i| i.name).to_owned(),
             ),
             None => return,
         },

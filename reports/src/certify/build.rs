@@ -10,7 +10,7 @@ use tern_harness::certify::{
     counts_at, reproduce, Certification, Conformance, Coverage, ExplorationRun, Judgement,
 };
 use tern_harness::corpus::clauses::Clause;
-use tern_harness::corpus::play::{CaseRun, Exchange, Failure, Status};
+use tern_harness::corpus::play::{CaseRun, Exchange, Status, StepFailure};
 use tern_harness::corpus::{Case, Corpus, Level};
 
 use super::{
@@ -62,7 +62,7 @@ fn case_report(case: &Case, run: &CaseRun) -> CaseReport {
                 sentence: c.sentence.clone(),
             })
             .collect(),
-        invariants: case.invariants.clone(),
+        invariants: case.invariants.iter().map(|i| i.name.to_owned()).collect(),
         failure: run.failure.as_ref().map(|f| failure_report(f, case.level)),
         unclaimed: run
             .unclaimed
@@ -94,11 +94,11 @@ pub(crate) fn clause_texts(corpus: &Corpus, ids: &[&str]) -> Vec<ClauseText> {
 }
 
 /// A case's failure, counted at `profile` when only names differ.
-pub(crate) fn failure_report(f: &Failure, case_level: Level) -> FailureReport {
+pub(crate) fn failure_report(f: &StepFailure, case_level: Level) -> FailureReport {
     FailureReport {
         step: f.step,
         op: f.op.to_owned(),
-        check: f.check.clone(),
+        check: f.check.name().to_owned(),
         expected: f.expected.clone(),
         actual: f.actual.clone(),
         differences: differences::of_texts(&f.expected, &f.actual),
@@ -120,7 +120,7 @@ fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> Expl
                 ScopeReport {
                     scope: x.id.clone(),
                     clauses: x.clauses.clone(),
-                    verdict: e.verdict().as_str().to_owned(),
+                    verdict: e.verdict(),
                     states: e.counts.states,
                     schedules: e.counts.schedules,
                     transitions: e.counts.transitions,
@@ -129,15 +129,15 @@ fn exploration_report(run: &ExplorationRun, corpus: &Corpus, flag: &str) -> Expl
             .collect(),
         violation: run.violation().and_then(|x| {
             let ce = x.exploration.violation.as_ref()?;
-            let inv = ce.mismatch.invariant;
+            let inv = ce.failure.invariant;
             Some(ExploreViolationReport {
                 scope: x.id.clone(),
                 invariant: inv.name.to_owned(),
                 section: inv.section.to_owned(),
                 clauses: clause_texts(corpus, inv.clauses),
-                expected: ce.mismatch.expected.clone(),
-                actual: ce.mismatch.actual.clone(),
-                differences: differences::of_texts(&ce.mismatch.expected, &ce.mismatch.actual),
+                expected: ce.failure.expected.clone(),
+                actual: ce.failure.actual.clone(),
+                differences: differences::of_texts(&ce.failure.expected, &ce.failure.actual),
                 schedule: x.shorthand.clone(),
                 reproduce: reproduce::scope(&x.id, flag),
             })

@@ -7,6 +7,7 @@
 use std::fmt::Write;
 use tern_harness::certify::SimVerdict;
 use tern_harness::corpus::play::Status;
+use tern_harness::explore::search::ScopeVerdict;
 
 use super::baseline::{ImplChanges, Mark};
 use super::diagram::{esc, Diagram};
@@ -344,13 +345,13 @@ fn exploration_block(out: &mut String, i: &ImplReport) {
         let _ = write!(
             out,
             "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            if s.verdict == "exhausted" {
+            if s.verdict == ScopeVerdict::Exhausted {
                 ""
             } else {
                 " class=\"fail\""
             },
             esc(&s.scope),
-            esc(&s.verdict.replace('_', " ")),
+            esc(&s.verdict.as_str().replace('_', " ")),
             s.states,
             s.schedules,
             esc(&s.clauses.join(" "))

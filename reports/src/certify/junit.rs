@@ -7,6 +7,7 @@
 use quick_junit::{NonSuccessKind, Property, Report as Junit, TestCase, TestCaseStatus, TestSuite};
 use tern_harness::certify::SimVerdict;
 use tern_harness::corpus::play::Status;
+use tern_harness::explore::search::ScopeVerdict;
 
 use super::{section_title, ImplReport, Report};
 
@@ -149,8 +150,8 @@ fn exploration_suite(i: &ImplReport, several: bool) -> TestSuite {
         "exploration".to_owned()
     });
     for scope in &i.exploration.scopes {
-        let status = match (&i.exploration.violation, scope.verdict.as_str()) {
-            (Some(v), "violation") if v.scope == scope.scope => {
+        let status = match (&i.exploration.violation, scope.verdict) {
+            (Some(v), ScopeVerdict::Violation) if v.scope == scope.scope => {
                 let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 st.set_message(format!(
                     "{} violated in a schedule of {} moves",
@@ -166,7 +167,7 @@ fn exploration_suite(i: &ImplReport, several: bool) -> TestSuite {
                 ));
                 st
             }
-            (_, "exhausted") => TestCaseStatus::success(),
+            (_, ScopeVerdict::Exhausted) => TestCaseStatus::success(),
             _ => {
                 let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
                 st.set_message("not exhausted");

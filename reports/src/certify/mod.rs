@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use tern_harness::certify::{reproduce, Coverage, SimVerdict};
 use tern_harness::corpus::play::Status;
 use tern_harness::corpus::Level;
+use tern_harness::explore::search::ScopeVerdict;
 
 use crate::differences::Difference;
 pub(crate) use build::{clause_texts, failure_report, frame_fields, judged};
@@ -193,8 +194,7 @@ pub struct ExplorationReport {
 pub struct ScopeReport {
     pub scope: String,
     pub clauses: Vec<String>,
-    /// `exhausted`, `violation` or `not_exhausted`.
-    pub verdict: String,
+    pub verdict: ScopeVerdict,
     pub states: u64,
     pub schedules: u64,
     pub transitions: u64,

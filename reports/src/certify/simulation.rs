@@ -300,14 +300,17 @@ pub(crate) fn simulation_counts(
 
 fn violation_report(sim: &SimulationRun, corpus: &Corpus) -> Option<ViolationReport> {
     sim.counterexample.as_ref().map(|ce| ViolationReport {
-        invariant: ce.violation.invariant.name.to_owned(),
-        section: ce.violation.invariant.section.to_owned(),
-        clauses: clause_texts(corpus, ce.violation.invariant.clauses),
+        invariant: ce.violation.failure.invariant.name.to_owned(),
+        section: ce.violation.failure.invariant.section.to_owned(),
+        clauses: clause_texts(corpus, ce.violation.failure.invariant.clauses),
         seed: ce.config.seed,
         agent: ce.violation.agent.clone(),
-        expected: ce.violation.expected.clone(),
-        actual: ce.violation.actual.clone(),
-        differences: differences::of_texts(&ce.violation.expected, &ce.violation.actual),
+        expected: ce.violation.failure.expected.clone(),
+        actual: ce.violation.failure.actual.clone(),
+        differences: differences::of_texts(
+            &ce.violation.failure.expected,
+            &ce.violation.failure.actual,
+        ),
         reproduce: String::new(),
         trace: None,
         stderr: None,

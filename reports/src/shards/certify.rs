@@ -310,14 +310,14 @@ fn merged_exploration(shares: &[Share], order: &[String]) -> Result<ExplorationR
                 why: format!("scope `{id}` is in no part"),
             })?;
         scopes.push((*x).clone());
-        if x.verdict == ScopeVerdict::Violation.as_str() {
+        if x.verdict == ScopeVerdict::Violation {
             violation = s.report.exploration.violation.clone();
             break;
         }
     }
     let complete = scopes
         .iter()
-        .all(|x| x.verdict != ScopeVerdict::NotExhausted.as_str());
+        .all(|x| x.verdict != ScopeVerdict::NotExhausted);
     let verdict = SimVerdict::of(false, violation.is_some(), complete);
     Ok(ExplorationReport {
         verdict: Some(verdict),

@@ -8,9 +8,11 @@ use std::sync::Mutex;
 
 use super::{CorpusRun, Timing};
 use crate::contract::plugin::{Identity, Implementation};
-use crate::corpus::play::{identify, play, CaseRun, Failure, Status};
+use crate::corpus::play::{identify, play, CaseRun, Status, StepFailure};
 use crate::corpus::Case;
 use crate::implementations::latency::{self, Work};
+use crate::judge::failure::Failure;
+use crate::judge::invariants as inv;
 use crate::shard::Shard;
 use crate::simulator::driver::Jobs;
 
@@ -286,7 +288,7 @@ pub fn given_up(case: &Case, in_a_row: usize) -> CaseRun {
 }
 
 /// The failure of a case given up on (see [`given_up`]).
-pub fn given_up_failure(in_a_row: usize) -> Failure {
+pub fn given_up_failure(in_a_row: usize) -> StepFailure {
     not_run_failure(
         "an implementation that answers",
         format!("not run: the {in_a_row} cases before it all ended in an error"),
@@ -304,7 +306,7 @@ fn in_a_row_after(count: usize, status: Status) -> usize {
 }
 
 /// A case that could not be run because of the implementation: an error.
-fn not_run(case: &Case, failure: Failure) -> CaseRun {
+fn not_run(case: &Case, failure: StepFailure) -> CaseRun {
     CaseRun {
         id: case.id.clone(),
         status: Status::Error,
@@ -314,13 +316,6 @@ fn not_run(case: &Case, failure: Failure) -> CaseRun {
     }
 }
 
-fn not_run_failure(expected: &str, why: String) -> Failure {
-    Failure {
-        step: 0,
-        op: "start",
-        check: "implementation-sound".to_owned(),
-        expected: expected.to_owned(),
-        actual: why,
-        names_only: false,
-    }
+fn not_run_failure(expected: &str, why: String) -> StepFailure {
+    StepFailure::of(0, "start", Failure::new(inv::ALIVE, expected, why))
 }

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::{CorpusRun, ExplorationRun, SimulationRun};
-use crate::corpus::play::{Failure, Status};
+use crate::corpus::play::{Status, StepFailure};
 use crate::corpus::{Case, Level};
 
 /// Reports write it by its name (`clean`, `not_run`...), and read only
@@ -87,9 +87,9 @@ impl SimVerdict {
 /// model only in a reject class or refusal reason counts at `profile`
 /// whatever the case's level: the receiver did what the seed asks, under
 /// another name, and those names are the profile's.
-pub fn counts_at(case_level: Level, failure: Option<&Failure>) -> Level {
+pub fn counts_at(case_level: Level, failure: Option<&StepFailure>) -> Level {
     match failure {
-        Some(f) if f.names_only => Level::Profile,
+        Some(f) if f.names_only() => Level::Profile,
         _ => case_level,
     }
 }
@@ -262,15 +262,15 @@ impl Conformance {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::corpus::play::Check;
 
-    fn failure(names_only: bool) -> Failure {
-        Failure {
+    fn failure(names_only: bool) -> StepFailure {
+        StepFailure {
             step: 1,
             op: "deliver",
-            check: "outcome".to_owned(),
+            check: Check::Expectation { names_only },
             expected: "rejected (body)".to_owned(),
             actual: "rejected (envelope)".to_owned(),
-            names_only,
         }
     }
 

@@ -20,18 +20,18 @@ const LAST_EVENTS: usize = 60;
 pub(super) fn failure(config: &RunConfig, v: &Violation, run: &[Happening]) -> String {
     let mut text = format!(
         "violation of {} (seed section {}) at step {}{}\n  rule: {}\n  expected: {}\n  actual:   {}\n",
-        v.invariant.name,
-        v.invariant.section,
+        v.failure.invariant.name,
+        v.failure.invariant.section,
         v.step,
         v.agent
             .as_ref()
             .map(|a| format!(", agent {a}"))
             .unwrap_or_default(),
-        v.invariant.says,
-        clip(&v.expected),
-        clip(&v.actual),
+        v.failure.invariant.says,
+        clip(&v.failure.expected),
+        clip(&v.failure.actual),
     );
-    let paths = differing_paths(&v.expected, &v.actual);
+    let paths = differing_paths(&v.failure.expected, &v.failure.actual);
     if !paths.is_empty() {
         text.push_str("  differs at:\n");
         for p in paths {

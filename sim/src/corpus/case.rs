@@ -16,6 +16,7 @@ use super::CorpusError;
 use crate::contract::plugin::{Capability, InitParams};
 use crate::contract::storage::CrashPoint;
 pub use crate::judge::compare::{ComparedEvent, EventKindKey, Verdict};
+use crate::judge::invariants::{self, Invariant};
 
 /// Whether a case's verdict follows from the seed's words (`Core`) or rests
 /// on the profile's reading (`Profile`).
@@ -184,7 +185,7 @@ pub struct Case {
     pub level: Level,
     pub clauses: Vec<ClauseRef>,
     pub rules: Vec<String>,
-    pub invariants: Vec<String>,
+    pub invariants: Vec<Invariant>,
     pub requires: BTreeSet<Capability>,
     pub setup: Setup,
     pub steps: Vec<Step>,
@@ -198,8 +199,8 @@ impl Case {
     /// cites one of the seed clauses the invariant checks. A failing case
     /// about a mutant's target invariant is what "killed by the corpus"
     /// means.
-    pub fn is_about(&self, invariant: crate::judge::invariants::Invariant) -> bool {
-        self.invariants.iter().any(|i| i == invariant.name)
+    pub fn is_about(&self, invariant: Invariant) -> bool {
+        self.invariants.contains(&invariant)
             || self
                 .clauses
                 .iter()
@@ -488,6 +489,19 @@ impl Case {
         if raw.invariants.is_empty() {
             return Err(at.err("/invariants", "a case exercises at least one invariant"));
         }
+        let invariants = raw
+            .invariants
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                invariants::by_name(name).ok_or_else(|| {
+                    at.err(
+                        format!("/invariants/{i}"),
+                        format!("no invariant `{name}` (`tern-sim coverage` lists them)"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let requires = requires_of(&at, &raw.requires)?;
         let setup = setup_of(&at, "/setup", raw.setup)?;
         if raw.steps.is_empty() {
@@ -500,7 +514,7 @@ impl Case {
             level,
             clauses: raw.clauses,
             rules: raw.rules,
-            invariants: raw.invariants,
+            invariants,
             requires,
             setup,
             steps,

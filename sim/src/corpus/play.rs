@@ -20,6 +20,8 @@ use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::World;
 use crate::judge::compare::{execution_text, RejectNames};
 use crate::judge::delivery::{self, Breach, Call, Came, Delivery, Judged};
+use crate::judge::failure::Failure;
+use crate::judge::invariants::{self as inv, Invariant};
 use crate::judge::no_effect;
 use crate::judge::replies::KnownAcks;
 use crate::shorthand;
@@ -78,22 +80,75 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// What a failed step broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// The case's own expectation for the step.
+    Expectation {
+        /// The receiver did what was expected, but under another name:
+        /// another reject class, another refusal reason. The names are
+        /// the profile's (docs/ledger.md sections 4 and 7), so such a
+        /// failure counts at `profile` level whatever the case's level.
+        names_only: bool,
+    },
+    /// A rule every step keeps whatever the case expects
+    /// (`no-reply-to-invalid`, ...), or `implementation-sound` for an
+    /// implementation that failed a call on its own.
+    Invariant(Invariant),
+}
+
+impl Check {
+    /// The name reports show: `expectation`, or the invariant's.
+    pub fn name(self) -> &'static str {
+        match self {
+            Check::Expectation { .. } => "expectation",
+            Check::Invariant(i) => i.name,
+        }
+    }
+}
+
+impl std::fmt::Display for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Where and how a case went wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
+pub struct StepFailure {
     /// 0-based index of the step.
     pub step: usize,
     pub op: &'static str,
-    /// The check that failed: `expectation`, or the name of an invariant
-    /// that holds for every step (`no-reply-to-invalid`, ...).
-    pub check: String,
+    pub check: Check,
     pub expected: String,
     pub actual: String,
-    /// The receiver did what was expected, but under another name: another
-    /// reject class, another refusal reason. The names are the profile's
-    /// (docs/ledger.md sections 4 and 7), so such a failure counts at
-    /// `profile` level whatever the case's level.
-    pub names_only: bool,
+}
+
+impl StepFailure {
+    /// A rule of the judge broken at `step`.
+    pub fn of(step: usize, op: &'static str, failure: Failure) -> StepFailure {
+        StepFailure {
+            step,
+            op,
+            check: Check::Invariant(failure.invariant),
+            expected: failure.expected,
+            actual: failure.actual,
+        }
+    }
+
+    /// A failure under another name only ([`Check::Expectation`]).
+    pub fn names_only(&self) -> bool {
+        matches!(self.check, Check::Expectation { names_only: true })
+    }
+
+    /// `error` for an implementation that failed a call on its own,
+    /// `fail` for one that broke a rule or an expectation.
+    fn status(&self) -> Status {
+        match self.check {
+            Check::Invariant(i) if i == inv::ALIVE => Status::Error,
+            _ => Status::Fail,
+        }
+    }
 }
 
 /// What happened at one step, for diagrams and for people.
@@ -118,7 +173,7 @@ pub struct Exchange {
 pub struct CaseRun {
     pub id: String,
     pub status: Status,
-    pub failure: Option<Failure>,
+    pub failure: Option<StepFailure>,
     /// For `not_applicable`: what the implementation did not claim.
     pub unclaimed: Vec<Capability>,
     pub transcript: Vec<Exchange>,
@@ -192,46 +247,34 @@ struct Player<'a> {
     acks: KnownAcks,
 }
 
-type Checked = Result<(), (Status, Failure)>;
+type Checked = Result<(), StepFailure>;
 
 impl Player<'_> {
-    fn fail(
-        &self,
-        step: usize,
-        check: &str,
-        expected: String,
-        actual: String,
-    ) -> (Status, Failure) {
-        (
-            Status::Fail,
-            Failure {
-                step,
-                op: self.case.steps[step].op(),
-                check: check.to_owned(),
-                expected,
-                actual,
-                names_only: false,
-            },
-        )
+    /// The case's expectation for `step` not met.
+    fn unexpected(&self, step: usize, expected: String, actual: String) -> StepFailure {
+        StepFailure {
+            step,
+            op: self.case.steps[step].op(),
+            check: Check::Expectation { names_only: false },
+            expected,
+            actual,
+        }
     }
 
-    fn fail_by_name(&self, step: usize, expected: String, actual: String) -> (Status, Failure) {
-        let (status, mut failure) = self.fail(step, "expectation", expected, actual);
-        failure.names_only = true;
-        (status, failure)
+    fn fail_by_name(&self, step: usize, expected: String, actual: String) -> StepFailure {
+        StepFailure {
+            check: Check::Expectation { names_only: true },
+            ..self.unexpected(step, expected, actual)
+        }
     }
 
-    fn error(&self, step: usize, what: &str, e: &ImplError) -> (Status, Failure) {
-        (
-            Status::Error,
-            Failure {
-                step,
-                op: self.case.steps.get(step).map_or("start", Step::op),
-                check: "implementation-sound".to_owned(),
-                expected: what.to_owned(),
-                actual: e.to_string(),
-                names_only: false,
-            },
+    /// `failure` at `step` (the start-up, before the first step, is step
+    /// 0 with op `start`).
+    fn broke(&self, step: usize, failure: Failure) -> StepFailure {
+        StepFailure::of(
+            step,
+            self.case.steps.get(step).map_or("start", Step::op),
+            failure,
         )
     }
 
@@ -256,7 +299,7 @@ impl Player<'_> {
                 if matches!(breach, Breach::Effects { .. }) {
                     self.mark_last_failed();
                 }
-                Err(self.breach(step, "a started receiver", &breach))
+                Err(self.breach(step, "a started receiver", breach))
             }
         }
     }
@@ -290,7 +333,7 @@ impl Player<'_> {
                 }
                 _ => "a crash at the scheduled point",
             };
-            return Err(self.breach(step, answering, &breach));
+            return Err(self.breach(step, answering, breach));
         }
         self.crash();
         Ok(())
@@ -309,7 +352,7 @@ impl Player<'_> {
     ) -> Checked {
         match delivery::crash_judged(call, result, fired) {
             Ok(_) => Ok(()),
-            Err(breach) => Err(self.breach(i, "a crash at the scheduled point", &breach)),
+            Err(breach) => Err(self.breach(i, "a crash at the scheduled point", breach)),
         }
     }
 
@@ -341,16 +384,8 @@ impl Player<'_> {
     /// A call that broke a rule of [`delivery`], as the failure of its
     /// invariant; a call the implementation failed on its own is an error,
     /// `answering` saying what was awaited.
-    fn breach(&self, i: usize, answering: &str, breach: &Breach) -> (Status, Failure) {
-        match breach {
-            Breach::Failed(e) => self.error(i, answering, e),
-            breach => self.fail(
-                i,
-                breach.invariant().name,
-                breach.expected(),
-                breach.actual(),
-            ),
-        }
+    fn breach(&self, i: usize, answering: &str, breach: Breach) -> StepFailure {
+        self.broke(i, breach.into_failure(answering))
     }
 
     fn play_step(&mut self, i: usize) -> Checked {
@@ -427,16 +462,15 @@ impl Player<'_> {
                 };
                 x.ok = false;
                 self.record(x);
-                return Err(self.breach(i, "a view", &breach));
+                return Err(self.breach(i, "a view", breach));
             }
         };
         x.answer = view.to_string();
         self.record(x);
         if let Some((at, why)) = mismatch(pattern, &view) {
             self.mark_last_failed();
-            return Err(self.fail(
+            return Err(self.unexpected(
                 i,
-                "expectation",
                 format!("a view matching {pattern}"),
                 format!("at {}: {why}", if at.is_empty() { "the top" } else { &at }),
             ));
@@ -473,17 +507,12 @@ impl Player<'_> {
             ok,
         });
         if !ok {
-            let repeated = counts.values().any(|n| *n > 1);
-            return Err(self.fail(
-                i,
-                if repeated {
-                    "at-most-once-effects"
-                } else {
-                    "expectation"
-                },
-                text(expect),
-                text(&counts),
-            ));
+            let (expected, actual) = (text(expect), text(&counts));
+            return Err(if counts.values().any(|n| *n > 1) {
+                self.broke(i, Failure::new(inv::AT_MOST_ONCE, expected, actual))
+            } else {
+                self.unexpected(i, expected, actual)
+            });
         }
         Ok(())
     }
@@ -554,7 +583,8 @@ pub fn play(case: &Case, implementation: &dyn Implementation, identity: &Identit
     implementation.release(&player.storage);
     let (status, failure) = match result {
         Ok(()) => (Status::Pass, None),
-        Err((status, failure)) => {
+        Err(failure) => {
+            let status = failure.status();
             // A failure at a step that exercises a claimed capability shows
             // the claim was false; elsewhere it is an ordinary failure.
             let exercised: BTreeSet<Capability> = case

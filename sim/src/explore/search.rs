@@ -38,7 +38,7 @@ use crate::contract::plugin::{Implementation, InitParams, PowerLossServed};
 use crate::contract::storage::{CrashPoint, FileOp};
 use crate::judge::compare::RejectNames;
 use crate::judge::delivery::Came;
-use crate::judge::oracle::Mismatch;
+use crate::judge::failure::Failure;
 
 /// Options of a search.
 #[derive(Debug, Clone, Copy)]
@@ -90,7 +90,7 @@ pub struct Counts {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Counterexample {
     pub schedule: Vec<Move>,
-    pub mismatch: Mismatch,
+    pub failure: Failure,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -233,7 +233,7 @@ impl Key {
 }
 
 pub(super) enum Child {
-    Violation(Mismatch),
+    Violation(Failure),
     State {
         key: u128,
         /// The key without the last frame answered, while a crash is left
@@ -358,7 +358,7 @@ impl<'s> Prepared<'s> {
         implementation: &'i dyn Implementation,
         names: RejectNames,
         schedule: &[Move],
-    ) -> Result<(Subject<'i>, Harness), Mismatch> {
+    ) -> Result<(Subject<'i>, Harness), Failure> {
         let mut h = self.root();
         let mut subject = Subject::start(implementation, &self.init, &self.threads, names)?;
         subject.check_views(true)?;
@@ -433,7 +433,7 @@ impl<'s> Prepared<'s> {
         implementation: &dyn Implementation,
         names: RejectNames,
         schedule: &[Move],
-    ) -> Result<(), Box<(Option<usize>, Mismatch)>> {
+    ) -> Result<(), Box<(Option<usize>, Failure)>> {
         let mut h = self.root();
         let mut subject = Subject::start(implementation, &self.init, &self.threads, names)
             .map_err(|m| Box::new((None, m)))?;
@@ -442,7 +442,7 @@ impl<'s> Prepared<'s> {
             if !self.moves(&h).contains(&m.at_its_point()) {
                 return Err(Box::new((
                     Some(i),
-                    Mismatch::new(
+                    Failure::new(
                         crate::judge::invariants::ALIVE,
                         "a move the scope allows here",
                         format!(

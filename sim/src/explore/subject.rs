@@ -13,14 +13,14 @@ use tern_model::message::{MessageRef, Principal, ThreadId};
 use super::search::Parsed;
 use crate::catalogue::reach::{Reach, Sent};
 use crate::catalogue::situations::{power_moments, Coverage, Moment, Situation};
-use crate::contract::plugin::{ImplError, Implementation, InitParams, Receiver};
+use crate::contract::plugin::{Implementation, InitParams, Receiver};
 use crate::contract::storage::{CrashPoint, FileOp, Loss, PowerCut, Storage};
 use crate::contract::world::World;
 use crate::judge::compare::RejectNames;
-use crate::judge::delivery::{self, Breach, Call, Came, Delivery, Judged};
-use crate::judge::invariants as inv;
+use crate::judge::delivery::{self, Call, Came, Delivery, Judged};
+use crate::judge::failure::Failure;
 use crate::judge::no_effect;
-use crate::judge::oracle::{self, Mismatch};
+use crate::judge::oracle;
 use crate::judge::replies::KnownAcks;
 use crate::judge::views::{self, Compared};
 
@@ -87,7 +87,7 @@ impl<'i> Subject<'i> {
         init: &InitParams,
         threads: &[ThreadId],
         names: RejectNames,
-    ) -> Result<Subject<'i>, Mismatch> {
+    ) -> Result<Subject<'i>, Failure> {
         let mut s = Subject {
             implementation,
             init: init.clone(),
@@ -205,20 +205,9 @@ impl<'i> Subject<'i> {
         s
     }
 
-    fn breach(answering: &str, breach: Breach) -> Mismatch {
-        match breach {
-            Breach::Failed(e) => Self::unsound(answering, e),
-            b => Mismatch::new(b.invariant(), b.expected(), b.actual()),
-        }
-    }
-
-    fn unsound(answering: &str, e: ImplError) -> Mismatch {
-        Mismatch::new(inv::ALIVE, answering, e.to_string())
-    }
-
     /// Starts the receiver on its storage, with `crash` armed for its
     /// first sync.
-    pub fn restart(&mut self, crash: Option<CrashPoint>) -> Result<Came, Mismatch> {
+    pub fn restart(&mut self, crash: Option<CrashPoint>) -> Result<Came, Failure> {
         let came = no_effect::start(
             self.implementation,
             &self.init,
@@ -227,7 +216,7 @@ impl<'i> Subject<'i> {
             crash,
             &mut self.receiver,
         )
-        .map_err(|b| Self::breach("the implementation starts", b))?;
+        .map_err(|b| b.into_failure("the implementation starts"))?;
         if came == Came::Crashed {
             self.reached(Situation::Moment(Moment::crashed_in_recovery(crash)));
             self.crash();
@@ -300,7 +289,7 @@ impl<'i> Subject<'i> {
         principal: &Principal,
         at: LocalTime,
         crash: Option<CrashPoint>,
-    ) -> Result<Came, Mismatch> {
+    ) -> Result<Came, Failure> {
         let before = self.world.len();
         let sent = self.sent(frame);
         let receiver = self
@@ -315,7 +304,7 @@ impl<'i> Subject<'i> {
             principal,
             at,
         ) {
-            Err(b) => return Err(Self::breach("an answer to deliver", b)),
+            Err(b) => return Err(b.into_failure("an answer to deliver")),
             Ok(Delivery::Crashed) => {
                 self.reached(Situation::Moment(Moment::crashed_in_delivery(crash)));
                 match self.cut.iter_mut().find(|u| u.frame == frame) {
@@ -368,7 +357,7 @@ impl<'i> Subject<'i> {
             &mut self.acks,
         )
         .map_err(|j| match j {
-            Judged::Breach(b) => Self::breach("an answer to deliver", b),
+            Judged::Breach(b) => b.into_failure("an answer to deliver"),
             Judged::Events(m) => m,
         })?;
         self.last_answered = Some(Unacked {
@@ -386,7 +375,7 @@ impl<'i> Subject<'i> {
         id: &MessageRef,
         at: LocalTime,
         crash: Option<CrashPoint>,
-    ) -> Result<Came, Mismatch> {
+    ) -> Result<Came, Failure> {
         let before = self.world.len();
         let receiver = self
             .receiver
@@ -413,7 +402,7 @@ impl<'i> Subject<'i> {
         }
         oracle::effects(&decision, &performed, &self.me, &self.world)?;
         match delivery::crash_judged(Call::Execution, result, fired) {
-            Err(b) => Err(Self::breach("an answer to execute", b)),
+            Err(b) => Err(b.into_failure("an answer to execute")),
             Ok(None) => {
                 // The effect counts as done exactly when the world saw it.
                 if !performed.is_empty() {
@@ -434,11 +423,11 @@ impl<'i> Subject<'i> {
     /// The receiver's view of every thread against the oracle's (nothing
     /// while it is down, or unless `compare`: only the oracle's digests are
     /// kept).
-    pub fn check_views(&mut self, compare: bool) -> Result<(), Mismatch> {
+    pub fn check_views(&mut self, compare: bool) -> Result<(), Failure> {
         if let Some(receiver) = self.receiver.as_mut().filter(|_| compare) {
             let compared =
                 views::against_oracle(receiver.as_mut(), &self.world, &self.oracle, &self.threads)
-                    .map_err(|b| Self::breach("a view", b))?;
+                    .map_err(|b| b.into_failure("a view"))?;
             for (t, compared) in self.threads.iter().zip(compared) {
                 match compared {
                     Compared::Same => {

@@ -140,10 +140,10 @@ pub fn document(
         "scope": scope.to_json(),
         "schedule": ce.schedule.iter().map(|&m| move_json(m)).collect::<Vec<_>>(),
         "violation": {
-            "invariant": ce.mismatch.invariant.name,
-            "clauses": ce.mismatch.invariant.clauses,
-            "expected": ce.mismatch.expected,
-            "actual": ce.mismatch.actual,
+            "invariant": ce.failure.invariant.name,
+            "clauses": ce.failure.invariant.clauses,
+            "expected": ce.failure.expected,
+            "actual": ce.failure.actual,
         },
         "shorthand": prepared.describe_schedule(&ce.schedule),
     });

@@ -5,12 +5,12 @@
 use serde_json::Value;
 use tern_model::ledger::{Execution, Outcome, Refusal, RejectClass};
 
-/// One invariant: a stable name, the seed section(s) it rests on, what it
-/// says, and the seed clauses (`scenarios/clauses.json`) it checks, so that
-/// a violation found by simulation names the sentence it breaks, like a
-/// failed corpus case does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Invariant {
+/// What one invariant is: a stable name, the seed section(s) it rests on,
+/// what it says, and the seed clauses (`scenarios/clauses.json`) it checks,
+/// so that a violation found by simulation names the sentence it breaks,
+/// like a failed corpus case does.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Definition {
     pub name: &'static str,
     pub section: &'static str,
     pub says: &'static str,
@@ -19,9 +19,38 @@ pub struct Invariant {
     pub clauses: &'static [&'static str],
 }
 
+/// One invariant of [`ALL`]: a pointer to its definition, so that every
+/// failure that names it carries a word, not a copy of its texts.
+#[derive(Clone, Copy)]
+pub struct Invariant(&'static Definition);
+
+impl std::ops::Deref for Invariant {
+    type Target = Definition;
+
+    fn deref(&self) -> &Definition {
+        self.0
+    }
+}
+
+/// Names are unique ([`ALL`] is checked for it), and a constant's address
+/// need not be: equal names, the same invariant.
+impl PartialEq for Invariant {
+    fn eq(&self, other: &Invariant) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for Invariant {}
+
+impl std::fmt::Debug for Invariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
 macro_rules! invariants {
     ($($id:ident = $name:literal, $section:literal, $says:literal, [$($clause:literal),*];)*) => {
-        $(pub const $id: Invariant = Invariant { name: $name, section: $section, says: $says, clauses: &[$($clause),*] };)*
+        $(pub const $id: Invariant = Invariant(&Definition { name: $name, section: $section, says: $says, clauses: &[$($clause),*] });)*
         /// Every invariant, in a fixed order.
         pub const ALL: &[Invariant] = &[$($id),*];
     };
@@ -62,12 +91,16 @@ invariants! {
     ALIVE = "implementation-sound", "-", "The implementation answers every request (no crash of its own, no garbage).", [];
 }
 
+/// The invariant of that name, as corpus cases, traces and reports
+/// write it.
+pub fn by_name(name: &str) -> Option<Invariant> {
+    ALL.iter().copied().find(|i| i.name == name)
+}
+
 /// The seed clauses an invariant checks, by its name (none for an unknown
 /// name).
 pub fn clauses(name: &str) -> &'static [&'static str] {
-    ALL.iter()
-        .find(|i| i.name == name)
-        .map_or(&[], |i| i.clauses)
+    by_name(name).map_or(&[], |i| i.clauses)
 }
 
 /// The invariant behind a rejection class the model gave.
@@ -254,6 +287,22 @@ pub fn classify_view(expected: &Value, actual: &Value) -> Invariant {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// An invariant is equal to another by its name alone, so two must
+    /// never share one; and a name read from a case or a trace finds its
+    /// own invariant.
+    #[test]
+    fn names_are_unique_and_find_their_invariant() {
+        for (i, a) in ALL.iter().enumerate() {
+            for b in &ALL[i + 1..] {
+                assert_ne!(a.name, b.name);
+                assert_ne!(a, b);
+            }
+            assert_eq!(by_name(a.name).map(|i| i.says), Some(a.says));
+        }
+        assert_eq!(by_name("no-such-invariant"), None);
+        assert_eq!(format!("{:?}", AUTHORITY), "authority-before-effect");
+    }
 
     fn view(progress: &str, annotations: &[&str]) -> Value {
         json!({"messages": [{"id": "bob:1", "status": "accepted"}],

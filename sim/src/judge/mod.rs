@@ -7,6 +7,7 @@
 
 pub mod compare;
 pub(crate) mod delivery;
+pub mod failure;
 pub mod invariants;
 pub(crate) mod no_effect;
 pub(crate) mod oracle;

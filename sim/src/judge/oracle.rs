@@ -10,30 +10,9 @@ use serde_json::Value;
 use tern_model::ledger::{EffectKey, Event, Execution, Outcome, RejectClass};
 
 use super::compare::{execution_text, ComparedEvent, RejectNames};
-use super::invariants::{self as inv, Invariant};
+use super::failure::Failure;
+use super::invariants as inv;
 use crate::contract::world::World;
-
-/// A difference from the oracle, named by the invariant it breaks.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mismatch {
-    pub invariant: Invariant,
-    pub expected: String,
-    pub actual: String,
-}
-
-impl Mismatch {
-    pub fn new(
-        invariant: Invariant,
-        expected: impl Into<String>,
-        actual: impl Into<String>,
-    ) -> Self {
-        Mismatch {
-            invariant,
-            expected: expected.into(),
-            actual: actual.into(),
-        }
-    }
-}
 
 /// Admission rejections: the frame is not stored by a correct receiver.
 pub fn admission(class: RejectClass) -> bool {
@@ -102,7 +81,7 @@ pub fn delivery_events(
     actual: &[Event],
     redelivered: bool,
     names: RejectNames,
-) -> Result<(), Mismatch> {
+) -> Result<(), Failure> {
     let first = first_outcome(expected);
     let actual_first = first_outcome(actual);
     let relaxed = redelivered && actual_first == Outcome::Duplicate && stores(&first);
@@ -112,7 +91,7 @@ pub fn delivery_events(
     if same || relaxed {
         return Ok(());
     }
-    Err(Mismatch::new(
+    Err(Failure::new(
         inv::classify_outcome(&first, &actual_first),
         events_summary(expected),
         events_summary(actual),
@@ -130,7 +109,7 @@ pub fn view_tree(
     seen: &mut BTreeSet<String>,
     world: &World,
     names: RejectNames,
-) -> Result<(), Mismatch> {
+) -> Result<(), Failure> {
     let ids: BTreeSet<String> = actual["messages"]
         .as_array()
         .map(|ms| {
@@ -140,7 +119,7 @@ pub fn view_tree(
         })
         .unwrap_or_default();
     if let Some(lost) = seen.difference(&ids).next() {
-        return Err(Mismatch::new(
+        return Err(Failure::new(
             inv::HISTORY,
             format!("{lost} still in the view of {thread}"),
             "it is gone",
@@ -159,7 +138,7 @@ pub fn view_tree(
         for c in commitments {
             let id = c["id"].as_str().unwrap_or("").to_owned();
             if message_act(&id).as_deref() != Some("COMMIT") {
-                return Err(Mismatch::new(
+                return Err(Failure::new(
                     inv::NO_COMMITMENT_FROM_TALK,
                     "commitments come from COMMITs only",
                     format!("{id} is listed as a commitment"),
@@ -180,13 +159,13 @@ pub fn view_tree(
             .find(|e| world.count(&EffectKey((*e).to_owned())) == 0)
     });
     if let Some(never) = never {
-        return Err(Mismatch::new(
+        return Err(Failure::new(
             inv::EXECUTIONS,
             "only effects the world saw counted as executed",
             format!("{never} counted as executed, but it was never performed"),
         ));
     }
-    Err(Mismatch::new(
+    Err(Failure::new(
         inv::classify_view(expected, actual),
         expected.to_string(),
         actual.to_string(),
@@ -201,12 +180,12 @@ pub fn effects(
     performed: &[(String, EffectKey)],
     me: &str,
     world: &World,
-) -> Result<(), Mismatch> {
+) -> Result<(), Failure> {
     for (who, key) in performed {
         let approved =
             matches!(decision, Execution::Executed { effect } if effect == key) && who == me;
         if !approved {
-            return Err(Mismatch::new(
+            return Err(Failure::new(
                 inv::classify_execution(
                     decision,
                     &Execution::Executed {
@@ -220,7 +199,7 @@ pub fn effects(
     }
     for (_, key) in performed {
         if world.count(key) > 1 {
-            return Err(Mismatch::new(
+            return Err(Failure::new(
                 inv::AT_MOST_ONCE,
                 format!("effect {key} performed once"),
                 format!("performed {} times", world.count(key)),
@@ -237,16 +216,16 @@ pub fn decision(
     actual: &Execution,
     performed: usize,
     names: RejectNames,
-) -> Result<(), Mismatch> {
+) -> Result<(), Failure> {
     if !names.same_execution(expected, actual) {
-        return Err(Mismatch::new(
+        return Err(Failure::new(
             inv::classify_execution(expected, actual),
             execution_text(expected),
             execution_text(actual),
         ));
     }
     if matches!(actual, Execution::Executed { .. }) && performed == 0 {
-        return Err(Mismatch::new(
+        return Err(Failure::new(
             inv::EXECUTIONS,
             "the effect performed through the world",
             "reported executed, but nothing was performed",

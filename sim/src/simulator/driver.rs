@@ -332,7 +332,7 @@ pub fn reproduction(
     let same = |played: Played| {
         played
             .violation
-            .is_some_and(|v| v.invariant.name == violation.invariant.name)
+            .is_some_and(|v| v.failure.invariant.name == violation.failure.invariant.name)
     };
     if same(play(&once, steps, implementation, false)) {
         return once;

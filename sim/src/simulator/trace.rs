@@ -54,13 +54,13 @@ pub enum TraceError {
 /// A violation as JSON, in traces and reports alike.
 pub fn violation_json(v: &Violation) -> Value {
     json!({
-        "invariant": v.invariant.name,
-        "section": v.invariant.section,
-        "says": v.invariant.says,
+        "invariant": v.failure.invariant.name,
+        "section": v.failure.invariant.section,
+        "says": v.failure.invariant.says,
         "step": v.step,
         "agent": v.agent,
-        "expected": v.expected,
-        "actual": v.actual,
+        "expected": v.failure.expected,
+        "actual": v.failure.actual,
     })
 }
 

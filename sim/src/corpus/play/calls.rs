@@ -46,7 +46,7 @@ impl Player<'_> {
             x.answer = "(killed; no outcome)".to_owned();
             self.record(x);
             if let Err(breach) = answer {
-                return Err(self.breach(i, "a crash at the scheduled point", &breach));
+                return Err(self.breach(i, "a crash at the scheduled point", breach));
             }
             self.crash();
             return Ok(());
@@ -59,13 +59,13 @@ impl Player<'_> {
                 x.ok = false;
                 self.record(x);
                 let breach = Breach::InventedCrash(Call::Delivery);
-                return Err(self.breach(i, "an answer to deliver", &breach));
+                return Err(self.breach(i, "an answer to deliver", breach));
             }
             Err(breach) => {
                 x.answer = breach.actual();
                 x.ok = false;
                 self.record(x);
-                return Err(self.breach(i, "an answer to deliver", &breach));
+                return Err(self.breach(i, "an answer to deliver", breach));
             }
         };
         let actual: Vec<ComparedEvent> = d.events.iter().map(ComparedEvent::of).collect();
@@ -103,7 +103,7 @@ impl Player<'_> {
         judged.map_err(|j| {
             self.mark_last_failed();
             match j {
-                Judged::Breach(breach) => self.breach(i, "an answer to deliver", &breach),
+                Judged::Breach(breach) => self.breach(i, "an answer to deliver", breach),
                 Judged::Events(failure) => failure,
             }
         })
@@ -132,13 +132,12 @@ impl Player<'_> {
             return Err(if same(RejectNames::Ignored) {
                 self.fail_by_name(i, want, got)
             } else {
-                self.fail(i, "expectation", want, got)
+                self.unexpected(i, want, got)
             });
         }
         if expect.no_outgoing && sent > 0 {
-            return Err(self.fail(
+            return Err(self.unexpected(
                 i,
-                "expectation",
                 "no frame sent by the receiver".into(),
                 format!("{sent} frame(s) sent"),
             ));
@@ -202,11 +201,13 @@ impl Player<'_> {
             self.record(x);
             self.crashed_as_scheduled(i, Call::Execution, result.map(drop), fired)?;
             if performed.len() > 1 {
-                return Err(self.fail(
+                return Err(self.broke(
                     i,
-                    "at-most-once-effects",
-                    "at most one effect per execution".into(),
-                    format!("{} effects", performed.len()),
+                    Failure::new(
+                        inv::AT_MOST_ONCE,
+                        "at most one effect per execution",
+                        format!("{} effects", performed.len()),
+                    ),
                 ));
             }
             self.crash();
@@ -218,7 +219,7 @@ impl Player<'_> {
                 x.answer = err.to_string();
                 x.ok = false;
                 self.record(x);
-                return Err(self.error(i, "an answer to execute", &err));
+                return Err(self.broke(i, Failure::unsound("an answer to execute", &err)));
             }
         };
         x.answer = execution_text(&e);
@@ -229,20 +230,22 @@ impl Player<'_> {
         };
         if !consistent {
             self.mark_last_failed();
-            return Err(self.fail(
+            return Err(self.broke(
                 i,
-                "executions-agree",
-                format!(
-                    "the world to see exactly what was reported: {}",
-                    execution_text(&e)
-                ),
-                format!(
-                    "performed [{}]",
-                    performed
-                        .iter()
-                        .map(|k| k.0.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                Failure::new(
+                    inv::EXECUTIONS,
+                    format!(
+                        "the world to see exactly what was reported: {}",
+                        execution_text(&e)
+                    ),
+                    format!(
+                        "performed [{}]",
+                        performed
+                            .iter()
+                            .map(|k| k.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
                 ),
             ));
         }
@@ -253,7 +256,7 @@ impl Player<'_> {
                 return Err(if RejectNames::Ignored.same_execution(expect, &e) {
                     self.fail_by_name(i, want, got)
                 } else {
-                    self.fail(i, "expectation", want, got)
+                    self.unexpected(i, want, got)
                 });
             }
         }

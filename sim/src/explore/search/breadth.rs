@@ -66,7 +66,7 @@ pub(super) fn explore_with(
                 exhausted: false,
                 violation: Some(Counterexample {
                     schedule: Vec::new(),
-                    mismatch: m,
+                    failure: m,
                 }),
                 power_loss: false,
             };
@@ -241,7 +241,7 @@ impl Search<'_> {
                     Child::Violation(m) => {
                         self.violation = Some(Counterexample {
                             schedule,
-                            mismatch: m,
+                            failure: m,
                         });
                         break;
                     }

@@ -6,7 +6,7 @@
 use tern_model::ledger::LocalTime;
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
-use super::{Action, AtOp, Came, CrashPoint, Harness, Mismatch, Move, Parsed, Prepared, Subject};
+use super::{Action, AtOp, Came, CrashPoint, Failure, Harness, Move, Parsed, Prepared, Subject};
 
 impl Prepared<'_> {
     /// The moves open from a state, in a fixed order.
@@ -127,7 +127,7 @@ impl Prepared<'_> {
         subject: &mut Subject,
         h: &mut Harness,
         mv: Move,
-    ) -> Result<(), Mismatch> {
+    ) -> Result<(), Failure> {
         h.fresh = false;
         h.quiet = false;
         match mv {

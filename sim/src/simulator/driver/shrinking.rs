@@ -49,9 +49,9 @@ impl Trial<'_> {
         }
         let (config, implementation) = (self.config, self.implementation);
         let same = |played: Played| {
-            played
-                .violation
-                .filter(|v| v.invariant.name == self.target && v.timed_out == self.timed_out)
+            played.violation.filter(|v| {
+                v.failure.invariant.name == self.target && v.failure.timed_out == self.timed_out
+            })
         };
         let results: Vec<Option<Violation>> = if candidates.len() == 1 {
             vec![same(play(config, candidates[0], implementation, false))]
@@ -110,7 +110,7 @@ pub fn shrink(
     let original_len = generated.steps.len();
     // Kept to fall back on when a timeout shrunk with shorter waits does
     // not reproduce with the full ones.
-    let original = if violation.timed_out {
+    let original = if violation.failure.timed_out {
         generated.steps.clone()
     } else {
         Vec::new()
@@ -119,8 +119,8 @@ pub fn shrink(
         config,
         implementation,
         budget,
-        target: violation.invariant.name,
-        timed_out: violation.timed_out,
+        target: violation.failure.invariant.name,
+        timed_out: violation.failure.timed_out,
         deadline: budget.time.map(|t| Instant::now() + t),
         end: Cell::new(ShrinkEnd::Complete),
     };
@@ -310,9 +310,9 @@ fn recorded(
     // The record, with the full timeout: what the trace and report show.
     let mut replay = play(config, &steps, implementation, true);
     let reproduced = |p: &Played| {
-        p.violation
-            .as_ref()
-            .is_some_and(|v| v.invariant.name == trial.target && v.timed_out == trial.timed_out)
+        p.violation.as_ref().is_some_and(|v| {
+            v.failure.invariant.name == trial.target && v.failure.timed_out == trial.timed_out
+        })
     };
     if trial.timed_out && !reproduced(&replay) {
         // The shorter waits made a slow answer look like a hang: the

@@ -116,7 +116,9 @@ impl Run<'_> {
             agent.pending_crash = None;
         }
         match answer {
-            Err(breach) => Err(self.breach(a, "an answer to deliver", breach)),
+            Err(breach) => {
+                Err(self.violation(Some(a), breach.into_failure("an answer to deliver")))
+            }
             Ok(Delivery::Crashed) => {
                 self.stats
                     .situations
@@ -218,8 +220,10 @@ impl Run<'_> {
             self.stats.checks += 1;
         }
         match judged {
-            Err(Judged::Breach(breach)) => Err(self.breach(a, "an answer to deliver", breach)),
-            Err(Judged::Events(m)) => Err(self.mismatch(a, m)),
+            Err(Judged::Breach(breach)) => {
+                Err(self.violation(Some(a), breach.into_failure("an answer to deliver")))
+            }
+            Err(Judged::Events(m)) => Err(self.violation(Some(a), m)),
             Ok(()) => Ok(()),
         }
     }

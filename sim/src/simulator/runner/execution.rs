@@ -299,10 +299,12 @@ impl Run<'_> {
             resolver.said.note_executed(id.as_str());
         }
         if let Err(m) = oracle::effects(&expected_decision, &new_effects, &name, &self.world) {
-            return Err(self.mismatch(a, m));
+            return Err(self.violation(Some(a), m));
         }
         match delivery::crash_judged(Call::Execution, result, fired) {
-            Err(breach) => Err(self.breach(a, "an answer to execute", breach)),
+            Err(breach) => {
+                Err(self.violation(Some(a), breach.into_failure("an answer to execute")))
+            }
             Ok(None) => {
                 // The effect counts as done exactly when the world saw it.
                 if !new_effects.is_empty() {
@@ -328,7 +330,7 @@ impl Run<'_> {
                 if let Err(m) =
                     oracle::decision(&expected, &actual, new_effects.len(), self.config.names)
                 {
-                    return Err(self.mismatch(a, m));
+                    return Err(self.violation(Some(a), m));
                 }
                 self.check_view(a, thread.as_str())
             }

@@ -20,7 +20,9 @@ impl Run<'_> {
             &mut agent.receiver,
         );
         match came {
-            Err(breach) => Err(self.breach(a, "the implementation starts", breach)),
+            Err(breach) => {
+                Err(self.violation(Some(a), breach.into_failure("the implementation starts")))
+            }
             Ok(Came::Crashed) => {
                 self.stats
                     .situations

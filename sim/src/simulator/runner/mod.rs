@@ -25,13 +25,14 @@ pub use super::stats::Stats;
 use super::workload::{Mix, Step};
 use crate::catalogue::reach::{Reach, Sent};
 use crate::catalogue::situations::{power_moments, Moment, Situation};
-use crate::contract::plugin::{Capability, ImplError, Implementation, InitParams, Receiver, View};
+use crate::contract::plugin::{Capability, Implementation, InitParams, Receiver, View};
 use crate::contract::storage::{CrashPoint, Loss, PowerNote, Storage};
 use crate::contract::world::World;
 use crate::judge::delivery::{self, Breach, Call, Came, Delivery, Judged};
-use crate::judge::invariants::{self as inv, Invariant};
+use crate::judge::failure::Failure;
+use crate::judge::invariants as inv;
 use crate::judge::no_effect;
-use crate::judge::oracle::{self, Mismatch};
+use crate::judge::oracle;
 use crate::judge::replies::KnownAcks;
 use crate::shorthand;
 
@@ -110,18 +111,13 @@ impl RunConfig {
     }
 }
 
-/// A broken invariant: which, where, and expected against actual.
+/// A broken invariant, where in the run: the step and the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
-    pub invariant: Invariant,
     /// Index of the step being played (`steps` for the final quiescence).
     pub step: usize,
     pub agent: Option<String>,
-    pub expected: String,
-    pub actual: String,
-    /// The implementation did not answer in time: a hang, which shrinking
-    /// need not wait out in full again.
-    pub timed_out: bool,
+    pub failure: Failure,
 }
 
 /// The result of playing steps.
@@ -347,48 +343,14 @@ impl<'a> Run<'a> {
         *self.stats.faults.entry(f.as_str()).or_default() += 1;
     }
 
-    fn violation(
-        &self,
-        invariant: Invariant,
-        agent: Option<usize>,
-        expected: String,
-        actual: String,
-    ) -> Box<Violation> {
+    /// `failure` at this step, at agent `agent` (`None`: of the run as a
+    /// whole).
+    fn violation(&self, agent: Option<usize>, failure: Failure) -> Box<Violation> {
         Box::new(Violation {
-            invariant,
             step: self.step,
             agent: agent.map(|a| self.agents[a].name.clone()),
-            expected,
-            actual,
-            timed_out: false,
+            failure,
         })
-    }
-
-    /// A difference from the oracle at agent `a`.
-    fn mismatch(&self, a: usize, m: Mismatch) -> Box<Violation> {
-        self.violation(m.invariant, Some(a), m.expected, m.actual)
-    }
-
-    /// A call that broke a rule of [`delivery`], as the violation of its
-    /// invariant; a call the implementation failed on its own is
-    /// `implementation-sound`, `answering` saying what was awaited.
-    fn breach(&self, agent: usize, answering: &str, breach: Breach) -> Box<Violation> {
-        match breach {
-            Breach::Failed(e) => self.unsound(agent, answering, e),
-            breach => self.violation(
-                breach.invariant(),
-                Some(agent),
-                breach.expected(),
-                breach.actual(),
-            ),
-        }
-    }
-
-    /// An implementation that failed a call: `implementation-sound`.
-    fn unsound(&self, agent: usize, expected: &str, e: ImplError) -> Box<Violation> {
-        let mut v = self.violation(inv::ALIVE, Some(agent), expected.to_owned(), e.to_string());
-        v.timed_out = matches!(e, ImplError::TimedOut(_));
-        v
     }
 
     fn local(&self, a: usize) -> LocalTime {
@@ -460,7 +422,10 @@ impl<'a> Run<'a> {
         if let Err(v) = &result {
             let text = format!(
                 "✘ {} (section {}): expected {}; got {}",
-                v.invariant.name, v.invariant.section, v.expected, v.actual
+                v.failure.invariant.name,
+                v.failure.invariant.section,
+                v.failure.expected,
+                v.failure.actual
             );
             let agent = v.agent.clone();
             self.happen(|at| Happening::Violation { at, agent, text });
@@ -500,10 +465,8 @@ impl<'a> Run<'a> {
             budget = budget.saturating_sub(1);
             if budget == 0 {
                 return Err(self.violation(
-                    inv::ALIVE,
                     None,
-                    "the network drains".into(),
-                    "deliveries never settle".into(),
+                    Failure::new(inv::ALIVE, "the network drains", "deliveries never settle"),
                 ));
             }
             self.now = self.now.max(at);
@@ -563,10 +526,15 @@ impl<'a> Run<'a> {
                     if other != view {
                         let b = *b;
                         return Err(self.violation(
-                            inv::ORDER_INDEPENDENCE,
                             Some(a),
-                            format!("the view of {} for {thread}: {other}", self.agents[b].name),
-                            view.to_string(),
+                            Failure::new(
+                                inv::ORDER_INDEPENDENCE,
+                                format!(
+                                    "the view of {} for {thread}: {other}",
+                                    self.agents[b].name
+                                ),
+                                view.to_string(),
+                            ),
                         ));
                     }
                 }

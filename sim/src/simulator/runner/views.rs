@@ -20,7 +20,9 @@ impl Run<'_> {
         };
         let answer = no_effect::view(receiver.as_mut(), &self.world, t);
         self.stats.checks += 1;
-        answer.map(Some).map_err(|b| self.breach(a, "a view", b))
+        answer
+            .map(Some)
+            .map_err(|b| self.violation(Some(a), b.into_failure("a view")))
     }
 
     /// The implementation's view of a thread against the oracle's, plus the
@@ -44,7 +46,7 @@ impl Run<'_> {
         let compared =
             judged::against_oracle(receiver.as_mut(), &self.world, &agent.oracle, &threads);
         self.stats.checks += threads.len() as u64;
-        let compared = compared.map_err(|b| self.breach(a, "a view", b))?;
+        let compared = compared.map_err(|b| self.violation(Some(a), b.into_failure("a view")))?;
         for (t, compared) in threads.iter().zip(compared) {
             match compared {
                 Compared::Same => self.confirm_view(a, t),
@@ -88,7 +90,7 @@ impl Run<'_> {
             &self.world,
             self.config.names,
         )
-        .map_err(|m| self.mismatch(a, m))
+        .map_err(|m| self.violation(Some(a), m))
     }
 
     /// A release the model expects and the receiver did not report, of a
@@ -100,8 +102,8 @@ impl Run<'_> {
         a: usize,
         expected: &[Event],
         actual: &[Event],
-        m: Mismatch,
-    ) -> Mismatch {
+        m: Failure,
+    ) -> Failure {
         if m.invariant != inv::OUTCOMES {
             return m;
         }
@@ -129,7 +131,7 @@ impl Run<'_> {
                 .as_array()
                 .is_some_and(|ms| ms.iter().any(|x| x["id"] == id.as_str()));
             if !held {
-                return Mismatch::new(
+                return Failure::new(
                     inv::HISTORY,
                     format!("{id} released, and still in the view of {thread}"),
                     format!("{id} not released, and missing from the view of {thread}, which showed it before"),
