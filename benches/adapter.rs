@@ -2,6 +2,10 @@
 //! raw pipe echo child (`cat`) with lines of the same size, measured in one
 //! group: the echo is the floor of this transport.
 
+/// The binary's allocator (src/main.rs), so that the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 

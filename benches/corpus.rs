@@ -2,6 +2,10 @@
 //! `tern-sim agent` over the subprocess protocol (a process start per case),
 //! measured in one group so the ratio is the cost of the protocol.
 
+/// The binary's allocator (src/main.rs), so that the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use tern_harness::certify::run_corpus;
 use tern_harness::corpus::{Case, Corpus};

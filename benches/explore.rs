@@ -9,6 +9,10 @@
 //! same scopes with every move played from every state (merging only,
 //! `--no-sleep-sets`) against the default. Both reach the same states.
 
+/// The binary's allocator (src/main.rs), so that the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::Path;
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};

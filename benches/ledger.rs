@@ -3,6 +3,10 @@
 //! strict parse of the same frames, in one group so the ratio is side by side;
 //! and what a view after each delivery adds, written out or digested.
 
+/// The binary's allocator (src/main.rs), so that the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
 use tern_model::ledger::{Ledger, LedgerConfig, LocalTime};

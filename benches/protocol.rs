@@ -5,6 +5,10 @@
 //! round trip per delivery, view and execution). Runs are played as the
 //! CLI plays them, by the batch driver on one worker thread (`--jobs 1`).
 
+/// The binary's allocator (src/main.rs), so that the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use tern_harness::certify::{DEFAULT_AGENTS, DEFAULT_FIRST_SEED, DEFAULT_STEPS};
 use tern_harness::contract::plugin::Implementation;

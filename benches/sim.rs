@@ -2,6 +2,10 @@
 //! with every invariant and the differential check on, against one strict
 //! parse per delivery of the same frames, in one group.
 
+/// The binary's allocator (src/main.rs), so that the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::simulator::driver::{frames_sent, mix_for, play, steps_of};

@@ -2,6 +2,10 @@
 //! `serde_json::Value` parse of the same realistic messages, in one group so
 //! the ratio is measured side by side.
 
+/// The binary's allocator (src/main.rs), so that the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
 const CORPUS: &str = include_str!("data/messages.jsonl");
