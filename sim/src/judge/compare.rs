@@ -166,3 +166,67 @@ impl RejectNames {
         strip(a) == strip(b)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tern_model::ledger::Refusal;
+
+    fn ev(kind: EventKindKey, id: &str, verdict: Verdict) -> ComparedEvent {
+        ComparedEvent {
+            kind,
+            id: Some(id.to_owned()),
+            verdict,
+        }
+    }
+
+    fn delivered(id: &str, verdict: Verdict) -> ComparedEvent {
+        ev(EventKindKey::Delivered, id, verdict)
+    }
+
+    fn released(id: &str) -> ComparedEvent {
+        ev(EventKindKey::Released, id, Verdict::Accepted)
+    }
+
+    /// The delivered frame's own event comes first and must match; the
+    /// messages it released may come in any order.
+    #[test]
+    fn the_frames_event_is_first_and_the_rest_a_multiset() {
+        let names = RejectNames::Compared;
+        let a = delivered("bob:3", Verdict::Accepted);
+        let expected = [a.clone(), released("bob:1"), released("bob:2")];
+        let shuffled = [a.clone(), released("bob:2"), released("bob:1")];
+        assert!(names.same_events(&expected, &shuffled));
+        let first_moved = [released("bob:1"), a.clone(), released("bob:2")];
+        assert!(!names.same_events(&expected, &first_moved));
+        let one_short = [a.clone(), released("bob:1")];
+        assert!(!names.same_events(&expected, &one_short));
+        let twice = [a.clone(), released("bob:1"), released("bob:1")];
+        assert!(!names.same_events(&expected, &twice));
+        assert!(names.same_events(&[], &[]));
+        assert!(!names.same_events(&[], &[a]));
+    }
+
+    #[test]
+    fn names_ignored_make_every_rejection_and_every_refusal_one() {
+        let body = [delivered("bob:1", Verdict::Rejected(RejectClass::Body))];
+        let envelope = [delivered("bob:1", Verdict::Rejected(RejectClass::Envelope))];
+        let accepted = [delivered("bob:1", Verdict::Accepted)];
+        assert!(!RejectNames::Compared.same_events(&body, &envelope));
+        assert!(RejectNames::Ignored.same_events(&body, &envelope));
+        assert!(!RejectNames::Ignored.same_events(&body, &accepted));
+
+        let terminal = Execution::Refused(Refusal::Terminal);
+        let withdrawn = Execution::Refused(Refusal::Withdrawn);
+        assert!(!RejectNames::Compared.same_execution(&terminal, &withdrawn));
+        assert!(RejectNames::Ignored.same_execution(&terminal, &withdrawn));
+
+        let a = json!({"messages": [{"id": "bob:1", "class": "body"}], "effects": []});
+        let b = json!({"messages": [{"id": "bob:1", "class": "envelope"}], "effects": []});
+        let c = json!({"messages": [{"id": "bob:2", "class": "body"}], "effects": []});
+        assert!(!RejectNames::Compared.same_view(&a, &b));
+        assert!(RejectNames::Ignored.same_view(&a, &b));
+        assert!(!RejectNames::Ignored.same_view(&a, &c));
+    }
+}

@@ -233,3 +233,148 @@ pub fn decision(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::storage::Storage;
+    use serde_json::json;
+    use tern_model::ledger::{EventKind, Refusal, Rejection};
+    use tern_model::message::{MessageRef, ThreadId};
+    use tern_model::Pointer;
+
+    fn event(id: &str, outcome: Outcome) -> Event {
+        Event {
+            kind: EventKind::Delivered,
+            origin: 0,
+            id: Some(MessageRef::new(id).unwrap()),
+            thread: Some(ThreadId::new("t").unwrap()),
+            outcome,
+        }
+    }
+
+    fn rejected(class: RejectClass) -> Outcome {
+        Outcome::Rejected(Rejection::new(class, Pointer::root(), "why"))
+    }
+
+    const COMPARED: RejectNames = RejectNames::Compared;
+
+    #[test]
+    fn a_delivery_is_named_by_the_outcome_it_should_have_had() {
+        let accepted = [event("alice:1", Outcome::Accepted)];
+        assert_eq!(
+            delivery_events(&accepted, &accepted, false, COMPARED),
+            Ok(())
+        );
+        let spoofed = [event("alice:1", rejected(RejectClass::Identity))];
+        let err = delivery_events(&spoofed, &accepted, false, COMPARED).unwrap_err();
+        assert_eq!(err.invariant, inv::IDENTITY);
+        let dup = [event("alice:1", Outcome::Duplicate)];
+        let err = delivery_events(&accepted, &dup, false, COMPARED).unwrap_err();
+        assert_eq!(err.invariant, inv::DEDUP);
+    }
+
+    /// A crash may have cut a delivery after the receiver stored the frame:
+    /// calling its redelivery a duplicate is then allowed, but only for a
+    /// frame a correct receiver stores at all.
+    #[test]
+    fn a_redelivered_frame_may_be_a_duplicate_only_if_it_is_stored() {
+        let accepted = [event("alice:1", Outcome::Accepted)];
+        let dup = [event("alice:1", Outcome::Duplicate)];
+        assert_eq!(delivery_events(&accepted, &dup, true, COMPARED), Ok(()));
+        let refused_reference = [event("alice:1", rejected(RejectClass::Reference))];
+        assert_eq!(
+            delivery_events(&refused_reference, &dup, true, COMPARED),
+            Ok(())
+        );
+        let not_admitted = [event("alice:1", rejected(RejectClass::Envelope))];
+        let err = delivery_events(&not_admitted, &dup, true, COMPARED).unwrap_err();
+        assert_eq!(err.invariant, inv::SCHEMA);
+    }
+
+    fn view(ids: &[(&str, &str)], commitments: &[&str], effects: &[&str]) -> Value {
+        json!({
+            "commitments": commitments.iter().map(|c| json!({"id": c})).collect::<Vec<_>>(),
+            "effects": effects,
+            "messages": ids.iter().map(|(id, act)| json!({"id": id, "act": act})).collect::<Vec<_>>(),
+        })
+    }
+
+    #[test]
+    fn a_view_keeps_what_it_showed_lists_commitments_of_commits_and_effects_the_world_saw() {
+        let world = World::new();
+        let mut seen = BTreeSet::new();
+        let one = view(&[("bob:1", "TELL")], &[], &[]);
+        assert_eq!(
+            view_tree("t", &one, &one, &mut seen, &world, COMPARED),
+            Ok(())
+        );
+        assert!(seen.contains("bob:1"));
+
+        // Lost once shown, whatever else the views disagree on (here the
+        // model's view holds no message either).
+        let empty = view(&[], &[], &[]);
+        let mut other = empty.clone();
+        other["pending"] = json!([{"id": "carol:1"}]);
+        let lost = view_tree("t", &other, &empty, &mut seen, &world, COMPARED).unwrap_err();
+        assert_eq!(lost.invariant, inv::HISTORY);
+        assert_eq!(lost.expected, "bob:1 still in the view of t");
+
+        let talk = view(&[("bob:1", "TELL")], &["bob:1"], &[]);
+        let err = view_tree("t", &one, &talk, &mut seen, &world, COMPARED).unwrap_err();
+        assert_eq!(err.invariant, inv::NO_COMMITMENT_FROM_TALK);
+
+        let never = view(&[("bob:1", "TELL")], &[], &["effect-1"]);
+        let err = view_tree("t", &one, &never, &mut seen, &world, COMPARED).unwrap_err();
+        assert_eq!(err.invariant, inv::EXECUTIONS);
+
+        // Seen in the world, the same effect is a disagreement with the
+        // model instead: an effect the model refused.
+        let storage = Storage::new();
+        world
+            .for_agent("bob", &storage)
+            .perform(&EffectKey("effect-1".into()))
+            .unwrap();
+        let err = view_tree("t", &one, &never, &mut seen, &world, COMPARED).unwrap_err();
+        assert_eq!(err.invariant, inv::AUTHORITY);
+    }
+
+    #[test]
+    fn effects_are_the_executors_approved_one_and_never_twice() {
+        let world = World::new();
+        let storage = Storage::new();
+        let key = EffectKey("e".into());
+        let executed = Execution::Executed {
+            effect: key.clone(),
+        };
+        let by_bob = [("bob".to_owned(), key.clone())];
+        world.for_agent("bob", &storage).perform(&key).unwrap();
+        assert_eq!(effects(&executed, &by_bob, "bob", &world), Ok(()));
+
+        let refused = Execution::Refused(Refusal::GrantExpired);
+        let err = effects(&refused, &by_bob, "bob", &world).unwrap_err();
+        assert_eq!(err.invariant, inv::AUTHORITY);
+        let err = effects(&executed, &by_bob, "carol", &world).unwrap_err();
+        assert_eq!(err.invariant, inv::EXECUTIONS);
+
+        world.for_agent("bob", &storage).perform(&key).unwrap();
+        let err = effects(&executed, &by_bob, "bob", &world).unwrap_err();
+        assert_eq!(err.invariant, inv::AT_MOST_ONCE);
+    }
+
+    #[test]
+    fn a_decision_agrees_with_the_models_and_with_what_was_performed() {
+        let executed = Execution::Executed {
+            effect: EffectKey("e".into()),
+        };
+        let refused = Execution::Refused(Refusal::Withdrawn);
+        assert_eq!(decision(&executed, &executed, 1, COMPARED), Ok(()));
+        let err = decision(&refused, &executed, 1, COMPARED).unwrap_err();
+        assert_eq!(err.invariant, inv::LIFECYCLE);
+        let err = decision(&executed, &executed, 0, COMPARED).unwrap_err();
+        assert_eq!(err.invariant, inv::EXECUTIONS);
+        let other = Execution::Refused(Refusal::Terminal);
+        assert!(decision(&refused, &other, 0, COMPARED).is_err());
+        assert_eq!(decision(&refused, &other, 0, RejectNames::Ignored), Ok(()));
+    }
+}
