@@ -228,3 +228,160 @@ impl Prepared<'_> {
         subject.check_views(h.cut.is_empty())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::Corpus;
+    use crate::explore::builtin;
+    use crate::explore::scope::Scope;
+    use crate::implementations::reference::ReferenceImpl;
+    use crate::judge::compare::RejectNames;
+
+    /// A COMMIT, its request and an ask to execute it, with one crash.
+    fn scope() -> Scope {
+        let scenarios = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+        let corpus = Corpus::load(&scenarios).expect("the corpus loads");
+        let scope =
+            builtin::by_name("commit-execute-crash", Some(&corpus)).expect("a built-in scope");
+        assert!(scope.budget.crashes > 0, "the tests need a crash budget");
+        scope
+    }
+
+    fn crashes(m: &Move) -> bool {
+        match *m {
+            Move::Deliver { crash, .. }
+            | Move::Execute { crash, .. }
+            | Move::Restart { crash, .. } => crash.is_some(),
+            Move::DeliverQuietly { .. } | Move::CrashIdle => true,
+            Move::Duplicate { .. } => false,
+        }
+    }
+
+    fn action_of(m: &Move) -> Option<u16> {
+        match *m {
+            Move::Deliver { action, .. }
+            | Move::Execute { action, .. }
+            | Move::DeliverQuietly { action }
+            | Move::Duplicate { action } => Some(action),
+            Move::CrashIdle | Move::Restart { .. } => None,
+        }
+    }
+
+    #[test]
+    fn a_fresh_receiver_is_offered_each_owed_action_plain_quiet_and_crashed() {
+        let scope = scope();
+        let p = Prepared::new(&scope, true);
+        let h = p.root();
+        let moves = p.moves(&h);
+        // Nothing happened yet: a crash between operations is pointless,
+        // there is nothing to duplicate, and nothing to restart.
+        assert!(!moves.iter().any(|m| matches!(
+            m,
+            Move::CrashIdle | Move::Duplicate { .. } | Move::Restart { .. }
+        )));
+        for (i, a) in p.actions.iter().enumerate() {
+            let of = |m: &&Move| action_of(m) == Some(i as u16);
+            let n = moves.iter().filter(of).count();
+            match a {
+                Action::Deliver { .. } => {
+                    assert_eq!(n, 4, "plain, quiet, before and after sync: {moves:?}")
+                }
+                Action::Execute { at, .. } => assert_eq!(n, 3 * at.len(), "{moves:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn with_no_crash_left_no_move_crashes_and_a_receiver_that_is_down_only_restarts() {
+        let scope = scope();
+        let p = Prepared::new(&scope, true);
+        let mut h = p.root();
+        h.budget.crashes = 0;
+        let moves = p.moves(&h);
+        assert!(!moves.is_empty() && !moves.iter().any(crashes), "{moves:?}");
+
+        h.up = false;
+        assert_eq!(
+            p.moves(&h),
+            [Move::Restart {
+                crash: None,
+                at_op: None
+            }]
+        );
+        h.budget.crashes = 1;
+        let restarts = p.moves(&h);
+        assert_eq!(restarts.len(), 3, "{restarts:?}");
+        assert!(restarts.iter().all(|m| matches!(m, Move::Restart { .. })));
+    }
+
+    #[test]
+    fn a_quiet_delivery_is_followed_by_a_crash_and_a_cut_delivery_goes_first() {
+        let scope = scope();
+        let p = Prepared::new(&scope, true);
+        let mut h = p.root();
+        h.fresh = false;
+        h.quiet = true;
+        let moves = p.moves(&h);
+        assert!(!moves.is_empty() && moves.iter().all(crashes), "{moves:?}");
+
+        let mut h = p.root();
+        h.cut = vec![1];
+        let moves = p.moves(&h);
+        assert!(!moves.is_empty(), "the cut delivery is owed");
+        assert!(moves.iter().all(|m| action_of(m) == Some(1)), "{moves:?}");
+    }
+
+    /// A delivery cut before its sync leaves the receiver down, the frame
+    /// owed again and first in line, and the crash spent; the restart
+    /// brings it back fresh.
+    #[test]
+    fn a_crashed_delivery_is_owed_again_and_goes_first_after_the_restart() {
+        let scope = scope();
+        let p = Prepared::new(&scope, true);
+        let (mut subject, mut h) = p
+            .replayed(&ReferenceImpl, RejectNames::Compared, &[])
+            .expect("the reference starts");
+        let owed = h.owed.clone();
+        let crashes = h.budget.crashes;
+        let action = p
+            .actions
+            .iter()
+            .position(|a| matches!(a, Action::Deliver { .. }))
+            .expect("a delivery") as u16;
+        let cut = Move::Deliver {
+            action,
+            crash: Some(CrashPoint::BeforeSync),
+            at_op: None,
+        };
+        p.play(&mut subject, &mut h, cut)
+            .expect("the reference crashes as told");
+        assert!(!h.up);
+        assert_eq!(h.cut, [action]);
+        assert_eq!(h.owed, owed);
+        assert_eq!(h.budget.crashes, crashes - 1);
+
+        let restart = Move::Restart {
+            crash: None,
+            at_op: None,
+        };
+        p.play(&mut subject, &mut h, restart)
+            .expect("the reference restarts");
+        assert!(h.up && h.fresh);
+        let moves = p.moves(&h);
+        assert!(
+            moves.iter().all(|m| action_of(m) == Some(action)),
+            "{moves:?}"
+        );
+
+        let again = Move::Deliver {
+            action,
+            crash: None,
+            at_op: None,
+        };
+        p.play(&mut subject, &mut h, again)
+            .expect("the reference answers");
+        assert!(h.cut.is_empty() && h.answered.contains(&action));
+        assert_eq!(h.owed[action as usize], owed[action as usize] - 1);
+    }
+}
