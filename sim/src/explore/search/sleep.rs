@@ -191,3 +191,148 @@ type Said = (
 fn said(e: &Event) -> Said {
     (e.kind, e.id.clone(), e.thread.clone(), e.outcome.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::storage::CrashPoint;
+    use crate::corpus::Corpus;
+    use crate::explore::builtin;
+    use crate::explore::scope::{Action, Scope};
+    use crate::implementations::reference::ReferenceImpl;
+    use crate::judge::compare::RejectNames;
+
+    fn scope_named(name: &str) -> Scope {
+        let scenarios = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+        let corpus = Corpus::load(&scenarios).expect("the corpus loads");
+        builtin::by_name(name, Some(&corpus)).expect("a built-in scope")
+    }
+
+    /// alice's REQUEST, bob's COMMIT to it, and an ask to execute it.
+    fn scope() -> Scope {
+        scope_named("commit-execute-crash")
+    }
+
+    /// The deliveries of `p`, in order.
+    fn deliveries(p: &Prepared) -> Vec<u16> {
+        p.actions
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| matches!(a, Action::Deliver { .. }))
+            .map(|(i, _)| i as u16)
+            .collect()
+    }
+
+    fn deliver(action: u16) -> Move {
+        Move::Deliver {
+            action,
+            crash: None,
+            at_op: None,
+        }
+    }
+
+    /// A COMMIT before its REQUEST is pending and released by it; after
+    /// it, both are simply accepted: the events differ, so the two orders
+    /// are both explored. And nothing commutes while a crash could still
+    /// tell which frame was answered last.
+    #[test]
+    fn a_commit_and_its_request_do_not_commute_and_nothing_does_with_a_crash_left() {
+        let scope = scope();
+        let p = Prepared::new(&scope, true);
+        let [request, commit] = deliveries(&p)[..] else {
+            panic!("two deliveries")
+        };
+        let (subject, mut h) = p
+            .replayed(&ReferenceImpl, RejectNames::Compared, &[])
+            .expect("the reference starts");
+        let oracle = KeptOracle::of(&subject);
+        let mut weighed = Weighed::default();
+        assert!(h.budget.crashes > 0);
+        assert!(!p.commute(&oracle, &h, deliver(request), deliver(commit), &mut weighed));
+        assert!(weighed.0.is_empty(), "not weighed at all with a crash left");
+
+        h.budget.crashes = 0;
+        assert!(!p.commute(&oracle, &h, deliver(request), deliver(commit), &mut weighed));
+        assert_eq!(weighed.0.len(), 1, "weighed once, and kept");
+        assert!(!p.commute(&oracle, &h, deliver(commit), deliver(request), &mut weighed));
+        assert_eq!(
+            weighed.0.len(),
+            1,
+            "the pair in the other order is the same pair"
+        );
+        assert!(!p.commute(
+            &oracle,
+            &h,
+            deliver(request),
+            deliver(request),
+            &mut weighed
+        ));
+        let crashed = Move::Deliver {
+            action: commit,
+            crash: Some(CrashPoint::AfterSync),
+            at_op: None,
+        };
+        assert!(!p.commute(&oracle, &h, deliver(request), crashed, &mut weighed));
+    }
+
+    /// bob's REPORT on bob:1, bob's COMMIT bob:1 to alice:1, and alice's
+    /// REQUEST alice:1: the REPORT waits for the COMMIT whichever comes
+    /// first of it and either other frame, but the COMMIT is released by
+    /// the REQUEST only when it came first.
+    #[test]
+    fn frames_that_leave_each_other_as_they_were_commute() {
+        let scope = scope_named("pending-chain");
+        let p = Prepared::new(&scope, true);
+        let [report, commit, request] = deliveries(&p)[..] else {
+            panic!("three deliveries")
+        };
+        let (subject, mut h) = p
+            .replayed(&ReferenceImpl, RejectNames::Compared, &[])
+            .expect("the reference starts");
+        h.budget.crashes = 0;
+        let oracle = KeptOracle::of(&subject);
+        let mut weighed = Weighed::default();
+        let mut commute = |x, y| p.commute(&oracle, &h, deliver(x), deliver(y), &mut weighed);
+        assert!(commute(report, commit));
+        assert!(commute(report, request));
+        assert!(!commute(commit, request));
+    }
+
+    /// A state met again by a schedule that sleeps on fewer moves must
+    /// play the ones only its first schedule slept on.
+    #[test]
+    fn a_state_met_again_plays_what_the_new_schedule_does_not_sleep_on() {
+        let scope = scope();
+        let p = Prepared::new(&scope, true);
+        let (a, b, c) = (deliver(0), deliver(1), Move::CrashIdle);
+        let mut expanded = Expanded {
+            sleep: vec![a, b],
+            pending: (3, 0),
+            schedule: vec![c],
+            harness: p.root(),
+            oracle: None,
+        };
+        let mut next = Vec::new();
+        expanded.meet(&[a, b, c], 4, &mut next);
+        assert!(
+            next.is_empty(),
+            "it sleeps on at least as much: nothing to add"
+        );
+        assert_eq!(expanded.sleep, [a, b]);
+
+        expanded.meet(&[a], 4, &mut next);
+        assert_eq!(next.len(), 1);
+        assert_eq!(next[0].only.as_deref(), Some(&[b][..]));
+        assert_eq!(next[0].schedule, [c]);
+        assert_eq!(expanded.sleep, [a]);
+
+        // Still waiting in the next layer: its own node sleeps on less.
+        let mut waiting = next;
+        expanded.sleep = vec![a, b];
+        waiting[0].sleep = vec![a, b];
+        expanded.pending = (5, 0);
+        expanded.meet(&[b], 5, &mut waiting);
+        assert_eq!(waiting.len(), 1);
+        assert_eq!(waiting[0].sleep, [b]);
+    }
+}
