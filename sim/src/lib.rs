@@ -8,7 +8,8 @@
 //! mutants, the subprocess adapter and `tern-sim agent`); the rules that
 //! [`judge`] an implementation's answers, shared by the [`simulator`] and
 //! the [`corpus`] player; [`certify`], which runs both; and the
-//! [`streams`] checkers behind `tern-sim check`. A [`shard`] is one
+//! [`streams`] checkers behind `tern-sim check`. The seeds, cases and
+//! mutants all run on one ordered worker [`pool`]. A [`shard`] is one
 //! share of any of that work, for `tern-sim merge` to put back together. The [`shorthand`] draws
 //! frames in one line each, for every report. [`conformance`] offers the
 //! simulator to a Rust implementation's own `cargo test`, as a proptest
@@ -22,6 +23,7 @@ pub mod corpus;
 pub mod explore;
 pub mod implementations;
 pub mod judge;
+pub mod pool;
 pub mod shard;
 pub mod shorthand;
 pub mod simulator;

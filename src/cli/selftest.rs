@@ -7,8 +7,6 @@
 //! `--simulation-only` there is no corpus and a small budget: the measure
 //! of how far the workload itself reaches.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::Args;
@@ -20,6 +18,7 @@ use tern_harness::corpus::case::Case;
 use tern_harness::corpus::Corpus;
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
+use tern_harness::pool::{Flow, Pool, Ran};
 use tern_harness::simulator::driver::{
     first_violation, first_violation_watched, shrink, Batch, Jobs, ShrinkBudget,
 };
@@ -224,27 +223,21 @@ pub fn run(args: SelftestArgs) -> Status {
         "{bar:40} {pos}/{len} {msg}",
         jobs.0.get(),
     );
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Option<MutantRow>>> = Mutex::new(vec![None; mutants.len()]);
-    std::thread::scope(|scope| {
-        for worker in 0..jobs.0.get().min(mutants.len()) {
-            let (next, done, progress, args, mutants) = (&next, &done, &progress, &args, &mutants);
-            scope.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(&m) = mutants.get(i) else { break };
-                progress.worker(worker, format!("mutant {}", m.name()));
-                let row = try_mutant(m, args);
-                progress.bar.inc(1);
-                done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(row);
-            });
-        }
-    });
-    let mut rows: Vec<MutantRow> = done
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .flatten()
-        .collect();
+    let mut rows: Vec<MutantRow> = Vec::with_capacity(mutants.len());
+    Pool::new(jobs.0.get()).ordered(
+        mutants.len(),
+        |worker, i| {
+            let m = mutants[i];
+            progress.worker(worker.0, format!("mutant {}", m.name()));
+            let row = try_mutant(m, &args);
+            progress.bar.inc(1);
+            Ran::Done(row)
+        },
+        |_, row| {
+            rows.push(row);
+            Flow::Continue
+        },
+    );
     if !args.simulation_only && rows.iter().any(|r| r.killed_by.is_none()) {
         let loaded;
         let corpus = match &corpus {

@@ -13,6 +13,7 @@ use crate::corpus::Case;
 use crate::implementations::latency::{self, Work};
 use crate::judge::failure::Failure;
 use crate::judge::invariants as inv;
+use crate::pool::{Flow, Pool, Ran};
 use crate::shard::Shard;
 use crate::simulator::driver::Jobs;
 
@@ -46,8 +47,8 @@ pub fn run_corpus(
 /// are reported as errors that say why. The report is the same whatever
 /// `jobs`: cases are judged in order, and a case played past the point
 /// where one worker would have given up is reported as not run. `started`
-/// hears which case each worker (counted from 0) takes up, from that
-/// worker's thread, for displays that show every worker.
+/// hears which case each worker (counted from 0) takes up, from the
+/// thread that plays it, for displays that show every worker.
 #[allow(clippy::too_many_arguments)]
 pub fn run_corpus_with(
     cases: &[&Case],
@@ -117,13 +118,10 @@ pub fn run_corpus_with(
     let mut errors_in_a_row = 0;
     for (case, run) in cases.iter().zip(played) {
         if give_up_after > 0 && errors_in_a_row >= give_up_after {
-            // A case a worker played anyway was counted as it ended.
-            let counted = run.is_some();
             let run = given_up(case, errors_in_a_row);
-            if !counted {
-                progress(&run);
-            }
-            // Played by a worker past the point, but reported as not run.
+            progress(&run);
+            // A worker may have played it before the give-up was seen;
+            // it is reported as not run, so its stderr goes too.
             logs.remove(&case.id);
             runs.push(run);
             continue;
@@ -158,10 +156,10 @@ struct Watch<'a> {
 }
 
 /// Plays the cases, on `jobs` workers that take them in order, telling
-/// `progress` of each as it ends: `None` for a case the interrupt cut short
-/// or that was never started. Workers stop taking cases once the ones done
-/// in order show `give_up_after` errors in a row (what follows is reported
-/// as not run anyway).
+/// `progress` of each in case order: `None` for a case the interrupt cut
+/// short, or that was never started. No case starts once the ones before
+/// it show `give_up_after` errors in a row (what follows is reported as
+/// not run anyway).
 fn play_all(
     cases: &[&Case],
     implementation: &dyn Implementation,
@@ -176,65 +174,33 @@ fn play_all(
         started,
         logs,
     } = watch;
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
     let mut results: Vec<Option<CaseRun>> = cases.iter().map(|_| None).collect();
-    // Whether the cases done so far, in order from the first, end in
-    // `give_up_after` errors in a row.
-    let gives_up = |results: &[Option<CaseRun>]| {
-        let mut in_a_row = 0;
-        for run in results.iter().map_while(Option::as_ref) {
-            in_a_row = in_a_row_after(in_a_row, run.status);
-            if give_up_after > 0 && in_a_row >= give_up_after {
-                return true;
-            }
-        }
-        false
-    };
-    let workers = jobs.0.get().min(cases.len()).max(1);
-    if workers == 1 {
-        for (i, case) in cases.iter().enumerate() {
-            if stop() || gives_up(&results) {
-                break;
-            }
-            started(0, case);
-            let run = play_logged(case, implementation, claimed, logs);
+    let mut in_a_row = 0;
+    Pool::new(jobs.0.get()).ordered(
+        cases.len(),
+        |worker, i| {
             if stop() {
-                break;
+                return Ran::Interrupted;
             }
-            progress(&run);
-            results[i] = Some(run);
-        }
-        return results;
-    }
-    let next = AtomicUsize::new(0);
-    let given_up = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let (done, finished) = std::sync::mpsc::channel();
-        for worker in 0..workers {
-            let done = done.clone();
-            let (next, given_up) = (&next, &given_up);
-            scope.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= cases.len() || stop() || given_up.load(Ordering::SeqCst) {
-                    return;
-                }
-                started(worker, cases[i]);
-                let run = play_logged(cases[i], implementation, claimed, logs);
-                if stop() || done.send((i, run)).is_err() {
-                    return;
-                }
-            });
-        }
-        drop(done);
-        for (i, run) in finished {
-            progress(&run);
-            results[i] = Some(run);
-            if gives_up(&results) {
-                given_up.store(true, Ordering::SeqCst);
+            started(worker.0, cases[i]);
+            let run = play_logged(cases[i], implementation, claimed, logs);
+            if stop() {
+                Ran::Interrupted
+            } else {
+                Ran::Done(run)
             }
-        }
-    });
+        },
+        |i, run| {
+            progress(&run);
+            in_a_row = in_a_row_after(in_a_row, run.status);
+            results[i] = Some(run);
+            if give_up_after > 0 && in_a_row >= give_up_after {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            }
+        },
+    );
     results
 }
 

@@ -102,7 +102,9 @@ pub fn run_simulation_watched(
         },
         &stop,
     );
-    // Shrinking replays pieces of a run: its requests are no run's.
+    // Shrinking replays pieces of a run: its requests are no run's, even
+    // on this thread, which played the runs when there was one job.
+    latency::begin(None);
     out.latency = latency::take();
     drop(timing);
     out.runs = batch.runs;

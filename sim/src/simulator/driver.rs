@@ -13,6 +13,7 @@ use super::runner::{Played, Run, RunConfig, Sessions, Stats, Violation};
 use super::workload::{step_strategy, Mix, Step};
 use crate::contract::plugin::Implementation;
 use crate::judge::compare::RejectNames;
+use crate::pool::{End, Flow, Pool, Ran};
 use crate::shard::Shard;
 
 mod shrinking;
@@ -195,8 +196,8 @@ pub fn first_violation(
 }
 
 /// [`first_violation`], telling `started` which seed each worker (counted
-/// from 0) takes up, from that worker's thread: for progress displays that
-/// show every worker.
+/// from 0) takes up, from the thread that plays it: for progress displays
+/// that show every worker.
 pub fn first_violation_watched(
     batch: &Batch,
     implementation: &dyn Implementation,
@@ -206,10 +207,6 @@ pub fn first_violation_watched(
     started: impl Fn(usize, u64) + Sync,
     stop: impl Fn() -> bool + Sync,
 ) -> BatchOutcome {
-    use std::collections::BTreeMap;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::mpsc;
-
     let mut out = BatchOutcome {
         runs: 0,
         stats: Stats::default(),
@@ -218,76 +215,40 @@ pub fn first_violation_watched(
     };
     // Runs are counted in the shard's own order: its `n`th run plays
     // `batch.seed_of(n)`.
-    let end = batch.share();
-    if end == 0 {
-        return out;
-    }
-    // Runs are handed out in order; none past `limit` is started, and a
-    // failure lowers `limit` to its run. Past the deadline none starts.
-    let next = AtomicU64::new(0);
-    let limit = AtomicU64::new(end);
-    let workers = jobs.0.get().min(end.min(usize::MAX as u64) as usize);
-    let past_deadline = || batch.deadline.is_some_and(|d| Instant::now() >= d);
-    std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::channel::<(u64, Option<Played>)>();
-        for worker in 0..workers {
-            let tx = tx.clone();
-            let (next, limit, stop, started, past_deadline) =
-                (&next, &limit, &stop, &started, &past_deadline);
-            scope.spawn(move || loop {
-                if past_deadline() {
-                    limit.fetch_min(next.load(Ordering::SeqCst), Ordering::SeqCst);
-                    break;
-                }
-                let nth = next.fetch_add(1, Ordering::SeqCst);
-                if nth >= limit.load(Ordering::SeqCst) {
-                    break;
-                }
-                let seed = batch.seed_of(nth);
-                started(worker, seed);
-                // `None`: interrupted, before or during the run.
-                let played = if stop() {
-                    None
-                } else {
-                    let config = batch.config(seed);
-                    let played = play(&config, &steps_of(&config), implementation, record);
-                    (!stop()).then_some(played)
-                };
-                let last = played.as_ref().is_none_or(|p| p.violation.is_some());
-                if last {
-                    limit.fetch_min(nth + 1, Ordering::SeqCst);
-                }
-                if tx.send((nth, played)).is_err() || last {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        // Results in seed order, whatever order the workers finish in.
-        let mut waiting: BTreeMap<u64, Option<Played>> = BTreeMap::new();
-        let mut due = 0;
-        for (nth, played) in rx {
-            waiting.insert(nth, played);
-            while let Some(played) = waiting.remove(&due) {
-                let Some(played) = played else {
-                    out.complete = false;
-                    return;
-                };
-                let config = batch.config(batch.seed_of(due));
-                out.stats.add(&played.stats);
-                out.runs += 1;
-                each(&config, &played, &out.stats);
-                if let Some(v) = played.violation {
-                    // The steps again, with their value trees, for shrinking.
-                    let generated = generate(&config);
-                    out.failure = Some((config, generated, v));
-                    limit.fetch_min(due, Ordering::SeqCst);
-                    return;
-                }
-                due += 1;
+    let share = usize::try_from(batch.share()).unwrap_or(usize::MAX);
+    let pool = Pool::new(jobs.0.get()).until(batch.deadline);
+    let end = pool.ordered(
+        share,
+        |worker, nth| {
+            let seed = batch.seed_of(nth as u64);
+            started(worker.0, seed);
+            if stop() {
+                return Ran::Interrupted;
             }
-        }
-    });
+            let config = batch.config(seed);
+            let played = play(&config, &steps_of(&config), implementation, record);
+            if stop() {
+                Ran::Interrupted
+            } else if played.violation.is_some() {
+                Ran::Last(played)
+            } else {
+                Ran::Done(played)
+            }
+        },
+        |nth, played| {
+            let config = batch.config(batch.seed_of(nth as u64));
+            out.stats.add(&played.stats);
+            out.runs += 1;
+            each(&config, &played, &out.stats);
+            if let Some(v) = played.violation {
+                // The steps again, with their value trees, for shrinking.
+                let generated = generate(&config);
+                out.failure = Some((config, generated, v));
+            }
+            Flow::Continue
+        },
+    );
+    out.complete = !matches!(end, End::Interrupted { .. });
     out
 }
 
