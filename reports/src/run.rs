@@ -7,6 +7,7 @@ use tabled::settings::Style;
 use tern_harness::catalogue::situations::{Coverage, Situation};
 use tern_harness::judge::invariants::ALL as INVARIANTS;
 use tern_harness::simulator::driver::{Counterexample, ShrinkEnd};
+use tern_harness::simulator::happening::notes;
 use tern_harness::simulator::runner::{Sessions, Stats, Violation};
 
 use crate::differences;
@@ -222,7 +223,7 @@ pub fn counterexample_text(c: &Counterexample) -> String {
         c.steps.len(),
         c.shrink_runs
     ));
-    for n in &c.notes {
+    for n in &notes(&c.happenings) {
         out.push_str("  ");
         out.push_str(&t(n));
         out.push('\n');

@@ -177,5 +177,5 @@ fn shrinking_stops_when_asked_and_keeps_a_failing_run() {
     let ce = shrink(&config, generated, violation, &imp, budget, |_| {});
     assert_eq!(ce.shrink_end, ShrinkEnd::Interrupted);
     assert_eq!(ce.steps.len(), original);
-    assert!(ce.notes.is_empty(), "not replayed after an interrupt");
+    assert!(ce.happenings.is_empty(), "not replayed after an interrupt");
 }

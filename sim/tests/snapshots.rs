@@ -16,6 +16,7 @@ use tern_harness::contract::world::AgentWorld;
 use tern_harness::implementations::reference::{Recording, ReferenceReceiver};
 use tern_harness::simulator::driver::{mix_for, play, steps_of};
 use tern_harness::simulator::faults::FaultSet;
+use tern_harness::simulator::happening::notes;
 use tern_harness::simulator::runner::RunConfig;
 
 thread_local! {
@@ -148,7 +149,8 @@ fn resuming_from_snapshots_plays_the_same_run_as_replaying_the_log() {
             resumed.violation
         );
         assert_eq!(
-            replayed.notes, resumed.notes,
+            notes(&replayed.happenings),
+            notes(&resumed.happenings),
             "seed {seed}: the runs differ"
         );
         assert_eq!(replayed.stats.deliveries, resumed.stats.deliveries);

@@ -13,6 +13,7 @@ use tern_harness::implementations::mutants::Mutant;
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::simulator::driver::play;
 use tern_harness::simulator::faults::Fault;
+use tern_harness::simulator::happening::notes;
 use tern_harness::simulator::runner::Sessions;
 use tern_harness::simulator::trace;
 use tern_reports::run::{violation_json, violation_text};
@@ -171,7 +172,7 @@ pub fn run(args: ReplayArgs) -> Status {
                 "note: the failure recorded here needed what an earlier run left in a process the implementation kept (`reinit`); played alone, this run does not reproduce it"
             ),
         }
-        for n in &played.notes {
+        for n in &notes(&played.happenings) {
             outln!("  {}", tty(n));
         }
         match &played.violation {
@@ -199,7 +200,7 @@ pub fn run(args: ReplayArgs) -> Status {
                 "recorded_invariant": t.invariant,
                 "sessions": t.config.sessions.as_str(),
                 "violation": played.violation.as_ref().map(violation_json),
-                "shorthand": played.notes,
+                "shorthand": notes(&played.happenings),
             })
         );
     }

@@ -16,6 +16,7 @@ use tern_harness::simulator::driver::{
     Counterexample, Generated, ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
 };
 use tern_harness::simulator::faults::FaultSet;
+use tern_harness::simulator::happening::notes;
 use tern_harness::simulator::runner::{RunConfig, Sessions, Stats, Violation};
 use tern_harness::simulator::trace;
 use tern_reports::certify::files::{shell_quoted, shell_word};
@@ -342,7 +343,7 @@ fn play_batch(
             if args.show_trace && human {
                 progress.suspend(|| {
                     outln!("run {}:", config.seed);
-                    for n in &played.notes {
+                    for n in &notes(&played.happenings) {
                         outln!("  {}", tern_reports::escape::terminal(n));
                     }
                 });
@@ -585,7 +586,7 @@ fn counterexample_json(c: &Counterexample) -> Value {
             ShrinkEnd::OutOfTime => "out-of-time",
             ShrinkEnd::Interrupted => "interrupted",
         },
-        "shorthand": c.notes,
+        "shorthand": notes(&c.happenings),
     });
     // Only a run whose processes outlived a session says how it replays.
     if c.config.sessions != Sessions::Once {

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use tern_harness::certify::{SimVerdict, SimulationRun};
 use tern_harness::contract::plugin::Durability;
 use tern_harness::corpus::{Corpus, Level};
-use tern_harness::simulator::happening::Happening;
+use tern_harness::simulator::happening::{notes, Happening};
 use tern_harness::simulator::runner::Stats;
 
 use super::{clause_texts, frame_fields, ClauseText};
@@ -316,7 +316,7 @@ fn violation_report(sim: &SimulationRun, corpus: &Corpus) -> Option<ViolationRep
         stderr: None,
         original_steps: ce.original_len,
         shrunk_steps: ce.steps.len(),
-        shorthand: ce.notes.clone(),
+        shorthand: notes(&ce.happenings),
         sequence: ce.happenings.iter().filter_map(seq_event).collect(),
     })
 }

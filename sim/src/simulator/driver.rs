@@ -323,7 +323,6 @@ fn play_once(
         Err(v) => Played {
             stats: Default::default(),
             violation: Some(*v),
-            notes: Vec::new(),
             happenings: Vec::new(),
         },
     }
@@ -336,7 +335,7 @@ pub struct Counterexample {
     pub steps: Vec<Step>,
     pub violation: Violation,
     pub original_len: usize,
-    pub notes: Vec<String>,
+    /// The shrunk run's record; its shorthand is [`notes`] of it.
     pub happenings: Vec<super::happening::Happening>,
     pub shrink_runs: usize,
     /// Whether shrinking finished, or stopped early with the smallest
@@ -460,7 +459,6 @@ pub fn unshrunk(
         violation: replay.violation.unwrap_or(violation),
         original_len: steps.len(),
         steps,
-        notes: replay.notes,
         happenings: replay.happenings,
         shrink_runs: 0,
         shrink_end: ShrinkEnd::Skipped,

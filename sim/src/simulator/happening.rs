@@ -118,6 +118,12 @@ impl Happening {
     }
 }
 
+/// A run in shorthand, one note per happening: rendered when shown, from
+/// the record every other view of the run reads too.
+pub fn notes(happenings: &[Happening]) -> Vec<String> {
+    happenings.iter().map(Happening::note).collect()
+}
+
 /// A happening in the shorthand's words (docs/simulator.md section 12).
 struct Said<'h>(&'h Happening);
 

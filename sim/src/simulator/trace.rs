@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::driver::Counterexample;
 use super::faults::FaultSet;
+use super::happening::notes;
 use super::runner::{RunConfig, Sessions, Violation};
 use super::scenario::MAX_STEPS;
 use super::workload::{Mix, Step};
@@ -90,7 +91,7 @@ pub fn write(out: &mut impl Write, c: &Counterexample, implementation: &str) -> 
         "{}",
         json!({"violation": violation_json(&c.violation)})
     )?;
-    for note in &c.notes {
+    for note in notes(&c.happenings) {
         writeln!(out, "{}", json!({ "note": note }))?;
     }
     Ok(())

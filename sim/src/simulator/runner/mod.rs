@@ -125,10 +125,8 @@ pub struct Violation {
 pub struct Played {
     pub stats: Stats,
     pub violation: Option<Violation>,
-    /// The run in shorthand, one line per event (only when recording),
-    /// rendered from `happenings`.
-    pub notes: Vec<String>,
-    /// The run's record, as data (only when recording).
+    /// The run's record, as data (only when recording): its shorthand is
+    /// [`notes`] of it.
     pub happenings: Vec<Happening>,
 }
 
@@ -433,7 +431,6 @@ impl<'a> Run<'a> {
         Played {
             stats: self.stats,
             violation: result.err().map(|v| *v),
-            notes: self.happenings.iter().map(Happening::note).collect(),
             happenings: self.happenings,
         }
     }
