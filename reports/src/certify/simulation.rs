@@ -209,11 +209,11 @@ fn seq_event(h: &Happening) -> Option<SeqEvent> {
             e.text = format!("executes {id}: {result}");
         }
         Happening::SecondCopy { .. } | Happening::Clock { .. } => return None,
-        Happening::Violation { at, agent, text } => {
+        Happening::Violation { at, agent, failure } => {
             e.at = *at;
             e.kind = "violation".into();
             e.agent = agent.clone();
-            e.text = text.clone();
+            e.text = format!("✘ {}", failure.line());
         }
     }
     Some(e)

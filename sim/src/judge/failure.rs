@@ -44,6 +44,15 @@ impl Failure {
         }
     }
 
+    /// The failure on one line: the invariant, its section, expected
+    /// against actual.
+    pub fn line(&self) -> String {
+        format!(
+            "{} (section {}): expected {}; got {}",
+            self.invariant.name, self.invariant.section, self.expected, self.actual
+        )
+    }
+
     /// Whether the implementation misbehaved rather than broke a rule of
     /// Tern: a corpus case that ends so is an error, not a failure.
     pub fn is_unsound(&self) -> bool {

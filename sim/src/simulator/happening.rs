@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::judge::failure::Failure;
+
 /// A fault that hits one agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FaultEvent {
@@ -79,7 +81,7 @@ pub enum Happening {
     Violation {
         at: u64,
         agent: Option<String>,
-        text: String,
+        failure: Failure,
     },
 }
 
@@ -150,7 +152,7 @@ impl fmt::Display for Said<'_> {
             Happening::Execute {
                 agent, id, result, ..
             } => write!(f, "▶ {agent} executes {id}: {result}"),
-            Happening::Violation { text, .. } => f.write_str(text),
+            Happening::Violation { failure, .. } => write!(f, "✘ {}", failure.line()),
         }
     }
 }

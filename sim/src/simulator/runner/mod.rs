@@ -418,15 +418,8 @@ impl<'a> Run<'a> {
             self.implementation.release(&agent.storage);
         }
         if let Err(v) = &result {
-            let text = format!(
-                "✘ {} (section {}): expected {}; got {}",
-                v.failure.invariant.name,
-                v.failure.invariant.section,
-                v.failure.expected,
-                v.failure.actual
-            );
-            let agent = v.agent.clone();
-            self.happen(|at| Happening::Violation { at, agent, text });
+            let (agent, failure) = (v.agent.clone(), v.failure.clone());
+            self.happen(|at| Happening::Violation { at, agent, failure });
         }
         Played {
             stats: self.stats,
