@@ -456,10 +456,7 @@ impl Player<'_> {
         let view = match result {
             Ok(v) => v.to_value(),
             Err(breach) => {
-                x.answer = match &breach {
-                    Breach::Failed(e) => e.to_string(),
-                    breach => breach.actual(),
-                };
+                x.answer = breach.actual();
                 x.ok = false;
                 self.record(x);
                 return Err(self.breach(i, "a view", breach));
