@@ -19,11 +19,12 @@ use crate::contract::plugin::{
 use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::World;
 use crate::judge::compare::{execution_text, RejectNames};
-use crate::judge::delivery::{self, Breach, Call, Came, Delivery, Judged};
+use crate::judge::delivery::{self, Breach, Call, Came, Judged};
 use crate::judge::failure::Failure;
 use crate::judge::invariants::{self as inv, Invariant};
 use crate::judge::no_effect;
 use crate::judge::replies::KnownAcks;
+use crate::judge::under_test::{Asked, UnderTest};
 use crate::shorthand;
 
 mod calls;
@@ -237,11 +238,10 @@ fn sender_of(frame: &[u8], principal: &Principal, config: &LedgerConfig) -> Stri
 /// and the transcript of what it was asked and answered.
 struct Player<'a> {
     case: &'a Case,
-    implementation: &'a dyn Implementation,
-    init: InitParams,
-    storage: Storage,
+    /// The receiver, its storage and its start-up and crashes: the case's
+    /// own expectations take the place of the oracle it carries.
+    under_test: UnderTest<'a>,
     world: World,
-    receiver: Option<Box<dyn Receiver>>,
     transcript: Vec<Exchange>,
     /// The ACKs delivered or sent so far, for the ACK-of-ACK rule.
     acks: KnownAcks,
@@ -282,14 +282,7 @@ impl Player<'_> {
     /// `crash` armed for the start-up's first sync: the judge's start-up,
     /// with its rule that starting acts on nothing.
     fn launch(&mut self, crash: Option<CrashPoint>) -> Result<Came, Breach> {
-        no_effect::start(
-            self.implementation,
-            &self.init,
-            &self.storage,
-            &self.world,
-            crash,
-            &mut self.receiver,
-        )
+        self.under_test.start(&self.world, crash)
     }
 
     fn start(&mut self, step: usize) -> Checked {
@@ -308,6 +301,10 @@ impl Player<'_> {
     /// when its answer arrives; either way the receiver stays down.
     fn start_crashing(&mut self, step: usize, crash: DeliverCrash) -> Checked {
         let result = self.launch(Some(crash.point()));
+        // A start-up that never synced is killed once it has answered.
+        if let Ok(Came::Answered) = result {
+            self.under_test.crash();
+        }
         self.record(Exchange {
             step,
             op: "restart",
@@ -335,7 +332,6 @@ impl Player<'_> {
             };
             return Err(self.breach(step, answering, breach));
         }
-        self.crash();
         Ok(())
     }
 
@@ -356,18 +352,9 @@ impl Player<'_> {
         }
     }
 
-    /// The harness's crash: kill, drop, lose what was not durable.
-    fn crash(&mut self) {
-        if let Some(r) = self.receiver.as_mut() {
-            r.kill();
-        }
-        self.receiver = None;
-        self.storage.crash();
-    }
-
-    fn receiver(&mut self) -> &mut Box<dyn Receiver> {
-        self.receiver
-            .as_mut()
+    fn receiver(&mut self) -> &mut dyn Receiver {
+        self.under_test
+            .receiver()
             .expect("the case loader checks that the receiver is up")
     }
 
@@ -418,7 +405,7 @@ impl Player<'_> {
                     fault: Some("killed without warning".to_owned()),
                     ok: true,
                 });
-                self.crash();
+                self.under_test.crash();
                 Ok(())
             }
             Step::Restart { crash: None } => {
@@ -442,7 +429,7 @@ impl Player<'_> {
     /// rule that a view acts on nothing, against the case's pattern.
     fn check_view(&mut self, i: usize, thread: &ThreadId, pattern: &Value) -> Checked {
         let world = self.world.clone();
-        let result = no_effect::view(self.receiver().as_mut(), &world, thread);
+        let result = no_effect::view(self.receiver(), &world, thread);
         let mut x = Exchange {
             step: i,
             op: "view",
@@ -557,11 +544,8 @@ pub fn play(case: &Case, implementation: &dyn Implementation, identity: &Identit
     }
     let mut player = Player {
         case,
-        implementation,
-        init: case.setup.init(),
-        storage: Storage::new(),
+        under_test: UnderTest::new(implementation, case.setup.init()),
         world: World::new(),
-        receiver: None,
         transcript: Vec::new(),
         acks: KnownAcks::default(),
     };
@@ -574,10 +558,7 @@ pub fn play(case: &Case, implementation: &dyn Implementation, identity: &Identit
             }
         }
     }
-    if let Some(r) = player.receiver.as_mut() {
-        r.dismiss();
-    }
-    implementation.release(&player.storage);
+    player.under_test.dismiss();
     let (status, failure) = match result {
         Ok(()) => (Status::Pass, None),
         Err(failure) => {

@@ -12,4 +12,5 @@ pub mod invariants;
 pub(crate) mod no_effect;
 pub(crate) mod oracle;
 pub(crate) mod replies;
+pub(crate) mod under_test;
 pub(crate) mod views;

@@ -17,19 +17,18 @@ impl Player<'_> {
         crash: Option<DeliverCrash>,
     ) -> Checked {
         let before = self.world.len();
-        let storage = self.storage.clone();
-        let answer = delivery::deliver(
-            self.receiver().as_mut(),
-            &storage,
-            crash.map(DeliverCrash::point),
+        let answer = self.under_test.deliver(
             frame,
             principal,
             at,
+            crash.map(DeliverCrash::point),
+            &[],
+            (),
         );
         let mut x = Exchange {
             step: i,
             op: "deliver",
-            sender: Some(sender_of(frame, principal, &self.init.config)),
+            sender: Some(sender_of(frame, principal, &self.under_test.init().config)),
             gloss: shorthand::line(frame, Some(principal.as_str())),
             frame: Some(frame.to_vec()),
             answer: String::new(),
@@ -45,15 +44,20 @@ impl Player<'_> {
             });
             x.answer = "(killed; no outcome)".to_owned();
             self.record(x);
-            if let Err(breach) = answer {
-                return Err(self.breach(i, "a crash at the scheduled point", breach));
+            match answer {
+                Err(breach) => {
+                    return Err(self.breach(i, "a crash at the scheduled point", breach))
+                }
+                // One that never reached its crash point is killed once it
+                // has answered.
+                Ok(Asked::Answered { .. }) => self.under_test.crash(),
+                Ok(Asked::Crashed) => {}
             }
-            self.crash();
             return Ok(());
         }
         let d: Delivered = match answer {
-            Ok(Delivery::Answered(d)) => d,
-            Ok(Delivery::Crashed) => {
+            Ok(Asked::Answered { reply, .. }) => reply,
+            Ok(Asked::Crashed) => {
                 // No crash was scheduled, so none could fire.
                 x.answer = ImplError::Crashed.to_string();
                 x.ok = false;
@@ -79,7 +83,7 @@ impl Player<'_> {
             self.record(Exchange {
                 step: i,
                 op: "outgoing",
-                sender: Some(self.init.participant.to_string()),
+                sender: Some(self.under_test.me().to_owned()),
                 gloss: shorthand::line(out, None),
                 frame: Some(out.clone()),
                 answer: String::new(),
@@ -88,7 +92,7 @@ impl Player<'_> {
             });
         }
         self.acks.note_frame(frame);
-        let me = self.init.participant.to_string();
+        let me = self.under_test.me().to_owned();
         let mut acks = std::mem::take(&mut self.acks);
         let judged = delivery::answered(
             before,
@@ -155,7 +159,7 @@ impl Player<'_> {
         crash: Option<ExecuteCrash>,
     ) -> Checked {
         let before = self.world.len();
-        let storage = self.storage.clone();
+        let storage = self.under_test.storage().clone();
         let (result, fired) = storage.with_crash(crash.map(ExecuteCrash::point), || {
             self.receiver().execute(thread, commitment, at)
         });
@@ -210,7 +214,7 @@ impl Player<'_> {
                     ),
                 ));
             }
-            self.crash();
+            self.under_test.crash();
             return Ok(());
         }
         let e = match result {

@@ -39,21 +39,19 @@ impl Run<'_> {
         self.stats.deliveries += 1;
         let local = self.local(a);
         let before = self.world.len();
-        if self.agents[a].receiver.is_none() {
+        if !self.agents[a].is_up() {
             return Ok(());
         }
-        let Some(reply) = self.ask_to_deliver(a, frame, principal, sent, views_follow, local)?
+        let Some((reply, owed)) =
+            self.ask_to_deliver(a, frame, principal, sent, views_follow, local)?
         else {
             return Ok(());
         };
-        let unreported = self.agents[a].unreported.iter().find(|u| u.frame == frame);
-        let was_unreported = unreported.is_some();
-        if let Some(u) = unreported {
+        if let Some(point) = owed {
             self.stats
                 .situations
-                .reach(Situation::Moment(Moment::redelivered(u.point)));
+                .reach(Situation::Moment(Moment::redelivered(point)));
         }
-        self.agents[a].unreported.retain(|u| u.frame != frame);
         // (A redelivery after the last copy on the network was delivered
         // carries the agent's own record of the frame.)
         debug_assert!(
@@ -62,20 +60,21 @@ impl Run<'_> {
         );
         let expected =
             self.agents[a]
-                .oracle
-                .deliver_shared(self.parsed[sent].clone(), principal, local);
+                .under_test
+                .expect(self.parsed[sent].clone(), principal, local);
         self.stats.checks += 1;
         self.note_expected(a, sent, local, &expected);
         let first = oracle::first_outcome(&expected);
-        self.judge_answer(a, sent, before, was_unreported, &expected, &first, &reply)?;
+        self.judge_answer(a, sent, before, owed.is_some(), &expected, &first, &reply)?;
         self.keep_answered(a, frame, principal, sent, &expected, &first);
         Ok(())
     }
 
     /// Hands the frame to agent `a`'s receiver, with the crash armed for
-    /// this delivery if its turn has come: its answer, or `None` when the
-    /// crash fired (the frame is then kept to be redelivered after the
-    /// restart).
+    /// this delivery if its turn has come: its answer, and whether the
+    /// frame was owed again (see [`Asked::Answered`]), or `None` when the
+    /// crash fired (the frame is then owed again after the restart).
+    #[allow(clippy::type_complexity)]
     fn ask_to_deliver(
         &mut self,
         a: usize,
@@ -84,7 +83,7 @@ impl Run<'_> {
         sent: usize,
         views_follow: bool,
         local: LocalTime,
-    ) -> Result<Option<Delivered>, Box<Violation>> {
+    ) -> Result<Option<(Delivered, Option<Option<CrashPoint>>)>, Box<Violation>> {
         let point = self.agents[a].pending_crash;
         let sync_point = matches!(point, Some(CrashPoint::BeforeSync | CrashPoint::AfterSync));
         let armed = sync_point && self.agents[a].crash_after == 0;
@@ -99,65 +98,33 @@ impl Run<'_> {
         } else {
             Vec::new()
         };
-        let agent = &mut self.agents[a];
-        let receiver = agent.receiver.as_mut().expect("checked above");
-        if !follow.is_empty() {
-            receiver.views_follow(&follow);
-        }
-        let answer = delivery::deliver(
-            receiver.as_mut(),
-            &agent.storage,
-            if armed { point } else { None },
+        let answer = self.agents[a].under_test.deliver(
             frame,
             principal,
             local,
+            if armed { point } else { None },
+            &follow,
+            sent,
         );
-        if armed && agent.storage.fired() {
-            agent.pending_crash = None;
-        }
         match answer {
             Err(breach) => {
                 Err(self.violation(Some(a), breach.into_failure("an answer to deliver")))
             }
-            Ok(Delivery::Crashed) => {
+            Ok(Asked::Crashed) => {
+                self.agents[a].pending_crash = None;
                 self.stats
                     .situations
                     .reach(Situation::Moment(Moment::crashed_in_delivery(point)));
-                let agent = &mut self.agents[a];
-                if let Some(u) = agent.unreported.iter_mut().find(|u| u.frame == frame) {
-                    u.point = point;
-                } else {
-                    agent.unreported.push(Unreported {
-                        frame: frame.to_vec(),
-                        principal: principal.clone(),
-                        sent,
-                        point,
-                    });
-                }
-                self.crash(a, "during a delivery, before reporting its outcome");
+                self.crashed(a, "during a delivery, before reporting its outcome");
                 Ok(None)
             }
-            Ok(Delivery::Answered(reply)) => Ok(Some(reply)),
+            Ok(Asked::Answered { reply, owed }) => Ok(Some((reply, owed))),
         }
     }
 
     /// What the oracle's events tell the run before the answer is judged:
-    /// the IDs the next matching view will confirm, and the situations the
-    /// delivery reached.
+    /// the situations the delivery reached.
     fn note_expected(&mut self, a: usize, sent: usize, local: LocalTime, expected: &[Event]) {
-        for e in expected {
-            if let (Some(t), Some(id)) = (&e.thread, &e.id) {
-                let agent = &mut self.agents[a];
-                match agent.unconfirmed.get_mut(t.as_str()) {
-                    Some(ids) => ids.push(id.clone()),
-                    None => {
-                        agent
-                            .unconfirmed
-                            .insert(t.as_str().to_owned(), vec![id.clone()]);
-                    }
-                }
-            }
-        }
         let name = self.agents[a].name.clone();
         self.reach.on_delivery(
             &mut self.stats.situations,
@@ -170,7 +137,7 @@ impl Run<'_> {
         self.reach.on_revision_conflict(
             &mut self.stats.situations,
             &self.facts[sent],
-            &self.agents[a].oracle,
+            self.agents[a].oracle(),
         );
     }
 
@@ -182,7 +149,7 @@ impl Run<'_> {
         a: usize,
         sent: usize,
         before: usize,
-        was_unreported: bool,
+        redelivered: bool,
         expected: &[Event],
         first: &Outcome,
         reply: &Delivered,
@@ -201,7 +168,7 @@ impl Run<'_> {
             before,
             self.world.len(),
             || {
-                oracle::delivery_events(expected, &reply.events, was_unreported, self.config.names)
+                oracle::delivery_events(expected, &reply.events, redelivered, self.config.names)
                     .map_err(|m| self.lost_release(a, expected, &reply.events, m))
             },
             first,
@@ -258,11 +225,6 @@ impl Run<'_> {
             // per delivery.
             self.dirty.insert((a, thread));
         }
-        self.agents[a].last_answered = Some(Unreported {
-            frame: frame.to_vec(),
-            principal: principal.clone(),
-            sent,
-            point: None,
-        });
+        self.agents[a].under_test.answered(frame, principal, sent);
     }
 }

@@ -13,7 +13,7 @@ impl Run<'_> {
 
     /// Agent `a`'s commitments the model would let it execute now.
     pub(super) fn executable<'v>(&self, a: usize, resolver: &'v Resolver) -> Vec<&'v Value> {
-        let oracle = &self.agents[a].oracle;
+        let oracle = self.agents[a].oracle();
         let local = self.local(a);
         resolver
             .said
@@ -37,7 +37,7 @@ impl Run<'_> {
         a: usize,
         own: &[&'v Value],
     ) -> BTreeMap<Refusal, Vec<&'v Value>> {
-        let oracle = &self.agents[a].oracle;
+        let oracle = self.agents[a].oracle();
         let local = self.local(a);
         let mut by_reason: BTreeMap<_, Vec<&Value>> = BTreeMap::new();
         for c in own {
@@ -62,7 +62,7 @@ impl Run<'_> {
         let mut by_reason: BTreeMap<Refusal, Vec<(usize, &Value)>> = BTreeMap::new();
         for b in (0..n)
             .map(|i| (a + i) % n)
-            .filter(|b| self.agents[*b].receiver.is_some())
+            .filter(|b| self.agents[*b].is_up())
         {
             let own = resolver.said.commitments_of(&self.agents[b].name);
             for (r, cs) in self.refused_by_reason(b, &own) {
@@ -112,7 +112,7 @@ impl Run<'_> {
         resolver: &'v Resolver,
     ) -> Option<(usize, &'v Value, Option<i64>)> {
         let n = self.agents.len();
-        let up = |b: &usize| self.agents[*b].receiver.is_some();
+        let up = |b: &usize| self.agents[*b].is_up();
         let at = |pool: &[&'v Value]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
         let from_a = (0..n).map(|i| (a + i) % n).filter(up);
         match pick % 20 {
@@ -183,7 +183,7 @@ impl Run<'_> {
         resolver: &'v Resolver,
     ) -> Option<(usize, &'v Value, Option<i64>)> {
         let unauthorised = |b: usize, c: &Value| {
-            let (oracle, local) = (&self.agents[b].oracle, self.local(b));
+            let (oracle, local) = (self.agents[b].oracle(), self.local(b));
             commitment_of(c).is_some_and(|(t, id)| {
                 matches!(oracle.would_execute(&t, &id, local),
                     Execution::Refused(r) if inv::by_refusal(r) == inv::AUTHORITY)
@@ -200,7 +200,7 @@ impl Run<'_> {
                     .agents
                     .iter()
                     .position(|x| c["from"] == x.name.as_str())?;
-                (self.agents[b].receiver.is_some() && unauthorised(b, c)).then_some((b, c, None))
+                (self.agents[b].is_up() && unauthorised(b, c)).then_some((b, c, None))
             })
     }
 
@@ -216,7 +216,7 @@ impl Run<'_> {
         let at = |pool: &[&'v Value]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
         (0..n)
             .map(|i| (a + i) % n)
-            .filter(|b| self.agents[*b].receiver.is_some())
+            .filter(|b| self.agents[*b].is_up())
             // Half the commitments whose grant expires within reach of a
             // timed request (by their ID) are left to those, which meet the
             // expiry instant; the other half are executed while valid.
@@ -242,7 +242,7 @@ impl Run<'_> {
         let Some((a, chosen, timed)) = self.choose(a, pick, resolver) else {
             return Ok(());
         };
-        if self.agents[a].receiver.is_none() {
+        if !self.agents[a].is_up() {
             return Ok(());
         }
         let name = self.agents[a].name.clone();
@@ -264,27 +264,22 @@ impl Run<'_> {
         }
         let local = self.local(a);
         self.stats.executions += 1;
-        let before = self.world.len();
         // The crash points of an execution: around its effect.
         let point = self.agents[a]
             .pending_crash
             .filter(|p| matches!(p, CrashPoint::AfterEffect | CrashPoint::BeforeEffect));
-        let agent = &mut self.agents[a];
-        let receiver = agent.receiver.as_mut().expect("checked above");
-        let (result, fired) = agent
-            .storage
-            .with_crash(point, || receiver.execute(&thread, &id, local));
-        if let Some(point) = point.filter(|_| fired) {
-            agent.pending_crash = None;
+        let asked =
+            self.agents[a]
+                .under_test
+                .ask_to_execute(&self.world, &thread, &id, local, point);
+        if let Some(point) = point.filter(|_| asked.fired) {
+            self.agents[a].pending_crash = None;
             self.stats
                 .situations
                 .reach(Situation::Moment(Moment::crashed_in_execution(point)));
         }
-        let new_effects: Vec<(String, tern_model::ledger::EffectKey)> =
-            self.world.log_since(before);
-        self.stats.effects += new_effects.len() as u64;
+        self.stats.effects += asked.performed.len() as u64;
         self.stats.checks += 1;
-        let expected_decision = self.agents[a].oracle.would_execute(&thread, &id, local);
         self.reach.on_execution(
             &mut self.stats.situations,
             a,
@@ -292,46 +287,40 @@ impl Run<'_> {
             local.0,
             self.scenario.skew[a] != 0,
             expiry,
-            &expected_decision,
+            &asked.decision,
         );
-        if !new_effects.is_empty() {
+        if !asked.performed.is_empty() {
             self.reach.on_effect(thread.as_str(), id.as_str());
             resolver.said.note_executed(id.as_str());
         }
-        if let Err(m) = oracle::effects(&expected_decision, &new_effects, &name, &self.world) {
-            return Err(self.violation(Some(a), m));
-        }
-        match delivery::crash_judged(Call::Execution, result, fired) {
-            Err(breach) => {
-                Err(self.violation(Some(a), breach.into_failure("an answer to execute")))
-            }
-            Ok(None) => {
-                // The effect counts as done exactly when the world saw it.
-                if !new_effects.is_empty() {
-                    self.agents[a].oracle.execute(&thread, &id, local);
-                }
+        let settled = self.agents[a].under_test.settle(
+            asked,
+            &self.world,
+            &thread,
+            &id,
+            local,
+            self.config.names,
+        );
+        match settled {
+            Err(m) => Err(self.violation(Some(a), m)),
+            Ok(Executed::Crashed) => {
                 self.happen(|at| Happening::Execute {
                     at,
                     agent: name.clone(),
                     id: id.to_string(),
                     result: "crashed before answering".into(),
                 });
-                self.crash(a, "during an execution");
+                self.crashed(a, "during an execution");
                 Ok(())
             }
-            Ok(Some(actual)) => {
-                let expected = self.agents[a].oracle.execute(&thread, &id, local);
+            Ok(Executed::Answered { actual, judged }) => {
                 self.happen(|at| Happening::Execute {
                     at,
                     agent: name.clone(),
                     id: id.to_string(),
                     result: execution_text(&actual),
                 });
-                if let Err(m) =
-                    oracle::decision(&expected, &actual, new_effects.len(), self.config.names)
-                {
-                    return Err(self.violation(Some(a), m));
-                }
+                judged.map_err(|m| self.violation(Some(a), m))?;
                 self.check_view(a, thread.as_str())
             }
         }

@@ -10,16 +10,7 @@ impl Run<'_> {
     pub(super) fn start(&mut self, a: usize) -> Checked {
         // A crash scheduled for this recovery fires at its next sync.
         let point = self.agents[a].recovery_crash.take();
-        let agent = &mut self.agents[a];
-        let came = no_effect::start(
-            self.implementation,
-            &agent.init,
-            &agent.storage,
-            &self.world,
-            point,
-            &mut agent.receiver,
-        );
-        match came {
+        match self.agents[a].under_test.start(&self.world, point) {
             Err(breach) => {
                 Err(self.violation(Some(a), breach.into_failure("the implementation starts")))
             }
@@ -27,14 +18,14 @@ impl Run<'_> {
                 self.stats
                     .situations
                     .reach(Situation::Moment(Moment::crashed_in_recovery(point)));
-                self.crash(a, "during its recovery");
+                self.crashed(a, "during its recovery");
                 Ok(())
             }
             Ok(Came::Answered) => {
                 let agent = &mut self.agents[a];
                 agent.pipelines = agent
-                    .receiver
-                    .as_ref()
+                    .under_test
+                    .receiver()
                     .is_some_and(|r| r.identity().claims(Capability::Pipeline));
                 agent.down_until = None;
                 Ok(())
@@ -49,32 +40,21 @@ impl Run<'_> {
         self.stats
             .situations
             .reach(Situation::Moment(Moment::CrashIdle));
-        if let Some(last) = self.agents[a].last_answered.take() {
-            if !self.agents[a]
-                .unreported
-                .iter()
-                .any(|u| u.frame == last.frame)
-            {
-                self.agents[a].unreported.push(last);
-            }
-        }
-        self.crash(a, why);
+        self.agents[a].under_test.crash_idle();
+        self.crashed(a, why);
     }
 
-    pub(super) fn crash(&mut self, a: usize, why: &str) {
+    /// Counts a crash that left agent `a` down, and says when it comes
+    /// back.
+    pub(super) fn crashed(&mut self, a: usize, why: &str) {
         self.fault(Fault::Crash);
         self.reach.on_crash(a);
         let agent = &mut self.agents[a];
-        if let Some(r) = agent.receiver.as_mut() {
-            r.kill();
-        }
-        agent.receiver = None;
-        agent.storage.crash();
         agent.down_until = Some(self.now + DOWNTIME_MS);
         let name = agent.name.clone();
         // Over a power-loss state directory, how the crash fell: where in
         // the request, and what it takes (at the restart).
-        let cut = agent.storage.cut();
+        let cut = agent.storage().cut();
         let at = self.power_notes(a);
         let why = match cut {
             Some(cut) => {
@@ -97,7 +77,7 @@ impl Run<'_> {
     /// request fell (empty if it did not).
     pub(super) fn power_notes(&mut self, a: usize) -> String {
         let mut at = String::new();
-        for note in self.agents[a].storage.take_notes() {
+        for note in self.agents[a].storage().take_notes() {
             for moment in power_moments(&note) {
                 self.stats.situations.reach(Situation::Moment(moment));
             }
@@ -159,9 +139,10 @@ impl Run<'_> {
         // answered shows it in its view (history), before the redelivery
         // can make it look like a duplicate taken for new.
         let (cut, answered): (Vec<_>, Vec<_>) = self.agents[a]
-            .unreported
-            .clone()
-            .into_iter()
+            .under_test
+            .owed()
+            .iter()
+            .cloned()
             .partition(|u| u.point.is_some());
         self.redeliver(a, cut)?;
         if !answered.is_empty() {
@@ -172,12 +153,12 @@ impl Run<'_> {
     }
 
     /// Delivers frames again to agent `a`, while it stays up.
-    pub(super) fn redeliver(&mut self, a: usize, frames: Vec<Unreported>) -> Checked {
+    pub(super) fn redeliver(&mut self, a: usize, frames: Vec<Unacked<usize>>) -> Checked {
         for u in frames {
-            if self.agents[a].receiver.is_none() {
+            if !self.agents[a].is_up() {
                 break;
             }
-            self.deliver_to(a, &u.frame, &u.principal, u.sent, false)?;
+            self.deliver_to(a, &u.frame, &u.principal, u.tag, false)?;
         }
         Ok(())
     }

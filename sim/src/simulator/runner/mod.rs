@@ -25,15 +25,16 @@ pub use super::stats::Stats;
 use super::workload::{Mix, Step};
 use crate::catalogue::reach::{Reach, Sent};
 use crate::catalogue::situations::{power_moments, Moment, Situation};
-use crate::contract::plugin::{Capability, Implementation, InitParams, Receiver, View};
+use crate::contract::plugin::{Capability, Implementation, View};
 use crate::contract::storage::{CrashPoint, Loss, PowerNote, Storage};
 use crate::contract::world::World;
-use crate::judge::delivery::{self, Breach, Call, Came, Delivery, Judged};
+use crate::judge::delivery::{self, Breach, Came, Judged};
 use crate::judge::failure::Failure;
 use crate::judge::invariants as inv;
 use crate::judge::no_effect;
 use crate::judge::oracle;
 use crate::judge::replies::KnownAcks;
+use crate::judge::under_test::{Asked, Executed, Unacked, UnderTest};
 use crate::shorthand;
 
 use super::happening::{FaultEvent, Happening};
@@ -145,17 +146,17 @@ const RESERVE_WINDOW_MS: i64 = 4_000;
 /// settles cannot hang the harness.
 const MAX_QUIESCE_DELIVERIES: usize = 200_000;
 
-struct Agent {
+/// An agent of the run: its receiver under test, with what the run
+/// decides of it (its crashes and when it comes back) and what it stored,
+/// for the agreement check. The frames it owes are tagged with the index
+/// of their send.
+struct Agent<'i> {
     name: String,
-    /// What every start of this agent is given, made once: its
-    /// configuration lists every thread and grant of the run, so making it
-    /// at each restart cost a run the square of its length.
-    init: InitParams,
-    receiver: Option<Box<dyn Receiver>>,
+    under_test: UnderTest<'i, usize>,
     /// Whether the receiver claims `pipeline`: only such a receiver is told
-    /// which views follow a delivery ([`Receiver::views_follow`]).
+    /// which views follow a delivery
+    /// ([`crate::contract::plugin::Receiver::views_follow`]).
     pipelines: bool,
-    storage: Storage,
     /// A crash scheduled for this agent's next operation of the kind it
     /// concerns: a delivery for the sync points, an execution for the effect
     /// point. Armed on the storage only for the length of that operation, so
@@ -166,35 +167,25 @@ struct Agent {
     /// often with no view asked in between (what a receiver that answers
     /// before its record is durable gets wrong).
     crash_after: u8,
-    oracle: Ledger,
     down_until: Option<u64>,
-    /// Frames whose delivery crashed before the outcome was reported, with
-    /// their principal and the crash point: redelivered first thing after a
-    /// restart.
-    unreported: Vec<Unreported>,
-    /// The last frame delivered and answered: a crash between operations
-    /// loses the transport's acknowledgement of it, so it comes again.
-    last_answered: Option<Unreported>,
     /// A crash scheduled for the next start-up, at its first sync.
     recovery_crash: Option<CrashPoint>,
-    /// Per thread: IDs the implementation's view has shown (history check)
-    /// and frames stored (order-independence check).
-    seen_ids: BTreeMap<String, BTreeSet<String>>,
-    /// Per thread: IDs the oracle's events named since the last view that
-    /// matched the oracle's. A view equal to the oracle's shows exactly
-    /// the oracle's IDs, so these (those the oracle shows) join `seen_ids`
-    /// without reading the view.
-    unconfirmed: BTreeMap<String, Vec<MessageRef>>,
+    /// Per thread: frames stored (order-independence check).
     stored: BTreeMap<String, BTreeSet<Vec<u8>>>,
 }
 
-/// A frame whose delivery crashed before its outcome was reported.
-#[derive(Debug, Clone)]
-struct Unreported {
-    frame: Vec<u8>,
-    principal: Principal,
-    sent: usize,
-    point: Option<CrashPoint>,
+impl Agent<'_> {
+    fn is_up(&self) -> bool {
+        self.under_test.is_up()
+    }
+
+    fn oracle(&self) -> &Ledger {
+        self.under_test.oracle()
+    }
+
+    fn storage(&self) -> &Storage {
+        self.under_test.storage()
+    }
 }
 
 /// Whether a commitment whose grant is about to expire is kept for the
@@ -228,13 +219,12 @@ fn shared_part(view: &Value) -> Value {
 /// [`crate::conformance`]), with the same checks and the same result.
 pub struct Run<'a> {
     config: RunConfig,
-    implementation: &'a dyn Implementation,
     scenario: Arc<Scenario>,
     /// Resolves the steps' indices against what has been said. Taken out
     /// while a step is played, which borrows it and the run both.
     resolver: Option<Resolver>,
     world: World,
-    agents: Vec<Agent>,
+    agents: Vec<Agent<'a>>,
     now: u64,
     /// Copies of `sent` on their way, and the partitions. When the last
     /// copy of a frame is delivered its bytes are let go: a copy that a
@@ -277,7 +267,6 @@ impl<'a> Run<'a> {
         let power_loss = config.faults.has(Fault::PowerLoss);
         let mut run = Run {
             config,
-            implementation,
             scenario,
             resolver,
             world,
@@ -300,24 +289,15 @@ impl<'a> Run<'a> {
             dirty: BTreeSet::new(),
         };
         for name in run.scenario.agents.clone() {
-            let storage = Storage::new();
             let init = run.scenario.init_for(&name);
-            let oracle = Ledger::new(init.config.clone());
             run.agents.push(Agent {
                 name,
-                init,
-                receiver: None,
+                under_test: UnderTest::new(implementation, init),
                 pipelines: false,
-                storage,
                 pending_crash: None,
                 crash_after: 0,
-                oracle,
                 down_until: None,
-                unreported: Vec::new(),
-                last_answered: None,
                 recovery_crash: None,
-                seen_ids: BTreeMap::new(),
-                unconfirmed: BTreeMap::new(),
                 stored: BTreeMap::new(),
             });
         }
@@ -412,10 +392,7 @@ impl<'a> Run<'a> {
 
     fn concluded(mut self, result: Checked) -> Played {
         for agent in &mut self.agents {
-            if let Some(r) = agent.receiver.as_mut() {
-                r.dismiss();
-            }
-            self.implementation.release(&agent.storage);
+            agent.under_test.dismiss();
         }
         if let Err(v) = &result {
             let (agent, failure) = (v.agent.clone(), v.failure.clone());
@@ -446,7 +423,7 @@ impl<'a> Run<'a> {
         for a in 0..self.agents.len() {
             self.agents[a].pending_crash = None;
             self.agents[a].recovery_crash = None;
-            if self.agents[a].receiver.is_none() {
+            if !self.agents[a].is_up() {
                 self.restart(a)?;
             }
         }

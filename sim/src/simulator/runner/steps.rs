@@ -22,8 +22,8 @@ impl Run<'_> {
             Step::Execute { agent, pick } => self.execute(*agent as usize % n, *pick, resolver)?,
             Step::Crash { agent, point, cut } => {
                 let a = *agent as usize % n;
-                if self.agents[a].receiver.is_some() {
-                    self.agents[a].storage.set_cut(*cut);
+                if self.agents[a].is_up() {
+                    self.agents[a].storage().set_cut(*cut);
                     match point % 7 {
                         // Now, and again at the recovery's first sync:
                         // before what it writes is durable, or after.

@@ -121,7 +121,7 @@ impl Run<'_> {
                 .enqueue(self.now + RETRANSMIT_MS, to, copy.sent, false);
             return Ok(());
         }
-        if self.agents[to].receiver.is_none() || self.cut(actor, to) {
+        if !self.agents[to].is_up() || self.cut(actor, to) {
             // Unreachable: retransmitted later.
             self.network
                 .enqueue(self.now + RETRANSMIT_MS, to, copy.sent, false);

@@ -3,7 +3,6 @@
 //! release the receiver could not report because it lost the message.
 
 use super::*;
-use crate::judge::views::{self as judged, Compared};
 
 impl Run<'_> {
     /// An agent's view of a thread (`None` while it is down). Asking for a
@@ -15,10 +14,10 @@ impl Run<'_> {
         a: usize,
         t: &ThreadId,
     ) -> Result<Option<View>, Box<Violation>> {
-        let Some(receiver) = self.agents[a].receiver.as_mut() else {
+        let Some(receiver) = self.agents[a].under_test.receiver() else {
             return Ok(None);
         };
-        let answer = no_effect::view(receiver.as_mut(), &self.world, t);
+        let answer = no_effect::view(receiver, &self.world, t);
         self.stats.checks += 1;
         answer
             .map(Some)
@@ -35,62 +34,19 @@ impl Run<'_> {
     /// are asked together and judged in order.
     pub(super) fn check_views_in(&mut self, a: usize, threads: &[&str]) -> Checked {
         // A receiver that is down shows nothing: no oracle view is made.
-        let agent = &mut self.agents[a];
-        let Some(receiver) = agent.receiver.as_mut() else {
+        if !self.agents[a].is_up() {
             return Ok(());
-        };
+        }
         let threads: Vec<ThreadId> = threads
             .iter()
             .filter_map(|t| ThreadId::new(t).ok())
             .collect();
-        let compared =
-            judged::against_oracle(receiver.as_mut(), &self.world, &agent.oracle, &threads);
+        let checked =
+            self.agents[a]
+                .under_test
+                .check_views(&self.world, &threads, self.config.names);
         self.stats.checks += threads.len() as u64;
-        let compared = compared.map_err(|b| self.violation(Some(a), b.into_failure("a view")))?;
-        for (t, compared) in threads.iter().zip(compared) {
-            match compared {
-                Compared::Same => self.confirm_view(a, t),
-                Compared::Differs { expected, actual } => {
-                    self.explain_view(a, t.as_str(), expected.to_value(), actual.to_value())?
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// A view equal to the oracle's, which also lists commitments from
-    /// COMMITs only, so the commitment checks hold of it: what it newly
-    /// shows joins the IDs seen.
-    fn confirm_view(&mut self, a: usize, t: &ThreadId) {
-        let agent = &mut self.agents[a];
-        if let Some(new) = agent.unconfirmed.remove(t.as_str()) {
-            let seen = agent.seen_ids.entry(t.as_str().to_owned()).or_default();
-            judged::confirm_shown(&agent.oracle, t, &new, seen);
-        }
-    }
-
-    /// A view that differs from the oracle's by its text: the checks on
-    /// the view as a tree, and the name of the difference.
-    pub(super) fn explain_view(
-        &mut self,
-        a: usize,
-        thread: &str,
-        expected: Value,
-        actual: Value,
-    ) -> Checked {
-        let seen = self.agents[a]
-            .seen_ids
-            .entry(thread.to_owned())
-            .or_default();
-        oracle::view_tree(
-            thread,
-            &expected,
-            &actual,
-            seen,
-            &self.world,
-            self.config.names,
-        )
-        .map_err(|m| self.violation(Some(a), m))
+        checked.map_err(|m| self.violation(Some(a), m))
     }
 
     /// A release the model expects and the receiver did not report, of a
@@ -116,15 +72,12 @@ impl Run<'_> {
         };
         let reported = released(actual);
         for (thread, id) in released(expected) {
-            let agent = &mut self.agents[a];
-            let shown = agent
-                .seen_ids
-                .get(thread.as_str())
-                .is_some_and(|s| s.contains(id.as_str()));
+            let under_test = &mut self.agents[a].under_test;
+            let shown = under_test.has_shown(&thread, &id);
             if reported.contains(&(thread.clone(), id.clone())) || !shown {
                 continue;
             }
-            let Some(Ok(view)) = agent.receiver.as_mut().map(|r| r.view(&thread)) else {
+            let Some(Ok(view)) = under_test.receiver().map(|r| r.view(&thread)) else {
                 continue;
             };
             let held = view.to_value()["messages"]
