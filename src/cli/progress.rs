@@ -127,18 +127,7 @@ impl PlainLines {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let stopped = Arc::clone(&stop);
         let thread = std::thread::spawn(move || {
-            let (lock, wake) = &*stopped;
-            let Ok(mut done) = lock.lock() else { return };
-            loop {
-                match wake.wait_timeout(done, every) {
-                    Ok((guard, _)) => done = guard,
-                    Err(_) => return,
-                }
-                if *done {
-                    return;
-                }
-                noteln!("{}", plain_line(&bar));
-            }
+            every_until_stopped(&stopped, every, || noteln!("{}", plain_line(&bar)))
         });
         PlainLines {
             stop,
@@ -154,6 +143,23 @@ impl PlainLines {
         wake.notify_all();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+    }
+}
+
+/// Calls `tick` every `every` until `stop` says so. Asked to stop before
+/// it first held the lock, it does not wait at all: nobody would wake it,
+/// and a quick command would hang for a whole period at its end.
+fn every_until_stopped(stop: &(Mutex<bool>, Condvar), every: Duration, mut tick: impl FnMut()) {
+    let (lock, wake) = stop;
+    let Ok(mut done) = lock.lock() else { return };
+    while !*done {
+        match wake.wait_timeout(done, every) {
+            Ok((guard, _)) => done = guard,
+            Err(_) => return,
+        }
+        if !*done {
+            tick();
         }
     }
 }
@@ -190,4 +196,46 @@ fn plain_line(bar: &ProgressBar) -> String {
         line.push_str(&format!(" ({message})"));
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stop that comes before the printing thread first waits is not
+    /// lost: the thread ends at once instead of waiting out its period
+    /// (an hour here; the test gives it a minute).
+    #[test]
+    fn a_stop_before_the_first_wait_is_not_lost() {
+        let stop = Arc::new((Mutex::new(true), Condvar::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let ticks = std::thread::spawn(move || {
+            let mut ticks = 0;
+            every_until_stopped(&stop, Duration::from_secs(3600), || ticks += 1);
+            let _ = tx.send(());
+            ticks
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_secs(60)).is_ok(),
+            "the thread waited although it was stopped"
+        );
+        assert_eq!(ticks.join().unwrap(), 0);
+    }
+
+    #[test]
+    fn it_ticks_until_stopped() {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let stopper = Arc::clone(&stop);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            every_until_stopped(&stop, Duration::from_millis(1), || {
+                let _ = tx.send(());
+            })
+        });
+        rx.recv().unwrap();
+        rx.recv().unwrap();
+        *stopper.0.lock().unwrap() = true;
+        stopper.1.notify_all();
+        thread.join().unwrap();
+    }
 }
