@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use serde_json::json;
-use tern_harness::streams::check::{Checked, Verdict};
+use tern_harness::streams::check::{Checked, Validity};
 
 /// How `check` prints its verdicts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,7 +82,7 @@ impl<W: Write> CheckReport<W> {
 
 /// `FILE:LINE:COL: error[CLASS] at POINTER: MESSAGE`, or `None` for a valid message.
 pub fn human_line(source: &str, checked: &Checked) -> Option<String> {
-    let Verdict::Invalid(err) = &checked.verdict else {
+    let Validity::Invalid(err) = &checked.verdict else {
         return None;
     };
     let (line, column) = checked.error_location().unwrap_or((checked.line, 1));
@@ -102,13 +102,13 @@ pub fn human_line(source: &str, checked: &Checked) -> Option<String> {
 /// One JSON object for one message.
 pub fn json_record(checked: &Checked) -> serde_json::Value {
     match &checked.verdict {
-        Verdict::Valid { act, id } => json!({
+        Validity::Valid { act, id } => json!({
             "line": checked.line,
             "valid": true,
             "act": act.as_str(),
             "id": id.as_str(),
         }),
-        Verdict::Invalid(err) => {
+        Validity::Invalid(err) => {
             let mut error = json!({
                 "class": err.class.as_str(),
                 "pointer": err.pointer.as_str(),

@@ -8,7 +8,7 @@
 use serde_json::Value;
 use tern_harness::corpus::case::Step;
 use tern_harness::corpus::{Case, Corpus, Level};
-use tern_harness::judge::compare::Verdict;
+use tern_harness::judge::compare::ComparedOutcome;
 use tern_model::wire::parse_frame;
 
 fn corpus() -> Corpus {
@@ -53,7 +53,7 @@ fn rejected_only_for_null(case: &Case) -> Vec<usize> {
         let rejected = expect
             .events
             .first()
-            .is_some_and(|e| matches!(e.verdict, Verdict::Rejected(_)));
+            .is_some_and(|e| matches!(e.verdict, ComparedOutcome::Rejected(_)));
         if !rejected || parse_frame(frame).is_ok() {
             continue;
         }

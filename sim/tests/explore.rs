@@ -10,7 +10,7 @@ use tern_harness::contract::plugin::Implementation;
 use tern_harness::contract::storage::CrashPoint;
 use tern_harness::corpus::{Case, Corpus};
 use tern_harness::explore::builtin;
-use tern_harness::explore::scope::{Budget, Scope};
+use tern_harness::explore::scope::{FaultBudget, Scope};
 use tern_harness::explore::search::{explore, Exploration, Limits, Prepared, Watch};
 use tern_harness::explore::trace;
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
@@ -161,7 +161,7 @@ fn three_actions_of(id: &str) -> (Case, Scope) {
         .into_iter()
         .find(|c| c.id == id)
         .expect("the case");
-    let scope = Scope::from_case(&case, Budget::default());
+    let scope = Scope::from_case(&case, FaultBudget::default());
     assert_eq!(scope.actions.len(), 3, "{id}");
     (case, scope)
 }
@@ -185,7 +185,7 @@ fn schedule_counts_match_the_hand_count() {
     // restart (three ways), and a crash between operations: more of both.
     let crashing = Scope::from_case(
         &case,
-        Budget {
+        FaultBudget {
             crashes: 1,
             duplicates: 0,
         },

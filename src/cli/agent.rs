@@ -5,7 +5,7 @@ use std::io::{self, BufReader};
 use clap::Args;
 use tern_harness::implementations::agent::{AgentMutant, SNAPSHOT_AFTER};
 
-use super::Status;
+use super::Exit;
 
 #[derive(Debug, Args)]
 pub struct AgentArgs {
@@ -82,7 +82,7 @@ fn parse_count(text: &str) -> Option<usize> {
         .flatten()
 }
 
-pub fn run(args: AgentArgs) -> Status {
+pub fn run(args: AgentArgs) -> Exit {
     let input = BufReader::new(io::stdin().lock());
     // Answers are written in many small pieces and flushed once per line:
     // a buffer in front of stdout spares each piece stdout's lock and its
@@ -95,12 +95,12 @@ pub fn run(args: AgentArgs) -> Status {
         args.mutant,
         snapshot_after,
     ) {
-        Ok(()) => Status::Ok,
+        Ok(()) => Exit::Ok,
         // The harness went away: nobody is left to serve or to tell.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Status::Ok,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Exit::Ok,
         Err(e) => {
             errln!("tern-sim agent: {e}");
-            Status::Trouble
+            Exit::Trouble
         }
     }
 }

@@ -36,7 +36,7 @@ use super::shard::{header, Options, ShardArgs};
 use super::sim::{
     parse_agents, parse_duration, parse_mutant, parse_steps, DeterminismArg, JobsArg, TimeoutArgs,
 };
-use super::{FormatArg, Status};
+use super::{Exit, FormatArg};
 
 mod reports;
 pub use reports::publish;
@@ -187,7 +187,7 @@ fn stop() -> bool {
     interrupted().is_some() || machine::fault().is_some()
 }
 
-pub fn run(args: CertifyArgs) -> Status {
+pub fn run(args: CertifyArgs) -> Exit {
     let corpus = match load_corpus(args.scenarios.as_deref(), "certify") {
         Ok(c) => c,
         Err(s) => return s,
@@ -198,7 +198,7 @@ pub fn run(args: CertifyArgs) -> Status {
             "tern-sim certify: no case ID contains `{}`",
             args.only.as_deref().unwrap_or_default()
         );
-        return Status::Trouble;
+        return Exit::Trouble;
     }
     let shard = args.shards.share();
     let baseline = match outputs_ready(&args) {
@@ -283,7 +283,7 @@ pub fn run(args: CertifyArgs) -> Status {
 /// The report folder (or a shard's part folder) and the baseline, checked
 /// before any work starts: a certification must not run for minutes only
 /// to find it cannot write its verdict. The baseline, if any.
-fn outputs_ready(args: &CertifyArgs) -> Result<Option<Report>, Status> {
+fn outputs_ready(args: &CertifyArgs) -> Result<Option<Report>, Exit> {
     if args.shards.shard().is_some() {
         args.shards.prepare("certify")?;
     } else if let Err(e) = write::prepare(&args.report_dir) {
@@ -291,7 +291,7 @@ fn outputs_ready(args: &CertifyArgs) -> Result<Option<Report>, Status> {
             "tern-sim certify: --report-dir {}",
             escape::terminal(&e.to_string())
         );
-        return Err(Status::Trouble);
+        return Err(Exit::Trouble);
     }
     // A baseline that cannot be used is said at once, like the folder.
     match args.baseline.as_deref().map(load_baseline).transpose() {
@@ -301,17 +301,14 @@ fn outputs_ready(args: &CertifyArgs) -> Result<Option<Report>, Status> {
                 "tern-sim certify: --baseline {}",
                 escape::terminal(&e.to_string())
             );
-            Err(Status::Trouble)
+            Err(Exit::Trouble)
         }
     }
 }
 
 /// The built-in scopes this corpus can give, and those left out (none
 /// with `--no-explore`).
-fn scopes_of(
-    args: &CertifyArgs,
-    corpus: &Corpus,
-) -> Result<(Vec<Scope>, Vec<ScopeLeftOut>), Status> {
+fn scopes_of(args: &CertifyArgs, corpus: &Corpus) -> Result<(Vec<Scope>, Vec<ScopeLeftOut>), Exit> {
     if args.no_explore {
         return Ok((Vec::new(), Vec::new()));
     }
@@ -320,14 +317,14 @@ fn scopes_of(
             "tern-sim certify: the built-in scopes cannot be used with this corpus: {}",
             escape::terminal(&e.to_string())
         );
-        Status::Trouble
+        Exit::Trouble
     })
 }
 
 /// The implementations named, each with the flag that names it on a
 /// command line and whether it is explored; a label named twice is a
 /// usage error.
-fn under_test(args: &CertifyArgs, limits: Limits) -> Result<Vec<Subject>, Status> {
+fn under_test(args: &CertifyArgs, limits: Limits) -> Result<Vec<Subject>, Exit> {
     let in_process = Explore::of(false, args.explore, args.no_explore);
     let mut subjects: Vec<Subject> = Vec::new();
     if args.reference || (args.implementations.is_empty() && args.mutants.is_empty()) {
@@ -356,13 +353,13 @@ fn under_test(args: &CertifyArgs, limits: Limits) -> Result<Vec<Subject>, Status
             }),
             Err(e) => {
                 errln!("tern-sim certify: cannot prepare state directories: {e}");
-                return Err(Status::Trouble);
+                return Err(Exit::Trouble);
             }
         }
     }
     certify::subjects(subjects).map_err(|e| {
         errln!("tern-sim certify: {}", escape::terminal(&e.to_string()));
-        Status::Trouble
+        Exit::Trouble
     })
 }
 
@@ -587,7 +584,7 @@ impl Context<'_> {
         report: Report,
         run_counts: Vec<Vec<Stats>>,
         was_interrupted: Option<i32>,
-    ) -> Status {
+    ) -> Exit {
         let args = self.args;
         let mut header = header(
             Command::Certify,
@@ -616,7 +613,7 @@ impl Context<'_> {
         let status = args.shards.write(&part, self.human);
         if let Some(signal) = was_interrupted {
             errln!("tern-sim certify: interrupted by signal {signal}; the part says so, and merge will refuse it");
-            return Status::Interrupted(signal);
+            return Exit::Interrupted(signal);
         }
         status
     }

@@ -6,7 +6,7 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use tern_harness::streams::check::{check_document, check_frame, Checked, Verdict};
+use tern_harness::streams::check::{check_document, check_frame, Checked, Validity};
 use tern_harness::streams::frames::{Frame, Frames};
 use tern_harness::streams::stateful::StatefulCheck;
 use tern_model::ledger::{LedgerConfig, Viewer};
@@ -16,7 +16,7 @@ use tern_reports::check::{CheckReport, Format};
 use tern_reports::escape;
 use tern_reports::stateful::StatefulReport;
 
-use super::Status;
+use super::Exit;
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -88,12 +88,12 @@ enum CheckFailure {
     Participant(String, String),
 }
 
-pub fn run(args: CheckArgs) -> Status {
+pub fn run(args: CheckArgs) -> Exit {
     match check(&args) {
         Ok(status) => status,
         Err(e) => {
             errln!("tern-sim check: {}", escape::terminal(&e.to_string()));
-            Status::Trouble
+            Exit::Trouble
         }
     }
 }
@@ -122,12 +122,12 @@ fn written(result: io::Result<()>) -> Result<bool, CheckFailure> {
     }
 }
 
-/// Status 1 when anything was invalid (or rejected, or left pending).
-fn status(failures: usize) -> Status {
+/// Exit status 1 when anything was invalid (or rejected, or left pending).
+fn status(failures: usize) -> Exit {
     if failures == 0 {
-        Status::Ok
+        Exit::Ok
     } else {
-        Status::Violation
+        Exit::Violation
     }
 }
 
@@ -148,7 +148,7 @@ fn read_bounded(reader: impl Read, limit: usize) -> io::Result<Result<Vec<u8>, u
 fn oversized_document(read: usize) -> Checked {
     Checked {
         line: 1,
-        verdict: Verdict::Invalid(WireError::new(
+        verdict: Validity::Invalid(WireError::new(
             ErrorClass::Parse,
             Pointer::root(),
             format!(
@@ -177,7 +177,7 @@ fn open(path: &Path) -> Result<Box<dyn io::Read>, CheckFailure> {
     Ok(Box::new(file))
 }
 
-fn check(args: &CheckArgs) -> Result<Status, CheckFailure> {
+fn check(args: &CheckArgs) -> Result<Exit, CheckFailure> {
     if args.stateful {
         return check_stateful(args);
     }
@@ -221,7 +221,7 @@ fn check(args: &CheckArgs) -> Result<Status, CheckFailure> {
     finish(report)
 }
 
-fn finish<W: Write>(report: CheckReport<W>) -> Result<Status, CheckFailure> {
+fn finish<W: Write>(report: CheckReport<W>) -> Result<Exit, CheckFailure> {
     let invalid = report.invalid();
     written(report.finish())?;
     Ok(status(invalid))
@@ -252,7 +252,7 @@ fn ledger_config(args: &CheckArgs) -> Result<LedgerConfig, CheckFailure> {
     Ok(config)
 }
 
-fn check_stateful(args: &CheckArgs) -> Result<Status, CheckFailure> {
+fn check_stateful(args: &CheckArgs) -> Result<Exit, CheckFailure> {
     let mut checker = StatefulCheck::new(ledger_config(args)?);
     let out = io::BufWriter::new(io::stdout().lock());
     let live = live_output();

@@ -8,7 +8,7 @@ use std::path::Path;
 use tern_harness::corpus::{Corpus, CorpusError, Origin};
 use tern_reports::escape;
 
-use super::Status;
+use super::Exit;
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/builtin_corpus.rs"));
@@ -29,13 +29,13 @@ pub fn read(given: Option<&Path>) -> Result<Corpus, CorpusError> {
 }
 
 /// [`read`], with the error printed for `tern-sim COMMAND` (exit status 2).
-pub fn load_corpus(given: Option<&Path>, command: &str) -> Result<Corpus, Status> {
+pub fn load_corpus(given: Option<&Path>, command: &str) -> Result<Corpus, Exit> {
     read(given).map_err(|e| {
         errln!(
             "tern-sim {command}: the corpus cannot be used: {}",
             escape::terminal(&e.to_string())
         );
-        Status::Trouble
+        Exit::Trouble
     })
 }
 

@@ -9,7 +9,7 @@ use serde_json::json;
 use tern_harness::implementations::mutants::Mutant;
 
 use super::corpus::load_corpus;
-use super::{FormatArg, Status};
+use super::{Exit, FormatArg};
 use tern_reports::escape;
 
 #[derive(Debug, Args)]
@@ -23,7 +23,7 @@ pub struct CoverageArgs {
     format: FormatArg,
 }
 
-pub fn run(args: CoverageArgs) -> Status {
+pub fn run(args: CoverageArgs) -> Exit {
     let corpus = match load_corpus(args.scenarios.as_deref(), "coverage") {
         Ok(c) => c,
         Err(s) => return s,
@@ -104,8 +104,8 @@ pub fn run(args: CoverageArgs) -> Status {
         }
     }
     if uncovered.is_empty() {
-        Status::Ok
+        Exit::Ok
     } else {
-        Status::Violation
+        Exit::Violation
     }
 }

@@ -11,7 +11,7 @@ use tern_reports::certify::baseline::{self, classify, load};
 use tern_reports::certify::diff::{diff, text};
 use tern_reports::escape;
 
-use super::{FormatArg, Status};
+use super::{Exit, FormatArg};
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
@@ -25,12 +25,12 @@ pub struct DiffArgs {
     format: FormatArg,
 }
 
-pub fn run(args: DiffArgs) -> Status {
+pub fn run(args: DiffArgs) -> Exit {
     let (old, new) = match (load(&args.old), load(&args.new)) {
         (Ok(o), Ok(n)) => (o, n),
         (Err(e), _) | (_, Err(e)) => {
             errln!("tern-sim diff: {}", escape::terminal(&e.to_string()));
-            return Status::Trouble;
+            return Exit::Trouble;
         }
     };
     let d = diff(&old, &new);
@@ -61,8 +61,8 @@ pub fn run(args: DiffArgs) -> Status {
         ),
     }
     if d.regressions() > 0 || classified.has_new() {
-        Status::Violation
+        Exit::Violation
     } else {
-        Status::Ok
+        Exit::Ok
     }
 }

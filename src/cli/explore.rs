@@ -9,9 +9,9 @@ use clap::Args;
 use tern_harness::contract::plugin::{Capability, Durability, Implementation, PowerLossServed};
 use tern_harness::corpus::play::identify_as;
 use tern_harness::explore::builtin;
-use tern_harness::explore::scope::{Budget, Scope};
+use tern_harness::explore::scope::{FaultBudget, Scope};
 use tern_harness::explore::search::{
-    explore, Counterexample, Exploration, Limits, Prepared, ScopeVerdict, Watch,
+    explore, Exploration, FailingSchedule, Limits, Prepared, ScopeVerdict, Watch,
 };
 use tern_harness::explore::trace;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted};
@@ -26,7 +26,7 @@ use super::corpus::load_corpus;
 use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{implementation, parse_mutant, TimeoutArgs};
-use super::{FormatArg, Status};
+use super::{Exit, FormatArg};
 use tern_reports::escape::t as tty;
 
 #[derive(Debug, Args)]
@@ -183,7 +183,7 @@ fn scopes(args: &ExploreArgs) -> Result<(Vec<Scope>, Option<String>), String> {
             .ok_or_else(|| format!("no corpus case `{id}`"))?;
         out.push(Scope::from_case(
             case,
-            Budget {
+            FaultBudget {
                 crashes: 1,
                 duplicates: 0,
             },
@@ -205,12 +205,12 @@ fn scopes(args: &ExploreArgs) -> Result<(Vec<Scope>, Option<String>), String> {
     Ok((out, corpus.map(|c| c.hash)))
 }
 
-pub fn run(args: ExploreArgs) -> Status {
+pub fn run(args: ExploreArgs) -> Exit {
     if args.list {
         for (name, title) in builtin::list() {
             outln!("{name:<28} {title}");
         }
-        return Status::Ok;
+        return Exit::Ok;
     }
     if let Err(s) = args.shards.prepare("explore") {
         return s;
@@ -221,7 +221,7 @@ pub fn run(args: ExploreArgs) -> Status {
             if !e.is_empty() {
                 errln!("tern-sim explore: {}", tty(&e));
             }
-            return Status::Trouble;
+            return Exit::Trouble;
         }
     };
     let shard = args.shards.share();
@@ -234,7 +234,7 @@ pub fn run(args: ExploreArgs) -> Status {
         Ok(imp) => imp,
         Err(e) => {
             errln!("tern-sim explore: cannot prepare state directories: {e}");
-            return Status::Trouble;
+            return Exit::Trouble;
         }
     };
     let human = matches!(args.format, FormatArg::Human);
@@ -315,7 +315,7 @@ pub fn run(args: ExploreArgs) -> Status {
     let status = print_outcome(&body, human);
     super::output::flush();
     if let Some(signal) = interrupted() {
-        return Status::Interrupted(signal);
+        return Exit::Interrupted(signal);
     }
     status
 }
@@ -339,7 +339,7 @@ fn announce(args: &ExploreArgs, scopes: usize, implementation: &str) {
 
 /// Whether the implementation, started with the scope's setup, claims
 /// `execute`; one that does not start is the command's trouble.
-fn claims_execute(imp: &dyn Implementation, scope: &Scope) -> Result<bool, Status> {
+fn claims_execute(imp: &dyn Implementation, scope: &Scope) -> Result<bool, Exit> {
     match identify_as(imp, &scope.setup.init()) {
         Ok(identity) => Ok(identity.claims(Capability::Execute)),
         Err(e) => {
@@ -348,7 +348,7 @@ fn claims_execute(imp: &dyn Implementation, scope: &Scope) -> Result<bool, Statu
                 scope.id,
                 tty(&e)
             );
-            Err(Status::Trouble)
+            Err(Exit::Trouble)
         }
     }
 }
@@ -400,7 +400,7 @@ fn save_trace(
     args: &ExploreArgs,
     scope: &Scope,
     prepared: &Prepared,
-    ce: &Counterexample,
+    ce: &FailingSchedule,
     implementation: &str,
     power_loss: bool,
 ) -> Result<String, ()> {
@@ -428,7 +428,7 @@ fn write_part(
     all_scopes: &[Scope],
     body: Body,
     human: bool,
-) -> Status {
+) -> Exit {
     let mut header = header(
         Command::Explore,
         shard,
@@ -443,7 +443,7 @@ fn write_part(
     let part = Part { part: header, body };
     let status = args.shards.write(&part, human);
     if let Some(signal) = interrupted() {
-        return Status::Interrupted(signal);
+        return Exit::Interrupted(signal);
     }
     status
 }
@@ -460,7 +460,7 @@ pub fn print_found(x: &Explored) {
 
 /// The end of `explore`'s output and its status: from one machine, or
 /// from merged parts.
-pub fn print_outcome(body: &Body, human: bool) -> Status {
+pub fn print_outcome(body: &Body, human: bool) -> Exit {
     let explored = &body.scopes;
     if human {
         outln!("{}", summary(explored));
@@ -493,12 +493,12 @@ pub fn print_outcome(body: &Body, human: bool) -> Status {
     // A violation decides, whatever the order of the scopes, unless its
     // trace was lost; then a scope not exhausted.
     if body.unsaved {
-        Status::Trouble
+        Exit::Trouble
     } else if explored.iter().any(|x| x.violation.is_some()) {
-        Status::Violation
+        Exit::Violation
     } else if explored.iter().any(|x| !x.exhausted) {
-        Status::Trouble
+        Exit::Trouble
     } else {
-        Status::Ok
+        Exit::Ok
     }
 }

@@ -9,7 +9,7 @@ use tern_reports::certify::write;
 use tern_reports::escape;
 use tern_reports::shards::{self, Command, MergeError};
 
-use super::{FormatArg, Status};
+use super::{Exit, FormatArg};
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
@@ -57,11 +57,11 @@ fn files(args: &MergeArgs) -> Result<Vec<PathBuf>, MergeError> {
     Ok(out)
 }
 
-pub fn run(args: MergeArgs) -> Status {
+pub fn run(args: MergeArgs) -> Exit {
     let human = matches!(args.format, FormatArg::Human);
     let fail = |e: MergeError| {
         errln!("tern-sim merge: {}", escape::terminal(&e.to_string()));
-        Status::Trouble
+        Exit::Trouble
     };
     let parts = match files(&args)
         .and_then(|files| {
@@ -86,7 +86,7 @@ pub fn run(args: MergeArgs) -> Status {
                     "tern-sim merge: --report-dir {}",
                     escape::terminal(&e.to_string())
                 );
-                return Status::Trouble;
+                return Exit::Trouble;
             }
             super::certify::publish(&report, &args.report_dir, human)
         }

@@ -251,18 +251,18 @@ pub enum FormatArg {
 /// When an implementation's failure was the machine's (its state file
 /// system full or failing): says so, and the command ends with status 2
 /// and no verdict.
-pub fn machine_trouble(command: &str) -> Option<Status> {
+pub fn machine_trouble(command: &str) -> Option<Exit> {
     let fault = tern_harness::implementations::machine::fault()?;
     errln!(
         "tern-sim {command}: {}",
         tern_reports::escape::terminal(&fault.to_string())
     );
-    Some(Status::Trouble)
+    Some(Exit::Trouble)
 }
 
 /// How every command ends, and its exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub enum Exit {
     /// 0: nothing found.
     Ok,
     /// 1: a violation, a failed case, not certified.
@@ -273,19 +273,19 @@ pub enum Status {
     Interrupted(i32),
 }
 
-impl Status {
+impl Exit {
     pub fn code(self) -> u8 {
         match self {
-            Status::Ok => 0,
-            Status::Violation => 1,
-            Status::Trouble => 2,
-            Status::Interrupted(signal) => u8::try_from(128 + signal.clamp(1, 127)).unwrap_or(255),
+            Exit::Ok => 0,
+            Exit::Violation => 1,
+            Exit::Trouble => 2,
+            Exit::Interrupted(signal) => u8::try_from(128 + signal.clamp(1, 127)).unwrap_or(255),
         }
     }
 }
 
-impl From<Status> for ExitCode {
-    fn from(status: Status) -> ExitCode {
+impl From<Exit> for ExitCode {
+    fn from(status: Exit) -> ExitCode {
         ExitCode::from(status.code())
     }
 }
@@ -301,7 +301,7 @@ pub fn main() -> ExitCode {
             // errors to stderr with status 2, as documented above.
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() {
-                Status::Trouble.code()
+                Exit::Trouble.code()
             } else {
                 0
             });
@@ -314,7 +314,7 @@ pub fn main() -> ExitCode {
         Command::Man { command } => man(command.as_deref()),
         Command::Schema => {
             out!("{}", tern_harness::contract::protocol::schema::text());
-            Status::Ok
+            Exit::Ok
         }
         Command::Run(args) => run::run(args),
         Command::Replay(args) => replay::run(args),
@@ -332,21 +332,21 @@ pub fn main() -> ExitCode {
     // A signal's status stands whatever else went wrong after it; a
     // reader that went away is trouble otherwise.
     match status {
-        Status::Interrupted(_) => status.into(),
-        _ if output::failed() => Status::Trouble.into(),
+        Exit::Interrupted(_) => status.into(),
+        _ if output::failed() => Exit::Trouble.into(),
         _ => status.into(),
     }
 }
 
-fn completions(shell: clap_complete::Shell) -> Status {
+fn completions(shell: clap_complete::Shell) -> Exit {
     use clap::CommandFactory;
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "tern-sim", &mut buf);
     out!("{}", String::from_utf8_lossy(&buf));
-    Status::Ok
+    Exit::Ok
 }
 
-fn man(command: Option<&str>) -> Status {
+fn man(command: Option<&str>) -> Exit {
     use clap::CommandFactory;
     let root = Cli::command();
     let page = match command {
@@ -355,17 +355,17 @@ fn man(command: Option<&str>) -> Status {
             Some(c) => c.clone().name(format!("tern-sim-{name}")),
             None => {
                 errln!("tern-sim man: no command `{name}`; `tern-sim --help` lists them");
-                return Status::Trouble;
+                return Exit::Trouble;
             }
         },
     };
     let mut buf = Vec::new();
     if let Err(e) = clap_mangen::Man::new(page).render(&mut buf) {
         errln!("tern-sim man: cannot render the page: {e}");
-        return Status::Trouble;
+        return Exit::Trouble;
     }
     out!("{}", String::from_utf8_lossy(&buf));
-    Status::Ok
+    Exit::Ok
 }
 
 #[cfg(test)]

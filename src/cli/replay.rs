@@ -19,7 +19,7 @@ use tern_harness::simulator::trace;
 use tern_reports::run::{violation_json, violation_text};
 
 use super::sim::{implementation, parse_mutant, power_loss, TimeoutArgs};
-use super::{FormatArg, Status};
+use super::{Exit, FormatArg};
 use tern_reports::escape::t as tty;
 
 #[derive(Debug, Args)]
@@ -53,7 +53,7 @@ fn chosen(
     args: &ReplayArgs,
     recorded: &str,
     version: &str,
-) -> Result<Box<dyn Implementation>, Status> {
+) -> Result<Box<dyn Implementation>, Exit> {
     let named = recorded.strip_prefix("mutant ").and_then(Mutant::by_name);
     let known = named.is_some() || recorded == ReferenceImpl.name();
     if !known && !args.reference && args.mutant.is_none() && args.implementation.is_none() {
@@ -61,7 +61,7 @@ fn chosen(
             "tern-sim replay: the trace was recorded against `{}`, which this build cannot start by itself; pass --impl COMMAND, --reference or --mutant NAME",
             tty(recorded)
         );
-        return Err(Status::Trouble);
+        return Err(Exit::Trouble);
     }
     if version != env!("CARGO_PKG_VERSION") {
         let recorded = if version.is_empty() {
@@ -86,7 +86,7 @@ fn chosen(
     )
     .map_err(|e| {
         errln!("tern-sim replay: cannot prepare state directories: {e}");
-        Status::Trouble
+        Exit::Trouble
     })
 }
 
@@ -94,7 +94,7 @@ fn chosen(
 /// plays, with its notes, is a few tens of MB.
 const MAX_TRACE_BYTES: u64 = 256 << 20;
 
-pub fn run(args: ReplayArgs) -> Status {
+pub fn run(args: ReplayArgs) -> Exit {
     let read = std::fs::File::open(&args.trace).and_then(|f| {
         let mut bytes = Vec::new();
         f.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes)?;
@@ -107,12 +107,12 @@ pub fn run(args: ReplayArgs) -> Status {
                 args.trace.display(),
                 MAX_TRACE_BYTES >> 20
             );
-            return Status::Trouble;
+            return Exit::Trouble;
         }
         Ok(b) => b,
         Err(e) => {
             errln!("tern-sim replay: cannot read {}: {e}", args.trace.display());
-            return Status::Trouble;
+            return Exit::Trouble;
         }
     };
     // An exploration's trace is one JSON document; a run's is JSON lines.
@@ -129,7 +129,7 @@ pub fn run(args: ReplayArgs) -> Status {
                 args.trace.display(),
                 tty(&e.to_string())
             );
-            return Status::Trouble;
+            return Exit::Trouble;
         }
     };
     let imp = match chosen(&args, &t.implementation, &t.version) {
@@ -205,20 +205,20 @@ pub fn run(args: ReplayArgs) -> Status {
         );
     }
     if played.violation.is_some() {
-        Status::Violation
+        Exit::Violation
     } else {
-        Status::Ok
+        Exit::Ok
     }
 }
 
 /// Replays an exploration's counterexample: the saved scope, the schedule
 /// move by move, every move judged.
-fn replay_exploration(args: &ReplayArgs, doc: &serde_json::Value) -> Status {
+fn replay_exploration(args: &ReplayArgs, doc: &serde_json::Value) -> Exit {
     let saved = match explore_trace::read(&args.trace, doc) {
         Ok(s) => s,
         Err(e) => {
             errln!("tern-sim replay: {}", tty(&e.to_string()));
-            return Status::Trouble;
+            return Exit::Trouble;
         }
     };
     let version = doc["tern_sim"].as_str().unwrap_or("");
@@ -294,8 +294,8 @@ fn replay_exploration(args: &ReplayArgs, doc: &serde_json::Value) -> Status {
         );
     }
     if failed.is_some() {
-        Status::Violation
+        Exit::Violation
     } else {
-        Status::Ok
+        Exit::Ok
     }
 }

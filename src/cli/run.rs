@@ -32,7 +32,7 @@ use super::sim::{
     implementation, parse_agents, parse_duration, parse_mutant, parse_steps, power_loss,
     DeterminismArg, FaultArgs, JobsArg, TimeoutArgs,
 };
-use super::{FormatArg, Status};
+use super::{Exit, FormatArg};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -151,11 +151,11 @@ impl RunArgs {
     }
 }
 
-pub fn run(args: RunArgs) -> Status {
+pub fn run(args: RunArgs) -> Exit {
     let shard = args.shards.share();
     if args.shards.shard().is_some() && args.seed.is_none() {
         errln!("tern-sim run: --shard needs --seed: every shard must split the same seeds");
-        return Status::Trouble;
+        return Exit::Trouble;
     }
     if let Err(s) = args.shards.prepare("run") {
         return s;
@@ -167,7 +167,7 @@ pub fn run(args: RunArgs) -> Status {
         Ok(imp) => imp,
         Err(e) => {
             errln!("tern-sim run: cannot prepare state directories: {e}");
-            return Status::Trouble;
+            return Exit::Trouble;
         }
     };
     let durability = power_loss(imp.as_ref(), &mut faults);
@@ -253,7 +253,7 @@ pub fn run(args: RunArgs) -> Status {
         };
         let status = args.shards.write(&part, human);
         if let Some(signal) = interrupted().filter(|_| interrupted_shrink) {
-            return Status::Interrupted(signal);
+            return Exit::Interrupted(signal);
         }
         return status;
     }
@@ -267,7 +267,7 @@ pub fn run(args: RunArgs) -> Status {
     );
     super::output::flush();
     if let Some(signal) = interrupted().filter(|_| interrupted_shrink) {
-        return Status::Interrupted(signal);
+        return Exit::Interrupted(signal);
     }
     status
 }
@@ -454,7 +454,7 @@ pub fn print_outcome(
     finding: Option<&Finding>,
     determinism: Option<&DeterminismReport>,
     human: bool,
-) -> Status {
+) -> Exit {
     let status = print_verdict(setting, runs, total, finding, determinism, human);
     if let Some(d) = determinism.filter(|_| human) {
         for line in d.lines() {
@@ -464,7 +464,7 @@ pub fn print_outcome(
     // Two answers to one request fail the run whatever else it found:
     // nothing it found can be trusted to replay.
     match determinism {
-        Some(d) if d.diverged() && status == Status::Ok => Status::Violation,
+        Some(d) if d.diverged() && status == Exit::Ok => Exit::Violation,
         _ => status,
     }
 }
@@ -476,13 +476,13 @@ fn print_verdict(
     finding: Option<&Finding>,
     determinism: Option<&DeterminismReport>,
     human: bool,
-) -> Status {
+) -> Exit {
     if !human {
         print_json(setting, runs, total, finding, determinism);
         return match finding {
-            None => Status::Ok,
-            Some(f) if f.trace_error.is_some() => Status::Trouble,
-            Some(_) => Status::Violation,
+            None => Exit::Ok,
+            Some(f) if f.trace_error.is_some() => Exit::Trouble,
+            Some(_) => Exit::Violation,
         };
     }
     if let Some(d) = &setting.duration {
@@ -503,7 +503,7 @@ fn print_verdict(
             if setting.swarm { "" } else { " --no-swarm" },
             setting.flag
         );
-        return Status::Ok;
+        return Exit::Ok;
     };
     outln!("{}", summary(runs, total, 1));
     outln!("{}", f.violation);
@@ -520,14 +520,14 @@ fn print_verdict(
                 shell_word(path),
                 setting.flag
             );
-            Status::Violation
+            Exit::Violation
         }
         (None, e) => {
             errln!(
                 "tern-sim run: {}",
                 e.as_deref().unwrap_or("the trace was not saved")
             );
-            Status::Trouble
+            Exit::Trouble
         }
     }
 }

@@ -33,7 +33,7 @@ use tern_reports::shards::{Command, Part};
 use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{parse_agents, parse_steps, JobsArg};
-use super::{FormatArg, Status};
+use super::{Exit, FormatArg};
 
 #[derive(Debug, Args)]
 pub struct SelftestArgs {
@@ -193,7 +193,7 @@ fn try_corpus(row: &mut MutantRow, m: Mutant, corpus: &Corpus) {
     });
 }
 
-pub fn run(args: SelftestArgs) -> Status {
+pub fn run(args: SelftestArgs) -> Exit {
     let human = matches!(args.format, FormatArg::Human);
     let shard = args.shards.share();
     if let Err(s) = args.shards.prepare("selftest") {
@@ -302,7 +302,7 @@ pub fn run(args: SelftestArgs) -> Status {
 }
 
 /// `selftest`'s output and status, from one machine or merged parts.
-pub fn print_outcome(body: &Body, human: bool) -> Status {
+pub fn print_outcome(body: &Body, human: bool) -> Exit {
     let (setting, rows) = (&body.setting, &body.rows);
     let reference_failure = &body.reference.failure;
     // A mutant caught by another invariant than the one meant for it is a
@@ -354,8 +354,8 @@ pub fn print_outcome(body: &Body, human: bool) -> Status {
         );
     }
     if all_killed && reference_failure.is_none() {
-        Status::Ok
+        Exit::Ok
     } else {
-        Status::Violation
+        Exit::Violation
     }
 }

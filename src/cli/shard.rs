@@ -11,7 +11,7 @@ use tern_reports::certify::write;
 use tern_reports::escape;
 use tern_reports::shards::{Header, Part};
 
-use super::Status;
+use super::Exit;
 
 #[derive(Debug, Clone, Args)]
 pub struct ShardArgs {
@@ -42,7 +42,7 @@ impl ShardArgs {
     }
 
     /// Checks, before any work, that the part can be written.
-    pub fn prepare(&self, command: &str) -> Result<(), Status> {
+    pub fn prepare(&self, command: &str) -> Result<(), Exit> {
         if self.shard.is_none() {
             return Ok(());
         }
@@ -51,17 +51,17 @@ impl ShardArgs {
                 "tern-sim {command}: --part-dir {}",
                 escape::terminal(&e.to_string())
             );
-            Status::Trouble
+            Exit::Trouble
         })
     }
 
     /// Writes the part atomically, and says where and what next.
-    pub fn write<B: Serialize>(&self, part: &Part<B>, human: bool) -> Status {
+    pub fn write<B: Serialize>(&self, part: &Part<B>, human: bool) -> Exit {
         write_part(&self.part_dir, part, human)
     }
 }
 
-fn write_part<B: Serialize>(dir: &Path, part: &Part<B>, human: bool) -> Status {
+fn write_part<B: Serialize>(dir: &Path, part: &Part<B>, human: bool) -> Exit {
     let name = part.part.file_name();
     let command = part.part.command.as_str();
     match write::write_all(dir, &[(name.as_str(), part.to_json().as_bytes())]) {
@@ -77,11 +77,11 @@ fn write_part<B: Serialize>(dir: &Path, part: &Part<B>, human: bool) -> Status {
             } else {
                 outln!("{}", path.display());
             }
-            Status::Ok
+            Exit::Ok
         }
         Err(e) => {
             errln!("tern-sim {command}: {e}");
-            Status::Trouble
+            Exit::Trouble
         }
     }
 }

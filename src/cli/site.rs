@@ -9,7 +9,7 @@ use clap::Args;
 use tern_reports::escape;
 use tern_reports::site::{self, folder};
 
-use super::Status;
+use super::Exit;
 
 #[derive(Debug, Args)]
 pub struct SiteArgs {
@@ -24,10 +24,10 @@ pub struct SiteArgs {
     out: PathBuf,
 }
 
-pub fn run(args: SiteArgs) -> Status {
+pub fn run(args: SiteArgs) -> Exit {
     let fail = |e: &dyn std::fmt::Display| {
         errln!("tern-sim site: {}", escape::terminal(&e.to_string()));
-        Status::Trouble
+        Exit::Trouble
     };
     if let Err(e) = folder::check(&args.out) {
         return fail(&e);
@@ -69,5 +69,5 @@ pub fn run(args: SiteArgs) -> Status {
         files.len(),
         escape::terminal(&args.out.join("index.html").to_string_lossy()),
     );
-    Status::Ok
+    Exit::Ok
 }

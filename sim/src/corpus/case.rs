@@ -15,7 +15,7 @@ use super::reading::{local_time, name, read_json, setup_of, At, RawSetup};
 use super::CorpusError;
 use crate::contract::plugin::{Capability, InitParams};
 use crate::contract::storage::CrashPoint;
-pub use crate::judge::compare::{ComparedEvent, EventKindKey, Verdict};
+pub use crate::judge::compare::{ComparedEvent, ComparedOutcome, EventKindKey};
 use crate::judge::invariants::{self, Invariant};
 
 /// Whether a case's verdict follows from the seed's words (`Core`) or rests
@@ -334,8 +334,8 @@ fn verdict_of(at: &At, pointer: &str, v: &Value) -> Result<ComparedEvent, Corpus
                 "`class` and `missing` belong only to rejected and pending events",
             ))
         }
-        Some("accepted") => Verdict::Accepted,
-        Some("duplicate") => Verdict::Duplicate,
+        Some("accepted") => ComparedOutcome::Accepted,
+        Some("duplicate") => ComparedOutcome::Duplicate,
         Some("pending") => {
             if class.is_some() {
                 return Err(at.err(format!("{pointer}/class"), "a pending event has no class"));
@@ -356,7 +356,7 @@ fn verdict_of(at: &At, pointer: &str, v: &Value) -> Result<ComparedEvent, Corpus
                     })?;
                 set.insert(r.to_owned());
             }
-            Verdict::Pending(set)
+            ComparedOutcome::Pending(set)
         }
         Some("rejected") => {
             if missing.is_some() {
@@ -368,7 +368,7 @@ fn verdict_of(at: &At, pointer: &str, v: &Value) -> Result<ComparedEvent, Corpus
             let name = class
                 .and_then(Value::as_str)
                 .ok_or_else(|| at.err(pointer, "a rejected event needs `class`"))?;
-            Verdict::Rejected(RejectClass::from_name(name).ok_or_else(|| {
+            ComparedOutcome::Rejected(RejectClass::from_name(name).ok_or_else(|| {
                 at.err(
                     format!("{pointer}/class"),
                     format!("unknown reject class `{name}`"),

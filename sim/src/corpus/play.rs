@@ -10,7 +10,8 @@ use tern_model::ledger::{Contexts, EffectKey, Execution, LedgerConfig, LocalTime
 use tern_model::message::{Participant, Principal, ThreadId};
 
 use super::case::{
-    Case, ComparedEvent, DeliverCrash, EventKindKey, ExecuteCrash, ExpectDeliver, Step, Verdict,
+    Case, ComparedEvent, ComparedOutcome, DeliverCrash, EventKindKey, ExecuteCrash, ExpectDeliver,
+    Step,
 };
 use super::pattern::mismatch;
 use crate::contract::plugin::{
@@ -182,13 +183,13 @@ pub struct CaseRun {
 
 fn event_text(e: &ComparedEvent) -> String {
     let v = match &e.verdict {
-        Verdict::Accepted => "accepted".to_owned(),
-        Verdict::Duplicate => "duplicate".to_owned(),
-        Verdict::Pending(m) => format!(
+        ComparedOutcome::Accepted => "accepted".to_owned(),
+        ComparedOutcome::Duplicate => "duplicate".to_owned(),
+        ComparedOutcome::Pending(m) => format!(
             "pending on {}",
             m.iter().cloned().collect::<Vec<_>>().join(", ")
         ),
-        Verdict::Rejected(c) => format!("rejected {}", c.as_str()),
+        ComparedOutcome::Rejected(c) => format!("rejected {}", c.as_str()),
     };
     let id = e.id.as_deref().unwrap_or("(no id)");
     match e.kind {

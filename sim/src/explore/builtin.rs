@@ -130,7 +130,7 @@ pub fn corpus_scope(case: &crate::corpus::case::Case) -> Scope {
     });
     Scope::from_case(
         case,
-        super::scope::Budget {
+        super::scope::FaultBudget {
             crashes: u8::from(crashes),
             duplicates: 0,
         },

@@ -59,7 +59,7 @@ pub enum Action {
 
 /// The faults a schedule may use, at most this many of each.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Budget {
+pub struct FaultBudget {
     /// Crashes, each at any crash point: inside a delivery before or after
     /// its record is durable, inside an execution before or after its
     /// effect, between operations (losing the acknowledgement of the last
@@ -77,7 +77,7 @@ pub struct Scope {
     pub clauses: Vec<String>,
     pub setup: Setup,
     pub actions: Vec<Action>,
-    pub budget: Budget,
+    pub budget: FaultBudget,
     /// Where it came from: a file, a corpus case, or built in.
     pub origin: String,
 }
@@ -116,7 +116,7 @@ impl Scope {
     /// with `budget`. Its views, effect counts, crashes and restarts are
     /// left out: the oracle says what every order must show, and the
     /// budget places the crashes.
-    pub fn from_case(case: &Case, budget: Budget) -> Scope {
+    pub fn from_case(case: &Case, budget: FaultBudget) -> Scope {
         // Deliveries first, then executions: the order of the file format,
         // so that a scope written out and read back names its actions alike.
         let mut actions: Vec<Action> = Vec::new();
@@ -170,7 +170,7 @@ impl Scope {
         if raw.id.is_empty() {
             return Err(at.err("/id", "a scope has a non-empty `id`").into());
         }
-        let budget = Budget {
+        let budget = FaultBudget {
             crashes: raw.faults.crashes,
             duplicates: raw.faults.duplicates,
         };

@@ -31,7 +31,7 @@ mod breadth;
 mod describe;
 mod rules;
 mod sleep;
-use super::scope::{Action, Budget, Scope};
+use super::scope::{Action, FaultBudget, Scope};
 use super::subject::Subject;
 use crate::catalogue::situations::Coverage;
 use crate::contract::plugin::{Implementation, InitParams, PowerLossServed};
@@ -88,7 +88,7 @@ pub struct Counts {
 
 /// A violation and the schedule that leads to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Counterexample {
+pub struct FailingSchedule {
     pub schedule: Vec<Move>,
     pub failure: Failure,
 }
@@ -101,7 +101,7 @@ pub struct Exploration {
     pub situations: Coverage,
     /// Every schedule was covered (none left by a bound or a violation).
     pub exhausted: bool,
-    pub violation: Option<Counterexample>,
+    pub violation: Option<FailingSchedule>,
     /// Its crashes were power losses, some inside requests: the
     /// implementation's state directories were served by tern-sim.
     pub power_loss: bool,
@@ -145,7 +145,7 @@ pub(super) struct Harness {
     owed: Vec<u8>,
     /// Deliveries answered at least once, which a duplicate may repeat.
     answered: BTreeSet<u16>,
-    budget: Budget,
+    budget: FaultBudget,
     up: bool,
     /// Nothing happened since the last start (a crash now is pointless).
     fresh: bool,

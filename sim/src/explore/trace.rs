@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::scope::{Scope, ScopeError};
-use super::search::{AtOp, Counterexample, Move, Prepared};
+use super::search::{AtOp, FailingSchedule, Move, Prepared};
 use crate::contract::storage::CrashPoint;
 
 /// The `format` member that marks an exploration trace.
@@ -129,7 +129,7 @@ fn move_of(v: &Value) -> Result<Move, String> {
 pub fn document(
     scope: &Scope,
     prepared: &Prepared,
-    ce: &Counterexample,
+    ce: &FailingSchedule,
     implementation: &str,
     power_loss: bool,
 ) -> Value {

@@ -11,7 +11,7 @@ use tern_model::ledger::{Event, EventKind, Execution, Outcome, RejectClass};
 /// its wording or pointer (which the profile leaves to each
 /// implementation), and the missing references of a pending message as a set.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verdict {
+pub enum ComparedOutcome {
     Accepted,
     Duplicate,
     Pending(BTreeSet<String>),
@@ -27,15 +27,15 @@ pub fn execution_text(e: &Execution) -> String {
     }
 }
 
-impl Verdict {
-    pub fn of(o: &Outcome) -> Verdict {
+impl ComparedOutcome {
+    pub fn of(o: &Outcome) -> ComparedOutcome {
         match o {
-            Outcome::Accepted => Verdict::Accepted,
-            Outcome::Duplicate => Verdict::Duplicate,
+            Outcome::Accepted => ComparedOutcome::Accepted,
+            Outcome::Duplicate => ComparedOutcome::Duplicate,
             Outcome::Pending { missing } => {
-                Verdict::Pending(missing.iter().map(|m| m.to_string()).collect())
+                ComparedOutcome::Pending(missing.iter().map(|m| m.to_string()).collect())
             }
-            Outcome::Rejected(r) => Verdict::Rejected(r.class),
+            Outcome::Rejected(r) => ComparedOutcome::Rejected(r.class),
         }
     }
 }
@@ -48,7 +48,7 @@ impl Verdict {
 pub struct ComparedEvent {
     pub kind: EventKindKey,
     pub id: Option<String>,
-    pub verdict: Verdict,
+    pub verdict: ComparedOutcome,
 }
 
 impl ComparedEvent {
@@ -56,7 +56,7 @@ impl ComparedEvent {
         ComparedEvent {
             kind: e.kind.into(),
             id: e.id.as_ref().map(|i| i.to_string()),
-            verdict: Verdict::of(&e.outcome),
+            verdict: ComparedOutcome::of(&e.outcome),
         }
     }
 }
@@ -110,9 +110,11 @@ impl RejectNames {
 
     /// A verdict as compared under this setting: with names ignored, one
     /// class stands for every rejection.
-    fn verdict(self, v: &Verdict) -> Verdict {
+    fn verdict(self, v: &ComparedOutcome) -> ComparedOutcome {
         match (self, v) {
-            (RejectNames::Ignored, Verdict::Rejected(_)) => Verdict::Rejected(RejectClass::Parse),
+            (RejectNames::Ignored, ComparedOutcome::Rejected(_)) => {
+                ComparedOutcome::Rejected(RejectClass::Parse)
+            }
             (_, v) => v.clone(),
         }
     }
@@ -129,7 +131,7 @@ impl RejectNames {
             return false;
         }
         let rest = |events: &[ComparedEvent]| {
-            let mut keys: Vec<(EventKindKey, Option<String>, Verdict)> = events[1..]
+            let mut keys: Vec<(EventKindKey, Option<String>, ComparedOutcome)> = events[1..]
                 .iter()
                 .map(|e| (e.kind, e.id.clone(), self.verdict(&e.verdict)))
                 .collect();
@@ -173,7 +175,7 @@ mod tests {
     use serde_json::json;
     use tern_model::ledger::Refusal;
 
-    fn ev(kind: EventKindKey, id: &str, verdict: Verdict) -> ComparedEvent {
+    fn ev(kind: EventKindKey, id: &str, verdict: ComparedOutcome) -> ComparedEvent {
         ComparedEvent {
             kind,
             id: Some(id.to_owned()),
@@ -181,12 +183,12 @@ mod tests {
         }
     }
 
-    fn delivered(id: &str, verdict: Verdict) -> ComparedEvent {
+    fn delivered(id: &str, verdict: ComparedOutcome) -> ComparedEvent {
         ev(EventKindKey::Delivered, id, verdict)
     }
 
     fn released(id: &str) -> ComparedEvent {
-        ev(EventKindKey::Released, id, Verdict::Accepted)
+        ev(EventKindKey::Released, id, ComparedOutcome::Accepted)
     }
 
     /// The delivered frame's own event comes first and must match; the
@@ -194,7 +196,7 @@ mod tests {
     #[test]
     fn the_frames_event_is_first_and_the_rest_a_multiset() {
         let names = RejectNames::Compared;
-        let a = delivered("bob:3", Verdict::Accepted);
+        let a = delivered("bob:3", ComparedOutcome::Accepted);
         let expected = [a.clone(), released("bob:1"), released("bob:2")];
         let shuffled = [a.clone(), released("bob:2"), released("bob:1")];
         assert!(names.same_events(&expected, &shuffled));
@@ -210,9 +212,15 @@ mod tests {
 
     #[test]
     fn names_ignored_make_every_rejection_and_every_refusal_one() {
-        let body = [delivered("bob:1", Verdict::Rejected(RejectClass::Body))];
-        let envelope = [delivered("bob:1", Verdict::Rejected(RejectClass::Envelope))];
-        let accepted = [delivered("bob:1", Verdict::Accepted)];
+        let body = [delivered(
+            "bob:1",
+            ComparedOutcome::Rejected(RejectClass::Body),
+        )];
+        let envelope = [delivered(
+            "bob:1",
+            ComparedOutcome::Rejected(RejectClass::Envelope),
+        )];
+        let accepted = [delivered("bob:1", ComparedOutcome::Accepted)];
         assert!(!RejectNames::Compared.same_events(&body, &envelope));
         assert!(RejectNames::Ignored.same_events(&body, &envelope));
         assert!(!RejectNames::Ignored.same_events(&body, &accepted));

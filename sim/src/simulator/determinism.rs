@@ -27,7 +27,7 @@ pub const DEFAULT_SAMPLE: u64 = 10;
 /// One request the harness made and the answer it got, as text a vendor
 /// recognises: the protocol's own JSON for answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Exchange {
+pub struct RoundTrip {
     pub request: String,
     pub answer: String,
 }
@@ -114,7 +114,7 @@ pub fn check(
 
 /// Every request of one play of `config`, with its answer, on fresh
 /// processes and fresh storage.
-pub fn transcript(config: &RunConfig, implementation: &dyn Implementation) -> Vec<Exchange> {
+pub fn transcript(config: &RunConfig, implementation: &dyn Implementation) -> Vec<RoundTrip> {
     implementation.set_process_reuse(false);
     let recorder = Recorder {
         inner: implementation,
@@ -131,8 +131,12 @@ pub fn transcript(config: &RunConfig, implementation: &dyn Implementation) -> Ve
 /// Where two transcripts of one seed first part. A request that differs
 /// (which only a harness fault could cause, the answers before it being
 /// equal) is reported as its own answer.
-pub fn first_difference(seed: u64, first: &[Exchange], second: &[Exchange]) -> Option<Divergence> {
-    let ended = || Exchange {
+pub fn first_difference(
+    seed: u64,
+    first: &[RoundTrip],
+    second: &[RoundTrip],
+) -> Option<Divergence> {
+    let ended = || RoundTrip {
         request: "(none: the play had ended)".to_owned(),
         answer: "(none: the play had ended)".to_owned(),
     };
@@ -161,15 +165,15 @@ pub fn first_difference(seed: u64, first: &[Exchange], second: &[Exchange]) -> O
 /// An implementation whose receivers write down every request and answer.
 struct Recorder<'i> {
     inner: &'i dyn Implementation,
-    exchanges: Arc<Mutex<Vec<Exchange>>>,
+    exchanges: Arc<Mutex<Vec<RoundTrip>>>,
 }
 
 impl Recorder<'_> {
-    fn push(exchanges: &Mutex<Vec<Exchange>>, request: String, answer: String) {
+    fn push(exchanges: &Mutex<Vec<RoundTrip>>, request: String, answer: String) {
         exchanges
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push(Exchange { request, answer });
+            .push(RoundTrip { request, answer });
     }
 }
 
@@ -254,7 +258,7 @@ impl Implementation for Recorder<'_> {
 struct Recording {
     inner: Box<dyn Receiver>,
     agent: String,
-    exchanges: Arc<Mutex<Vec<Exchange>>>,
+    exchanges: Arc<Mutex<Vec<RoundTrip>>>,
 }
 
 impl Recording {
@@ -384,8 +388,8 @@ impl Receiver for Recording {
 mod tests {
     use super::*;
 
-    fn ex(request: &str, answer: &str) -> Exchange {
-        Exchange {
+    fn ex(request: &str, answer: &str) -> RoundTrip {
+        RoundTrip {
             request: request.to_owned(),
             answer: answer.to_owned(),
         }

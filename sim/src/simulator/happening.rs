@@ -116,7 +116,7 @@ impl Happening {
 
     /// The shorthand note: the time, then one line for people.
     pub fn note(&self) -> String {
-        format!("{:>6} ms  {}", self.at(), Said(self))
+        format!("{:>6} ms  {}", self.at(), Shorthand(self))
     }
 }
 
@@ -127,9 +127,9 @@ pub fn notes(happenings: &[Happening]) -> Vec<String> {
 }
 
 /// A happening in the shorthand's words (docs/simulator.md section 12).
-struct Said<'h>(&'h Happening);
+struct Shorthand<'h>(&'h Happening);
 
-impl fmt::Display for Said<'_> {
+impl fmt::Display for Shorthand<'_> {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self.0 {
             Happening::Send { gloss, spoofed, .. } => {

@@ -11,25 +11,25 @@ use crate::streams::frames::Frame;
 pub struct Checked {
     /// 1-based line of the input where the message starts.
     pub line: usize,
-    pub verdict: Verdict,
+    pub verdict: Validity,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Validity {
     Valid { act: Act, id: MessageRef },
     Invalid(WireError),
 }
 
 impl Checked {
     pub fn is_valid(&self) -> bool {
-        matches!(self.verdict, Verdict::Valid { .. })
+        matches!(self.verdict, Validity::Valid { .. })
     }
 
     /// The 1-based line and column of the error in the input, when known.
     pub fn error_location(&self) -> Option<(usize, usize)> {
         match &self.verdict {
-            Verdict::Invalid(err) => err.position.map(|p| (self.line + p.line - 1, p.column)),
-            Verdict::Valid { .. } => None,
+            Validity::Invalid(err) => err.position.map(|p| (self.line + p.line - 1, p.column)),
+            Validity::Valid { .. } => None,
         }
     }
 }
@@ -37,11 +37,11 @@ impl Checked {
 /// Checks one bytes frame starting at `line`.
 pub fn check_bytes(line: usize, bytes: &[u8]) -> Checked {
     let verdict = match parse_frame(bytes) {
-        Ok(message) => Verdict::Valid {
+        Ok(message) => Validity::Valid {
             act: message.act(),
             id: message.id,
         },
-        Err(err) => Verdict::Invalid(err),
+        Err(err) => Validity::Invalid(err),
     };
     Checked { line, verdict }
 }
@@ -52,7 +52,7 @@ pub fn check_frame(frame: &Frame) -> Checked {
         Frame::Bytes { line, bytes } => check_bytes(*line, bytes),
         Frame::Oversized { line, len } => Checked {
             line: *line,
-            verdict: Verdict::Invalid(WireError::oversized(*len, MAX_FRAME_BYTES)),
+            verdict: Validity::Invalid(WireError::oversized(*len, MAX_FRAME_BYTES)),
         },
     }
 }
@@ -63,7 +63,7 @@ pub fn check_document(document: Result<Vec<u8>, usize>) -> Checked {
         Ok(bytes) => check_bytes(1, &bytes),
         Err(len) => Checked {
             line: 1,
-            verdict: Verdict::Invalid(WireError::oversized(len, MAX_FRAME_BYTES)),
+            verdict: Validity::Invalid(WireError::oversized(len, MAX_FRAME_BYTES)),
         },
     }
 }

@@ -10,12 +10,12 @@ use tern_reports::certify::badge::Badge;
 use tern_reports::certify::{html, junit, latency, markdown, terminal, write, Report};
 use tern_reports::escape;
 
-use crate::cli::{github, Status};
+use crate::cli::{github, Exit};
 
 /// Writes the reports and prints the summary (or report.json), then what
 /// a GitHub Actions job shows (src/cli/github.rs); the status is the
 /// verdict's. `merge` publishes a merged report the same way.
-pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
+pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Exit {
     let mut report = report.clone();
     for imp in &mut report.implementations {
         imp.locate_files(report_dir);
@@ -27,7 +27,7 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
         Ok(x) => x,
         Err(e) => {
             errln!("tern-sim certify: cannot render junit.xml: {e}");
-            return Status::Trouble;
+            return Exit::Trouble;
         }
     };
     let page = html::render(report);
@@ -66,7 +66,7 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
             "tern-sim certify: {}; no verdict is given without its reports",
             escape::terminal(&e.to_string())
         );
-        return Status::Trouble;
+        return Exit::Trouble;
     }
     // An earlier run's times beside this run's reports would be read as
     // this implementation's.
@@ -76,7 +76,7 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
                 "tern-sim certify: {}; no verdict is given without its reports",
                 escape::terminal(&e.to_string())
             );
-            return Status::Trouble;
+            return Exit::Trouble;
         }
     }
     github::append_step_summary(&markdown);
@@ -105,12 +105,12 @@ pub fn publish(report: &Report, report_dir: &Path, human: bool) -> Status {
     }
     if let Some(signal) = interrupted() {
         errln!("tern-sim certify: interrupted by signal {signal}; the reports cover what ran");
-        return Status::Interrupted(signal);
+        return Exit::Interrupted(signal);
     }
     if report.all_certified() {
-        Status::Ok
+        Exit::Ok
     } else {
-        Status::Violation
+        Exit::Violation
     }
 }
 

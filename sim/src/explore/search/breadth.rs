@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::sleep::{Expanded, Weighed};
 use super::{
-    inside_points, Child, Counterexample, Counts, Coverage, Exploration, Implementation,
+    inside_points, Child, Counts, Coverage, Exploration, FailingSchedule, Implementation,
     KeptOracle, Limits, Move, Node, Prepared, RejectNames, Watch,
 };
 use crate::explore::pool::{Context, Job, Origin, Pool};
@@ -33,7 +33,7 @@ struct Search<'p> {
     /// The pairs of deliveries weighed, by oracle.
     weighed: Weighed,
     exhausted: bool,
-    violation: Option<Counterexample>,
+    violation: Option<FailingSchedule>,
 }
 
 /// [`super::explore`], apart from serving the state directories for power
@@ -64,7 +64,7 @@ pub(super) fn explore_with(
                 counts,
                 situations,
                 exhausted: false,
-                violation: Some(Counterexample {
+                violation: Some(FailingSchedule {
                     schedule: Vec::new(),
                     failure: m,
                 }),
@@ -239,7 +239,7 @@ impl Search<'_> {
                 schedule.push(mv);
                 match child {
                     Child::Violation(m) => {
-                        self.violation = Some(Counterexample {
+                        self.violation = Some(FailingSchedule {
                             schedule,
                             failure: m,
                         });
