@@ -5,8 +5,8 @@
 
 pub mod builtin;
 pub(crate) mod moves;
-mod pool;
 pub mod scope;
 pub mod search;
 pub(crate) mod subject;
 pub mod trace;
+mod workers;

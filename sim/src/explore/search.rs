@@ -25,7 +25,7 @@ use tern_model::ledger::{Ledger, SharedMessage};
 use tern_model::message::ThreadId;
 
 pub use super::moves::{inside_points, AtOp, Move};
-use super::pool::Origin;
+use super::workers::Origin;
 
 mod breadth;
 mod describe;

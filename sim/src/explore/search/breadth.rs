@@ -13,7 +13,7 @@ use super::{
     inside_points, Child, Counts, Coverage, Exploration, FailingSchedule, Implementation,
     KeptOracle, Limits, Move, Node, Prepared, RejectNames, Watch,
 };
-use crate::explore::pool::{Context, Job, Origin, Pool};
+use crate::explore::workers::{Context, Job, Origin, Workers};
 
 /// A child to play: its parent's place in the layer, the move, and the
 /// moves its sleep set leaves out.
@@ -102,7 +102,7 @@ pub(super) fn explore_with(
         violation: None,
     };
     std::thread::scope(|scope| {
-        let mut pool = Pool::start(scope, limits.jobs, context);
+        let mut pool = Workers::start(scope, limits.jobs, context);
         search.run(&mut pool, layer, watch)
     })
 }
@@ -110,7 +110,7 @@ pub(super) fn explore_with(
 impl Search<'_> {
     /// Expands layer after layer until none is left, a violation is found,
     /// the search is interrupted or the bound on states is reached.
-    fn run(mut self, pool: &mut Pool, mut layer: Vec<Node>, watch: &Watch) -> Exploration {
+    fn run(mut self, pool: &mut Workers, mut layer: Vec<Node>, watch: &Watch) -> Exploration {
         let mut layer_no = 0usize;
         while !layer.is_empty() {
             layer_no += 1;
@@ -201,7 +201,7 @@ impl Search<'_> {
     /// Plays a layer's children and judges them in order: the next layer.
     fn play_layer(
         &mut self,
-        pool: &mut Pool,
+        pool: &mut Workers,
         layer: &[Node],
         layer_no: usize,
         work: Vec<Work>,

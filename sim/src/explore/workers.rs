@@ -82,21 +82,21 @@ pub(super) struct Context<'a> {
     pub stop: &'a (dyn Fn() -> bool + Sync),
 }
 
-pub(super) struct Pool<'scope> {
+pub(super) struct Workers<'scope> {
     tasks: Vec<mpsc::Sender<Task>>,
     results: Vec<mpsc::Receiver<Vec<Option<Child>>>>,
     handles: Vec<Option<ScopedJoinHandle<'scope, ()>>>,
     round: u32,
 }
 
-impl<'scope> Pool<'scope> {
+impl<'scope> Workers<'scope> {
     /// `jobs` workers (at least one), started in `scope`.
     pub fn start<'env: 'scope>(
         scope: &'scope Scope<'scope, 'env>,
         jobs: usize,
         context: Context<'env>,
-    ) -> Pool<'scope> {
-        let mut pool = Pool {
+    ) -> Workers<'scope> {
+        let mut pool = Workers {
             tasks: Vec::new(),
             results: Vec::new(),
             handles: Vec::new(),
