@@ -646,7 +646,11 @@ impl Receiver for SubprocessReceiver {
         let answered = child.request::<ExecuteAnswer>(request, timeout, world);
         child.crash_gate = None;
         if let Some(watch) = watch {
-            if watch.held() {
+            // Held at the crash's own operation, unless the `perform` line
+            // came first and fired the crash there: the operation after it
+            // is held only if the process got to it before it was killed,
+            // which is a race, so it must not say where the crash fell.
+            if watch.held() && !self.storage.fired() {
                 self.storage.note(watch.settle());
                 return Err(self.crash_now());
             }
