@@ -53,7 +53,7 @@ pub struct Limits {
     /// Most lines (effects, noise) accepted before one answer.
     pub lines_per_answer: usize,
     /// `--strict-protocol`: every line must have the exact form of
-    /// docs/protocol.schema.json ([`strict`]), not only what the lenient
+    /// docs/protocol.schema.json ([`crate::contract::protocol::strict`]), not only what the lenient
     /// reading of docs/protocol.md needs.
     pub strict: bool,
 }

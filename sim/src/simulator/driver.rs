@@ -335,7 +335,7 @@ pub struct Counterexample {
     pub steps: Vec<Step>,
     pub violation: Violation,
     pub original_len: usize,
-    /// The shrunk run's record; its shorthand is [`notes`] of it.
+    /// The shrunk run's record; its shorthand is [`notes`](super::happening::notes) of it.
     pub happenings: Vec<super::happening::Happening>,
     pub shrink_runs: usize,
     /// Whether shrinking finished, or stopped early with the smallest

@@ -127,7 +127,7 @@ pub struct Played {
     pub stats: Stats,
     pub violation: Option<Violation>,
     /// The run's record, as data (only when recording): its shorthand is
-    /// [`notes`] of it.
+    /// [`notes`](crate::simulator::happening::notes) of it.
     pub happenings: Vec<Happening>,
 }
 
