@@ -84,6 +84,9 @@ pub enum Executed {
 
 pub struct UnderTest<'i, Tag = ()> {
     implementation: &'i dyn Implementation,
+    /// What every start is given, made once: its configuration lists every
+    /// thread and grant of a run, so making it at each restart would cost
+    /// a run the square of its length.
     init: InitParams,
     me: String,
     storage: Storage,
@@ -171,6 +174,8 @@ impl<'i, Tag: Clone> UnderTest<'i, Tag> {
 
     /// The receiver, while it is up.
     pub fn receiver(&mut self) -> Option<&mut dyn Receiver> {
+        // Not `as_deref_mut`: the box holds a `dyn Receiver + 'static`, and
+        // a mutable reference to it cannot shorten that lifetime.
         match self.receiver.as_mut() {
             Some(r) => Some(r.as_mut()),
             None => None,

@@ -42,7 +42,7 @@ impl Run<'_> {
         if !self.agents[a].is_up() {
             return Ok(());
         }
-        let Some((reply, owed)) =
+        let Asked::Answered { reply, owed } =
             self.ask_to_deliver(a, frame, principal, sent, views_follow, local)?
         else {
             return Ok(());
@@ -71,10 +71,8 @@ impl Run<'_> {
     }
 
     /// Hands the frame to agent `a`'s receiver, with the crash armed for
-    /// this delivery if its turn has come: its answer, and whether the
-    /// frame was owed again (see [`Asked::Answered`]), or `None` when the
-    /// crash fired (the frame is then owed again after the restart).
-    #[allow(clippy::type_complexity)]
+    /// this delivery if its turn has come: its answer, or the crash that
+    /// fired (the frame is then owed again after the restart).
     fn ask_to_deliver(
         &mut self,
         a: usize,
@@ -83,7 +81,7 @@ impl Run<'_> {
         sent: usize,
         views_follow: bool,
         local: LocalTime,
-    ) -> Result<Option<(Delivered, Option<Option<CrashPoint>>)>, Box<Violation>> {
+    ) -> Result<Asked, Box<Violation>> {
         let point = self.agents[a].pending_crash;
         let sync_point = matches!(point, Some(CrashPoint::BeforeSync | CrashPoint::AfterSync));
         let armed = sync_point && self.agents[a].crash_after == 0;
@@ -116,9 +114,9 @@ impl Run<'_> {
                     .situations
                     .reach(Situation::Moment(Moment::crashed_in_delivery(point)));
                 self.crashed(a, "during a delivery, before reporting its outcome");
-                Ok(None)
+                Ok(Asked::Crashed)
             }
-            Ok(Asked::Answered { reply, owed }) => Ok(Some((reply, owed))),
+            Ok(answered) => Ok(answered),
         }
     }
 
