@@ -15,7 +15,7 @@ use crate::message::{
 use crate::wire::{parse_body, Pointer};
 
 use super::store::{CtxId, EntryId, Link, Status};
-use super::Ledger;
+use super::{memo, Ledger};
 
 /// Where a revision chain stands (section 4).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,12 +109,26 @@ impl Ledger {
             .collect()
     }
 
-    /// The `link` list of `eid`, if it has one.
+    /// The `link` list of `eid`, if it has one. Its members are noted as
+    /// read with `eid`: every caller looks at their standing.
     pub(crate) fn linked(&self, eid: EntryId, link: Link) -> Option<&Vec<EntryId>> {
-        self.entries[eid]
-            .links
-            .as_ref()
-            .map(|lists| &lists[link as usize])
+        memo::read(eid);
+        let list = self.entries[eid].links().map(|lists| &lists[link as usize]);
+        for &member in list.into_iter().flatten() {
+            memo::read(member);
+        }
+        list
+    }
+
+    /// The entry stored under `id` in context `ctx`, noted as read (or the
+    /// ID as missed).
+    fn lookup(&self, ctx: CtxId, id: &MessageRef) -> Option<EntryId> {
+        let found = self.contexts[ctx].ids.get(id).copied();
+        match found {
+            Some(eid) => memo::read(eid),
+            None => memo::missed(id),
+        }
+        found
     }
 
     /// Whether an index list holds an entry that is still accepted.
@@ -238,7 +252,7 @@ impl Ledger {
         let mut seen = BTreeSet::new();
         let mut current = self.entries[eid].message().reply.clone();
         while let Some(r) = current {
-            let Some(&next) = self.contexts[ctx].ids.get(&r) else {
+            let Some(next) = self.lookup(ctx, &r) else {
                 break;
             };
             if !seen.insert(next) || self.entries[next].variants().len() > 1 {
@@ -251,6 +265,7 @@ impl Ledger {
 
     /// Everything derived about the accepted COMMIT `eid`.
     pub(crate) fn commitment(&self, ctx: CtxId, eid: EntryId) -> CommitmentState {
+        memo::read(eid);
         let commit_msg = self.entries[eid].message();
         let Body::Commit(commit) = &commit_msg.body else {
             unreachable!("commitment() is called on COMMITs only")
@@ -275,7 +290,7 @@ impl Ledger {
 
         // Detectable mismatches with the REQUEST (section 4: "an ambiguous
         // mismatch is disputed, never silently accepted").
-        let request_eid = self.contexts[ctx].ids.get(&commit.request).copied();
+        let request_eid = self.lookup(ctx, &commit.request);
         if let Some(req_eid) = request_eid {
             let request_msg = self.entries[req_eid].message();
             if !request_msg.to.contains(&commit_msg.from) {

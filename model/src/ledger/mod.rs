@@ -20,6 +20,7 @@ mod config;
 mod derive;
 mod digest;
 mod execute;
+mod memo;
 mod outcome;
 mod settle;
 mod shared_vec;
@@ -142,7 +143,7 @@ impl Ledger {
         let index: usize = self
             .entries
             .iter()
-            .filter_map(|e| e.links.as_ref())
+            .filter_map(|e| e.links())
             .flat_map(|lists| lists.iter().map(Vec::len))
             .sum();
         self.stored

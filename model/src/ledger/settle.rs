@@ -323,8 +323,7 @@ impl Ledger {
             list.binary_search_by(|&x| self.entries[x].id.cmp(id))
         });
         if let Err(at) = at {
-            let lists = self.entries[key].links.get_or_insert_with(Default::default);
-            lists[link as usize].insert(at, eid);
+            self.entries[key].link(link, at, eid);
         }
     }
 

@@ -25,15 +25,12 @@ use crate::wire::Pointer;
 use super::config::LedgerConfig;
 use super::outcome::{RejectClass, Rejection};
 use super::shared_vec::SharedVec;
-use super::store::{ContextStore, Entry, Link, Links, SharedMessage, Status, Variant};
+use super::store::{ContextStore, Entry, Links, SharedMessage, Status, Variant, LINKS};
 use super::{view, Ledger};
 
 /// The first byte of a ledger's state: its format. A state written in
 /// another format is refused, not misread.
 const FORMAT: u8 = 1;
-
-/// The number of lists of [`Link`]s an entry keeps.
-const LINKS: usize = 5;
 
 fn name<T>(r: &mut In, make: fn(&str) -> Result<T, String>) -> Result<T, StateError> {
     make(r.str()?).map_err(StateError::new)
@@ -100,7 +97,7 @@ fn entry(o: &mut Out, e: &Entry) {
         o.uint(*digest);
         o.list(at.iter(), |o, i| o.usize(*i));
     }
-    o.option(e.links.as_deref(), |o, lists| {
+    o.option(e.links(), |o, lists| {
         for list in lists {
             o.list(list.iter(), |o, eid| o.usize(*eid));
         }
@@ -304,6 +301,3 @@ impl Ledger {
         })
     }
 }
-
-/// So that [`Link`] keeps as many kinds as an entry's lists hold.
-const _: () = assert!(Link::Challenges as usize + 1 == LINKS);

@@ -8,6 +8,7 @@
 use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
 use std::hash::Hasher;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use imbl::{OrdMap, OrdSet};
@@ -192,7 +193,13 @@ pub(crate) struct Entry {
     /// that recognising a duplicate never scans every content. Empty (and
     /// unallocated) while the ID holds one content.
     pub digests: BTreeMap<u64, Vec<usize>>,
-    pub links: Links,
+    /// Private with `variants` and `status`: every change to the three
+    /// takes a new `changed` stamp.
+    links: Links,
+    /// When this entry last changed (its standing, its contents or its
+    /// lists), as a [`Stamp`]: what was derived from it before that stamp
+    /// may no longer hold.
+    changed: Stamp,
     /// How a view lists this entry, made when a view first shows it and
     /// dropped when its standing or its contents change: most deliveries
     /// change one entry of a thread, and its view is asked again at once.
@@ -266,6 +273,7 @@ impl Entry {
             registered: 0,
             digests: BTreeMap::new(),
             links: None,
+            changed: Stamp::next(),
             shown: OnceLock::new(),
         }
     }
@@ -289,6 +297,7 @@ impl Entry {
             registered,
             digests,
             links,
+            changed: Stamp::next(),
             shown: OnceLock::new(),
         }
     }
@@ -305,7 +314,25 @@ impl Entry {
     /// Sets the standing, and returns the one before.
     pub fn set_status(&mut self, status: Status) -> Status {
         self.shown = OnceLock::new();
+        self.changed = Stamp::next();
         std::mem::replace(&mut self.status, status)
+    }
+
+    /// When this entry last changed.
+    pub fn changed(&self) -> Stamp {
+        self.changed
+    }
+
+    /// The entry's lists, one per [`Link`], if it has any.
+    pub fn links(&self) -> Option<&[Vec<EntryId>; LINKS]> {
+        self.links.as_deref()
+    }
+
+    /// Puts `member` at `at` in this entry's `link` list.
+    pub fn link(&mut self, link: Link, at: usize, member: EntryId) {
+        let lists = self.links.get_or_insert_with(Default::default);
+        lists[link as usize].insert(at, member);
+        self.changed = Stamp::next();
     }
 
     /// How a view lists this entry, made by `make` unless already made.
@@ -347,6 +374,32 @@ impl Entry {
             .push(self.variants.len());
         self.variants.push(variant);
         self.shown = OnceLock::new();
+        self.changed = Stamp::next();
+    }
+}
+
+/// A point in the order of every change made to any entry of any ledger
+/// in this process. Stamps come from one counter, so a stamp taken before
+/// a derivation is below the stamp of every change made after it, in this
+/// ledger or in any copy of it: "did anything this derivation read change
+/// since?" is one comparison per entry read, exact whatever the copies and
+/// threads. Stamps only order changes; no output depends on their values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Stamp(u64);
+
+static CHANGES: AtomicU64 = AtomicU64::new(0);
+
+impl Stamp {
+    /// A stamp for a change made now.
+    fn next() -> Stamp {
+        Stamp(CHANGES.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// A stamp for a derivation about to read entries: every change
+    /// already made is below it, every later one at or above it (one
+    /// thread's operations on one atomic are seen in its program order).
+    pub fn now() -> Stamp {
+        Stamp(CHANGES.load(Ordering::Relaxed))
     }
 }
 
@@ -372,7 +425,13 @@ pub(crate) enum Link {
 
 /// An entry's lists, one per [`Link`], each in ID order; boxed and absent
 /// until the first link, which most messages never get.
-pub(crate) type Links = Option<Box<[Vec<EntryId>; 5]>>;
+pub(crate) type Links = Option<Box<[Vec<EntryId>; LINKS]>>;
+
+/// How many kinds of [`Link`] there are.
+pub(crate) const LINKS: usize = 5;
+
+/// So that [`Link`] keeps as many kinds as an entry's lists hold.
+const _: () = assert!(Link::Challenges as usize + 1 == LINKS);
 
 /// One member of a waiting list: the entry, and how many ID conflicts its
 /// context had seen when it joined.

@@ -23,6 +23,7 @@ use crate::message::{Body, MessageRef, ThreadId};
 use super::derive::ChainHead;
 use super::digest::Digester;
 pub use super::digest::ViewDigest;
+use super::memo::Memos;
 use super::store::{CtxId, Entry, EntryId, Link, Shown, Status};
 use super::Ledger;
 
@@ -71,6 +72,8 @@ const CACHED_VIEWS: usize = 16;
 pub(crate) struct ViewCache {
     texts: Recent<View>,
     digests: Recent<ViewDigest>,
+    /// What each accepted entry adds to the derived lists.
+    pub derived: Memos<DerivedItems>,
 }
 
 /// The latest answers of one kind, by thread.
@@ -158,19 +161,73 @@ fn list<T>(
     out.push(']');
 }
 
-/// A comma before every item of a list but the first.
-fn sep(out: &mut String) {
-    if !out.is_empty() {
-        out.push(',');
+/// The lists of a view derived from its messages, item by item.
+struct Derived {
+    pending: Vec<Item>,
+    /// The derived items of the view's accepted entries that have any, in
+    /// ID order.
+    items: Vec<Arc<DerivedItems>>,
+    effects: Vec<String>,
+}
+
+impl Derived {
+    fn commitments(&self) -> impl Iterator<Item = &Item> {
+        self.items.iter().filter_map(|i| i.commitment.as_ref())
+    }
+
+    fn revisions(&self) -> impl Iterator<Item = &Item> {
+        self.items.iter().filter_map(|i| i.revision.as_ref())
     }
 }
 
-/// The lists of a view derived from its messages, as text.
-struct Derived {
-    pending: String,
-    commitments: String,
-    revisions: String,
-    effects: Vec<String>,
+/// One item of a derived list, as text, with its digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Item {
+    text: String,
+    digest: u128,
+}
+
+impl Item {
+    fn new(text: String) -> Item {
+        let mut d = Digester::new();
+        d.write(text.as_bytes());
+        Item {
+            digest: d.finish(),
+            text,
+        }
+    }
+}
+
+/// What one accepted entry adds to its view's lists of commitments and
+/// revisions: the part of a view that is derived across messages, kept
+/// while nothing it read changes ([`super::memo`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct DerivedItems {
+    commitment: Option<Item>,
+    revision: Option<Item>,
+}
+
+/// A derived list's items, comma-separated.
+fn joined<'i>(items: impl Iterator<Item = &'i Item>) -> String {
+    let mut out = String::new();
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&item.text);
+    }
+    out
+}
+
+/// Digests a derived list as its length and the sum of its items'
+/// digests: its items are in ID order and each holds its ID, so the same
+/// items are the same text, as for the list of messages.
+fn digest_list<'i>(d: &mut Digester, items: impl Iterator<Item = &'i Item>) {
+    let (count, sum) = items.fold((0u64, 0u128), |(n, sum), item| {
+        (n + 1, sum.wrapping_add(item.digest))
+    });
+    d.write(&count.to_le_bytes());
+    d.write_u128(sum);
 }
 
 /// How the messages list of a view shows `entry`: everything but its
@@ -298,123 +355,144 @@ impl Ledger {
     /// The lists of `thread`'s view that are derived rather than stored
     /// (`ids` are its entries): small beside its messages.
     fn derived_lists(&self, thread: &ThreadId, ctx: Option<CtxId>, ids: &[EntryId]) -> Derived {
-        let mut pending = String::new();
-        let mut commitments = String::with_capacity(256);
-        let mut revisions = String::new();
+        let mut pending = Vec::new();
+        let mut items = Vec::new();
         for &eid in ids {
             let entry = &self.entries[eid];
             match entry.status() {
                 Status::Pending(missing) => {
-                    let p = &mut pending;
-                    sep(p);
+                    let mut p = String::new();
                     p.push('{');
-                    key(p, "id");
-                    string(p, entry.id.as_str());
+                    key(&mut p, "id");
+                    string(&mut p, entry.id.as_str());
                     p.push(',');
-                    key(p, "waiting_for");
-                    strings(p, missing.iter().map(|r| r.as_str()));
+                    key(&mut p, "waiting_for");
+                    strings(&mut p, missing.iter().map(|r| r.as_str()));
                     p.push('}');
-                    continue;
+                    pending.push(Item::new(p));
                 }
-                Status::Accepted => {}
-                _ => continue,
-            }
-            let message = entry.message();
-            if let Body::Commit(commit) = &message.body {
-                let state = self.commitment(entry.ctx, eid);
-                let c = &mut commitments;
-                sep(c);
-                c.push('{');
-                key(c, "annotations");
-                strings(c, state.annotations.iter().copied());
-                c.push(',');
-                key(c, "committer");
-                string(c, message.from.as_str());
-                c.push(',');
-                key(c, "disputes");
-                strings(c, state.disputes.iter().copied());
-                c.push(',');
-                key(c, "due");
-                match &commit.due {
-                    Some(d) => string(c, d.as_str()),
-                    None => c.push_str("null"),
-                }
-                c.push(',');
-                key(c, "id");
-                string(c, entry.id.as_str());
-                c.push(',');
-                key(c, "progress");
-                string(c, state.progress.as_str());
-                c.push(',');
-                key(c, "reports");
-                strings(c, state.reports.iter().map(|r| r.as_str()));
-                c.push(',');
-                key(c, "request");
-                string(c, commit.request.as_str());
-                c.push(',');
-                key(c, "superseded_by");
-                strings(c, state.superseded_by.iter().map(|r| r.as_str()));
-                c.push('}');
-            }
-            if message.act().is_revisable() && self.has_indexed(self.linked(eid, Link::Revisions)) {
-                let (head, _) = self.chain(eid);
-                let all = self.sorted(self.linked(eid, Link::Revisions));
-                let r = &mut revisions;
-                sep(r);
-                r.push('{');
-                key(r, "conflict");
-                match &head {
-                    ChainHead::Conflict { at, successors } => {
-                        r.push('{');
-                        key(r, "at");
-                        string(r, at.as_str());
-                        r.push(',');
-                        key(r, "successors");
-                        strings(r, successors.iter().map(|s| s.as_str()));
-                        r.push('}');
+                Status::Accepted => {
+                    let message = entry.message();
+                    let derives = matches!(message.body, Body::Commit(_))
+                        || (message.act().is_revisable()
+                            && entry
+                                .links()
+                                .is_some_and(|l| !l[Link::Revisions as usize].is_empty()));
+                    if derives {
+                        let derive = || self.derived_items(entry.ctx, eid);
+                        items.push(self.views.derived.get(self, entry.ctx, eid, derive));
                     }
-                    _ => r.push_str("null"),
                 }
-                r.push(',');
-                key(r, "head");
-                match &head {
-                    ChainHead::Replaced(h) | ChainHead::Withdrawn(h) => string(r, h.as_str()),
-                    ChainHead::Original | ChainHead::Conflict { .. } => r.push_str("null"),
-                }
-                r.push(',');
-                key(r, "revisions");
-                strings(r, all.iter().map(|&e| self.entries[e].id.as_str()));
-                r.push(',');
-                key(r, "state");
-                string(
-                    r,
-                    match &head {
-                        ChainHead::Original => "original",
-                        ChainHead::Replaced(_) => "replaced",
-                        ChainHead::Withdrawn(_) => "withdrawn",
-                        ChainHead::Conflict { .. } => "conflict",
-                    },
-                );
-                r.push(',');
-                key(r, "target");
-                string(r, entry.id.as_str());
-                r.push('}');
+                _ => {}
             }
         }
-
         let effects = ctx.map_or_else(Vec::new, |ctx| self.effects_in(thread, ctx));
         Derived {
             pending,
-            commitments,
-            revisions,
+            items,
             effects,
         }
     }
 
+    /// What the accepted entry `eid` adds to its view's lists of
+    /// commitments and revisions, derived afresh.
+    fn derived_items(&self, ctx: CtxId, eid: EntryId) -> DerivedItems {
+        let entry = &self.entries[eid];
+        let message = entry.message();
+        let commitment = match &message.body {
+            Body::Commit(commit) => {
+                let state = self.commitment(ctx, eid);
+                let mut c = String::with_capacity(256);
+                c.push('{');
+                key(&mut c, "annotations");
+                strings(&mut c, state.annotations.iter().copied());
+                c.push(',');
+                key(&mut c, "committer");
+                string(&mut c, message.from.as_str());
+                c.push(',');
+                key(&mut c, "disputes");
+                strings(&mut c, state.disputes.iter().copied());
+                c.push(',');
+                key(&mut c, "due");
+                match &commit.due {
+                    Some(d) => string(&mut c, d.as_str()),
+                    None => c.push_str("null"),
+                }
+                c.push(',');
+                key(&mut c, "id");
+                string(&mut c, entry.id.as_str());
+                c.push(',');
+                key(&mut c, "progress");
+                string(&mut c, state.progress.as_str());
+                c.push(',');
+                key(&mut c, "reports");
+                strings(&mut c, state.reports.iter().map(|r| r.as_str()));
+                c.push(',');
+                key(&mut c, "request");
+                string(&mut c, commit.request.as_str());
+                c.push(',');
+                key(&mut c, "superseded_by");
+                strings(&mut c, state.superseded_by.iter().map(|r| r.as_str()));
+                c.push('}');
+                Some(Item::new(c))
+            }
+            _ => None,
+        };
+        let revision = (message.act().is_revisable()
+            && self.has_indexed(self.linked(eid, Link::Revisions)))
+        .then(|| {
+            let (head, _) = self.chain(eid);
+            let all = self.sorted(self.linked(eid, Link::Revisions));
+            let mut r = String::new();
+            r.push('{');
+            key(&mut r, "conflict");
+            match &head {
+                ChainHead::Conflict { at, successors } => {
+                    r.push('{');
+                    key(&mut r, "at");
+                    string(&mut r, at.as_str());
+                    r.push(',');
+                    key(&mut r, "successors");
+                    strings(&mut r, successors.iter().map(|s| s.as_str()));
+                    r.push('}');
+                }
+                _ => r.push_str("null"),
+            }
+            r.push(',');
+            key(&mut r, "head");
+            match &head {
+                ChainHead::Replaced(h) | ChainHead::Withdrawn(h) => string(&mut r, h.as_str()),
+                ChainHead::Original | ChainHead::Conflict { .. } => r.push_str("null"),
+            }
+            r.push(',');
+            key(&mut r, "revisions");
+            strings(&mut r, all.iter().map(|&e| self.entries[e].id.as_str()));
+            r.push(',');
+            key(&mut r, "state");
+            string(
+                &mut r,
+                match &head {
+                    ChainHead::Original => "original",
+                    ChainHead::Replaced(_) => "replaced",
+                    ChainHead::Withdrawn(_) => "withdrawn",
+                    ChainHead::Conflict { .. } => "conflict",
+                },
+            );
+            r.push(',');
+            key(&mut r, "target");
+            string(&mut r, entry.id.as_str());
+            r.push('}');
+            Item::new(r)
+        });
+        DerivedItems {
+            commitment,
+            revision,
+        }
+    }
+
     /// The digest of `thread`'s view, whose context the caller has looked
-    /// up: its derived lists as text, its messages by their items' digests
-    /// (their sum: the same items in ID order are the same text), in the
-    /// order of the view's keys.
+    /// up: each list by its length and its items' digests, in the order of
+    /// the view's keys.
     fn build_digest(&self, thread: &ThreadId, ctx: Option<CtxId>) -> ViewDigest {
         let ids = self.view_ids(thread, ctx);
         let lists = self.derived_lists(thread, ctx, &ids);
@@ -423,15 +501,15 @@ impl Ledger {
             messages = messages.wrapping_add(self.item(eid).digest());
         }
         let mut d = Digester::new();
-        d.write_piece(lists.commitments.as_bytes());
+        digest_list(&mut d, lists.commitments());
         d.write(&(lists.effects.len() as u64).to_le_bytes());
         for effect in &lists.effects {
             d.write_piece(effect.as_bytes());
         }
         d.write(&(ids.len() as u64).to_le_bytes());
         d.write_u128(messages);
-        d.write_piece(lists.pending.as_bytes());
-        d.write_piece(lists.revisions.as_bytes());
+        digest_list(&mut d, lists.pending.iter());
+        digest_list(&mut d, lists.revisions());
         d.write_piece(thread.as_str().as_bytes());
         ViewDigest(d.finish())
     }
@@ -444,12 +522,11 @@ impl Ledger {
     /// which are then written once, straight into the view.
     fn build_view(&self, thread: &ThreadId, ctx: Option<CtxId>) -> View {
         let ids = self.view_ids(thread, ctx);
-        let Derived {
-            pending,
-            commitments,
-            revisions,
-            effects,
-        } = self.derived_lists(thread, ctx, &ids);
+        let lists = self.derived_lists(thread, ctx, &ids);
+        let commitments = joined(lists.commitments());
+        let pending = joined(lists.pending.iter());
+        let revisions = joined(lists.revisions());
+        let effects = &lists.effects;
         // Room for each item: its content and, beside it, about 160 bytes
         // of act, IDs and standing.
         let size: usize = ids

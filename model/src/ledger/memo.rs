@@ -1,0 +1,163 @@
+//! Derived answers kept with what they read, so that a view asked after a
+//! delivery derives again only what the delivery touched.
+//!
+//! A commitment's state reads its reports, their challenges and revisions,
+//! its request and the reply chains between them: a handful of entries
+//! out of the whole context. Views are compared after nearly every
+//! delivery, and deriving every commitment of a thread each time cost more
+//! than the deliveries. So a derivation runs while its reads are noted
+//! (the entries whose lists or standing it looked at, and the IDs it
+//! looked up and did not find), and its answer is kept with them and with
+//! the [`Stamp`] taken before it ran. The answer still holds while no
+//! entry it read has changed since the stamp and no ID it missed has
+//! arrived: the only ways a ledger's derived state moves are a change to
+//! an entry ([`super::store::Entry`] stamps each) and a new ID.
+//!
+//! Debug builds (the tests) check every answer served again against a
+//! fresh derivation, so a read that escaped the notes cannot hide.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex};
+
+use crate::message::MessageRef;
+
+use super::store::{CtxId, EntryId, Stamp};
+use super::Ledger;
+
+/// What one derivation read.
+#[derive(Debug, Default)]
+struct Reads {
+    entries: Vec<EntryId>,
+    missing: Vec<MessageRef>,
+}
+
+thread_local! {
+    /// The reads of the derivation running on this thread, if one is
+    /// being noted. Derivations take `&Ledger` and run to the end on the
+    /// thread that started them, so a thread-local sees exactly their
+    /// reads, without threading a recorder through every derivation.
+    static NOTING: RefCell<Option<Reads>> = const { RefCell::new(None) };
+}
+
+/// Notes that the derivation running now read `eid`'s standing, contents
+/// or lists.
+pub(crate) fn read(eid: EntryId) {
+    NOTING.with_borrow_mut(|n| {
+        if let Some(reads) = n {
+            reads.entries.push(eid);
+        }
+    });
+}
+
+/// Notes that the derivation running now looked `id` up and found nothing.
+pub(crate) fn missed(id: &MessageRef) {
+    NOTING.with_borrow_mut(|n| {
+        if let Some(reads) = n {
+            reads.missing.push(id.clone());
+        }
+    });
+}
+
+/// `derive`'s answer, with what it read.
+fn noting<T>(derive: impl FnOnce() -> T) -> (T, Reads) {
+    let before = NOTING.replace(Some(Reads::default()));
+    debug_assert!(
+        before.is_none(),
+        "derivations are not noted inside one another"
+    );
+    let answer = derive();
+    let mut reads = NOTING.replace(before).unwrap_or_default();
+    reads.entries.sort_unstable();
+    reads.entries.dedup();
+    (answer, reads)
+}
+
+/// An answer, with what it read and when.
+#[derive(Debug)]
+struct Kept<T> {
+    stamp: Stamp,
+    ctx: CtxId,
+    reads: Reads,
+    answer: Arc<T>,
+}
+
+impl<T> Kept<T> {
+    fn holds(&self, ledger: &Ledger) -> bool {
+        self.reads
+            .entries
+            .iter()
+            .all(|&e| ledger.entries[e].changed() < self.stamp)
+            && self
+                .reads
+                .missing
+                .iter()
+                .all(|id| !ledger.contexts[self.ctx].ids.contains_key(id))
+    }
+}
+
+/// Answers derived about entries, kept while they hold.
+#[derive(Debug)]
+pub(crate) struct Memos<T>(Mutex<HashMap<EntryId, Kept<T>>>);
+
+impl<T> Default for Memos<T> {
+    fn default() -> Self {
+        Memos(Mutex::new(HashMap::new()))
+    }
+}
+
+impl<T: PartialEq + Debug> Memos<T> {
+    /// What `derive` says about `eid` (an entry of context `ctx`): kept from
+    /// an earlier call if nothing it read has changed since.
+    pub fn get(&self, ledger: &Ledger, ctx: CtxId, eid: EntryId, derive: impl Fn() -> T) -> Arc<T> {
+        {
+            let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(k) = kept.get(&eid).filter(|k| k.ctx == ctx && k.holds(ledger)) {
+                debug_assert_eq!(
+                    *k.answer,
+                    derive(),
+                    "stale derivation for {}",
+                    ledger.entries[eid].id
+                );
+                return k.answer.clone();
+            }
+        }
+        let stamp = Stamp::now();
+        let (answer, reads) = noting(&derive);
+        let answer = Arc::new(answer);
+        let made = Kept {
+            stamp,
+            ctx,
+            reads,
+            answer: answer.clone(),
+        };
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(eid, made);
+        answer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_are_noted_only_while_noting() {
+        read(7);
+        let ((), reads) = noting(|| {
+            read(3);
+            read(1);
+            read(3);
+            missed(&MessageRef::new("a:9").unwrap());
+        });
+        assert_eq!(reads.entries, vec![1, 3]);
+        assert_eq!(reads.missing.len(), 1);
+        // Nothing is noted once the derivation is over.
+        read(5);
+        let ((), after) = noting(|| ());
+        assert!(after.entries.is_empty() && after.missing.is_empty());
+    }
+}
