@@ -333,7 +333,7 @@ fn decoded(records: &[Vec<u8>]) -> Result<Vec<Record>, ImplError> {
 /// A recovery that replayed at least this many records keeps a checkpoint:
 /// a restart then costs one copy of the ledger and a replay of at most
 /// about this many records, whatever the history.
-const CHECKPOINT_AFTER: usize = 128;
+const CHECKPOINT_AFTER: usize = 32;
 
 /// One running reference receiver, over any durable storage and world.
 pub struct ReferenceReceiver<S = Storage, W = AgentWorld> {
