@@ -20,6 +20,7 @@ mod config;
 mod derive;
 mod digest;
 mod execute;
+mod frames;
 mod memo;
 mod outcome;
 mod settle;
@@ -40,7 +41,8 @@ pub use outcome::{
 pub use view::{View, ViewDigest};
 
 use crate::message::{ContextName, Message, MessageRef, Principal, ThreadId};
-use crate::wire::{parse_frame, Pointer, WireError};
+use crate::wire::{Pointer, WireError};
+pub use frames::parse_shared;
 use shared_vec::SharedVec;
 pub use store::SharedMessage;
 use store::{ContextStore, CtxId, Entry, EntryId, Status, Variant};
@@ -217,7 +219,7 @@ impl Ledger {
     /// that every input a receiver could depend on is explicit; no delivery
     /// rule of this profile reads it (expiry is checked at execution).
     pub fn deliver(&mut self, frame: &[u8], principal: &Principal, now: LocalTime) -> Vec<Event> {
-        self.deliver_parsed(parse_frame(frame), principal, now)
+        self.deliver_shared(parse_shared(frame), principal, now)
     }
 
     /// Counts a delivery whose frame did not parse, as [`Ledger::deliver`]
@@ -227,7 +229,8 @@ impl Ledger {
         self.deliveries += 1;
     }
 
-    /// Delivers a frame that the caller already read with [`parse_frame`],
+    /// Delivers a frame that the caller already read with
+    /// [`crate::parse_frame`],
     /// for callers that needed the message before delivering it (to find
     /// its principal, say): the answer is the one [`Ledger::deliver`] gives
     /// for the same frame.

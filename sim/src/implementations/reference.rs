@@ -9,9 +9,12 @@
 //! is the operation-level idempotency and reconciliation of section 1.
 
 use std::rc::Rc;
+use std::sync::Arc;
 
-use tern_model::ledger::{EffectKey, EventKind, Execution, Ledger, LocalTime, Outcome};
-use tern_model::message::{Message, MessageRef, Principal, ThreadId};
+use tern_model::ledger::{
+    EffectKey, EventKind, Execution, Ledger, LocalTime, Outcome, SharedMessage,
+};
+use tern_model::message::{MessageRef, Principal, ThreadId};
 use tern_model::WireError;
 
 use crate::contract::plugin::{
@@ -480,11 +483,11 @@ impl<S: Durable, W: Effects> ReferenceReceiver<S, W> {
     fn deliver_holding_pending(
         &mut self,
         record: Record,
-        parsed: Result<Message, WireError>,
+        parsed: Result<Arc<SharedMessage>, WireError>,
         principal: &Principal,
         now: LocalTime,
     ) -> Result<Delivered, ImplError> {
-        let events = self.ledger.deliver_parsed(parsed, principal, now);
+        let events = self.ledger.deliver_shared(parsed, principal, now);
         match events.first() {
             Some(e) if matches!(e.outcome, Outcome::Pending { .. }) => {
                 self.held.push((e.thread.clone(), e.id.clone(), record));
@@ -532,7 +535,9 @@ impl<S: Durable + 'static, W: Effects + 'static> Receiver for ReferenceReceiver<
         principal: &Principal,
         now: LocalTime,
     ) -> Result<Delivered, ImplError> {
-        let parsed = tern_model::parse_frame(frame);
+        // Read through the thread's kept frames: the harness read this
+        // frame when it was sent, and a duplicate was read before.
+        let parsed = tern_model::ledger::parse_shared(frame);
         let record = match parsed {
             Ok(_) => Record::Deliver {
                 now: now.0,
@@ -556,7 +561,7 @@ impl<S: Durable + 'static, W: Effects + 'static> Receiver for ReferenceReceiver<
             }
         }
         Ok(Delivered {
-            events: self.ledger.deliver_parsed(parsed, principal, now),
+            events: self.ledger.deliver_shared(parsed, principal, now),
             outgoing: Vec::new(),
         })
     }

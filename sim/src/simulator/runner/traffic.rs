@@ -14,7 +14,7 @@ impl Run<'_> {
         let index = self.sent.len();
         // The one parse of this frame: the catalogue, the ACK-of-ACK rule
         // and every oracle that receives it read this message.
-        let parsed = tern_model::parse_frame(&out.frame).map(SharedMessage::new);
+        let parsed = tern_model::ledger::parse_shared(&out.frame);
         if self.record {
             let line = shorthand::line(&out.frame, Some(&claimed));
             let to = out
