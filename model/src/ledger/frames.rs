@@ -19,10 +19,12 @@ use crate::wire::{parse_frame, WireError};
 
 use super::store::SharedMessage;
 
-/// How many frames each generation keeps. The frames of a run's recent
-/// traffic are read again within a few hundred deliveries; older ones are
-/// let go a generation later.
+/// How many frames each generation keeps, and how many bytes of them. The
+/// frames of a run's recent traffic are read again within a few hundred
+/// deliveries; older ones are let go a generation later. The byte bound
+/// keeps a stream of large frames from holding much memory.
 const GENERATION: usize = 2048;
+const GENERATION_BYTES: usize = 4 << 20;
 
 /// Frames by a digest of their ends, each kept with its read.
 type Generation = HashMap<u64, Vec<(Box<[u8]>, Arc<SharedMessage>)>>;
@@ -31,6 +33,7 @@ type Generation = HashMap<u64, Vec<(Box<[u8]>, Arc<SharedMessage>)>>;
 struct Kept {
     young: Generation,
     young_len: usize,
+    young_bytes: usize,
     old: Generation,
 }
 
@@ -71,15 +74,17 @@ pub fn parse_shared(frame: &[u8]) -> Result<Arc<SharedMessage>, WireError> {
     }
     let message = SharedMessage::new(parse_frame(frame)?);
     KEPT.with_borrow_mut(|kept| {
-        if kept.young_len >= GENERATION {
+        if kept.young_len >= GENERATION || kept.young_bytes + frame.len() > GENERATION_BYTES {
             kept.old = std::mem::take(&mut kept.young);
             kept.young_len = 0;
+            kept.young_bytes = 0;
         }
         kept.young
             .entry(k)
             .or_default()
             .push((frame.into(), message.clone()));
         kept.young_len += 1;
+        kept.young_bytes += frame.len();
     });
     Ok(message)
 }
