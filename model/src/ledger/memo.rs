@@ -7,11 +7,16 @@
 //! delivery, and deriving every commitment of a thread each time cost more
 //! than the deliveries. So a derivation runs while its reads are noted
 //! (the entries whose lists or standing it looked at, and the IDs it
-//! looked up and did not find), and its answer is kept with them and with
-//! the [`Stamp`] taken before it ran. The answer still holds while no
-//! entry it read has changed since the stamp and no ID it missed has
-//! arrived: the only ways a ledger's derived state moves are a change to
-//! an entry ([`super::store::Entry`] stamps each) and a new ID.
+//! looked up and did not find), and its answer is kept with the
+//! [`Stamp`] of each entry read. The answer still holds while every entry
+//! it read has the same stamp and no ID it missed has arrived: the only
+//! ways a ledger's derived state moves are a change to an entry (each
+//! change takes a stamp no other change has) and a new ID.
+//!
+//! Because stamps are unique, "the same stamp" means "the same entry as
+//! it was", in this ledger or in any copy of it. So copies share their
+//! answers: a receiver restarted from a checkpoint finds what was derived
+//! before the crash, for whatever its history still has in common.
 //!
 //! Debug builds (the tests) check every answer served again against a
 //! fresh derivation, so a read that escaped the notes cannot hide.
@@ -74,36 +79,44 @@ fn noting<T>(derive: impl FnOnce() -> T) -> (T, Reads) {
     (answer, reads)
 }
 
-/// An answer, with what it read and when.
+/// An answer, with the entries it read as they were, and the IDs it
+/// missed in its context.
 #[derive(Debug)]
 struct Kept<T> {
-    stamp: Stamp,
     ctx: CtxId,
-    reads: Reads,
+    read: Vec<(EntryId, Stamp)>,
+    missing: Vec<MessageRef>,
     answer: Arc<T>,
 }
 
 impl<T> Kept<T> {
-    fn holds(&self, ledger: &Ledger) -> bool {
-        self.reads
-            .entries
-            .iter()
-            .all(|&e| ledger.entries[e].changed() < self.stamp)
+    fn holds(&self, ledger: &Ledger, ctx: CtxId) -> bool {
+        self.ctx == ctx
             && self
-                .reads
+                .read
+                .iter()
+                .all(|&(e, stamp)| e < ledger.entries.len() && ledger.entries[e].changed() == stamp)
+            && self
                 .missing
                 .iter()
-                .all(|id| !ledger.contexts[self.ctx].ids.contains_key(id))
+                .all(|id| !ledger.contexts[ctx].ids.contains_key(id))
     }
 }
 
-/// Answers derived about entries, kept while they hold.
+/// Answers derived about entries, kept while they hold, and shared by
+/// every copy of the ledger that keeps them.
 #[derive(Debug)]
-pub(crate) struct Memos<T>(Mutex<HashMap<EntryId, Kept<T>>>);
+pub(crate) struct Memos<T>(Arc<Mutex<HashMap<EntryId, Kept<T>>>>);
 
 impl<T> Default for Memos<T> {
     fn default() -> Self {
-        Memos(Mutex::new(HashMap::new()))
+        Memos(Arc::new(Mutex::new(HashMap::new())))
+    }
+}
+
+impl<T> Clone for Memos<T> {
+    fn clone(&self) -> Self {
+        Memos(self.0.clone())
     }
 }
 
@@ -113,7 +126,7 @@ impl<T: PartialEq + Debug> Memos<T> {
     pub fn get(&self, ledger: &Ledger, ctx: CtxId, eid: EntryId, derive: impl Fn() -> T) -> Arc<T> {
         {
             let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(k) = kept.get(&eid).filter(|k| k.ctx == ctx && k.holds(ledger)) {
+            if let Some(k) = kept.get(&eid).filter(|k| k.holds(ledger, ctx)) {
                 debug_assert_eq!(
                     *k.answer,
                     derive(),
@@ -123,13 +136,18 @@ impl<T: PartialEq + Debug> Memos<T> {
                 return k.answer.clone();
             }
         }
-        let stamp = Stamp::now();
         let (answer, reads) = noting(&derive);
         let answer = Arc::new(answer);
+        // A derivation changes nothing: the stamps now are those it read.
+        let read = reads
+            .entries
+            .iter()
+            .map(|&e| (e, ledger.entries[e].changed()))
+            .collect();
         let made = Kept {
-            stamp,
             ctx,
-            reads,
+            read,
+            missing: reads.missing,
             answer: answer.clone(),
         };
         self.0

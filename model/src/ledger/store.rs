@@ -196,9 +196,9 @@ pub(crate) struct Entry {
     /// Private with `variants` and `status`: every change to the three
     /// takes a new `changed` stamp.
     links: Links,
-    /// When this entry last changed (its standing, its contents or its
-    /// lists), as a [`Stamp`]: what was derived from it before that stamp
-    /// may no longer hold.
+    /// The stamp of this entry's latest change (to its standing, its
+    /// contents or its lists): what was derived from it under another
+    /// stamp may no longer hold.
     changed: Stamp,
     /// How a view lists this entry, made when a view first shows it and
     /// dropped when its standing or its contents change: most deliveries
@@ -378,13 +378,13 @@ impl Entry {
     }
 }
 
-/// A point in the order of every change made to any entry of any ledger
-/// in this process. Stamps come from one counter, so a stamp taken before
-/// a derivation is below the stamp of every change made after it, in this
-/// ledger or in any copy of it: "did anything this derivation read change
-/// since?" is one comparison per entry read, exact whatever the copies and
-/// threads. Stamps only order changes; no output depends on their values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// One change made to an entry, told apart from every other change to
+/// any entry of any ledger in this process: stamps come from one counter.
+/// An entry copied into another ledger keeps its stamp until it changes
+/// there, so an equal stamp means the same entry as it was, in whichever
+/// copy. Stamps only tell changes apart; no output depends on their
+/// values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stamp(u64);
 
 static CHANGES: AtomicU64 = AtomicU64::new(0);
@@ -393,13 +393,6 @@ impl Stamp {
     /// A stamp for a change made now.
     fn next() -> Stamp {
         Stamp(CHANGES.fetch_add(1, Ordering::Relaxed))
-    }
-
-    /// A stamp for a derivation about to read entries: every change
-    /// already made is below it, every later one at or above it (one
-    /// thread's operations on one atomic are seen in its program order).
-    pub fn now() -> Stamp {
-        Stamp(CHANGES.load(Ordering::Relaxed))
     }
 }
 

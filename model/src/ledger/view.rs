@@ -111,10 +111,14 @@ impl<T: Clone> Recent<T> {
 
 /// A copy of a ledger starts with no views ready: it is about to diverge
 /// (a restarted receiver, a checkpoint), and a view costs less to build
-/// again than every copy costs to carry.
+/// again than every copy costs to carry. Derived items are shared: each
+/// says for itself whether it still holds in the copy.
 impl Clone for ViewCache {
     fn clone(&self) -> ViewCache {
-        ViewCache::default()
+        ViewCache {
+            derived: self.derived.clone(),
+            ..ViewCache::default()
+        }
     }
 }
 
