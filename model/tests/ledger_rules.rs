@@ -4,7 +4,7 @@ mod common;
 
 use common::kit::*;
 use serde_json::json;
-use tern_model::ledger::{EventKind, Execution, Outcome, Refusal, RejectClass};
+use tern_model::ledger::{EventKind, Execution, LocalTime, Outcome, Refusal, RejectClass};
 
 const WORKED: &str = include_str!("../../examples/worked-exchange.jsonl");
 
@@ -515,6 +515,38 @@ fn committed(viewer: Option<&str>, thread: &str, authority: Option<&str>) -> Tes
         authority,
     ));
     t
+}
+
+/// A commitment's state is kept between asks (ledger/memo.rs). Derived
+/// for an execution choice, then shown by a view, it must still change
+/// when a challenge reaches one of its reports: a change to neither the
+/// COMMIT nor any list of it.
+#[test]
+fn s4_a_challenge_of_a_report_reaches_a_commitment_derived_before_it() {
+    let mut t = committed(Some("reviewer"), "ops", None);
+    t.accept(&report(
+        "reviewer:2",
+        &["drafter"],
+        "ops",
+        "reviewer:1",
+        "reviewer:1",
+        "active",
+    ));
+    let _ = t
+        .ledger
+        .would_execute(&thread("ops"), &mref("reviewer:1"), LocalTime(t.now));
+    let before = t.commitment("ops", "reviewer:1");
+    assert!(!has(&before["annotations"], "challenged"), "{before}");
+    t.accept(&frame(
+        "drafter:2",
+        &["reviewer"],
+        "ops",
+        Some("reviewer:2"),
+        "CHALLENGE",
+        json!({"target": "reviewer:2", "kind": "factual", "reason": "r", "claims": []}),
+    ));
+    let after = t.commitment("ops", "reviewer:1");
+    assert!(has(&after["annotations"], "challenged"), "{after}");
 }
 
 #[test]

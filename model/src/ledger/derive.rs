@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::json::Json;
 use crate::message::{
@@ -263,8 +264,16 @@ impl Ledger {
         seen
     }
 
-    /// Everything derived about the accepted COMMIT `eid`.
-    pub(crate) fn commitment(&self, ctx: CtxId, eid: EntryId) -> CommitmentState {
+    /// Everything derived about the accepted COMMIT `eid`: kept while
+    /// nothing it read changes, since views and every execution choice
+    /// ask for it again and again.
+    pub(crate) fn commitment(&self, ctx: CtxId, eid: EntryId) -> Arc<CommitmentState> {
+        self.derived
+            .commitments
+            .get(self, ctx, eid, || self.derive_commitment(ctx, eid))
+    }
+
+    fn derive_commitment(&self, ctx: CtxId, eid: EntryId) -> CommitmentState {
         memo::read(eid);
         let commit_msg = self.entries[eid].message();
         let Body::Commit(commit) = &commit_msg.body else {

@@ -28,7 +28,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::message::MessageRef;
 
+use super::derive::CommitmentState;
 use super::store::{CtxId, EntryId, Stamp};
+use super::view::DerivedItems;
 use super::Ledger;
 
 /// What one derivation read.
@@ -65,18 +67,37 @@ pub(crate) fn missed(id: &MessageRef) {
     });
 }
 
-/// `derive`'s answer, with what it read.
+/// `derive`'s answer, with what it read. A derivation may serve another
+/// (a view's item reads its commitment): what the inner one read, the
+/// outer one read too.
 fn noting<T>(derive: impl FnOnce() -> T) -> (T, Reads) {
-    let before = NOTING.replace(Some(Reads::default()));
-    debug_assert!(
-        before.is_none(),
-        "derivations are not noted inside one another"
-    );
+    let outer = NOTING.replace(Some(Reads::default()));
     let answer = derive();
-    let mut reads = NOTING.replace(before).unwrap_or_default();
+    let mut reads = NOTING.replace(None).unwrap_or_default();
     reads.entries.sort_unstable();
     reads.entries.dedup();
+    if let Some(mut outer) = outer {
+        outer.entries.extend_from_slice(&reads.entries);
+        outer.missing.extend_from_slice(&reads.missing);
+        NOTING.set(Some(outer));
+    }
     (answer, reads)
+}
+
+/// What a ledger keeps of its derivations, shared with its copies.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Derivations {
+    pub commitments: Memos<CommitmentState>,
+    /// What each accepted entry adds to its view's derived lists.
+    pub view_items: Memos<DerivedItems>,
+}
+
+/// `derive`'s answer, with nothing it reads noted.
+fn unnoted<T>(derive: impl FnOnce() -> T) -> T {
+    let outer = NOTING.take();
+    let answer = derive();
+    NOTING.set(outer);
+    answer
 }
 
 /// An answer, with the entries it read as they were, and the IDs it
@@ -124,17 +145,29 @@ impl<T: PartialEq + Debug> Memos<T> {
     /// What `derive` says about `eid` (an entry of context `ctx`): kept from
     /// an earlier call if nothing it read has changed since.
     pub fn get(&self, ledger: &Ledger, ctx: CtxId, eid: EntryId, derive: impl Fn() -> T) -> Arc<T> {
-        {
+        // Served inside another derivation, an answer's reads are that
+        // one's too.
+        let nested = NOTING.with_borrow(Option::is_some);
+        let served = {
             let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(k) = kept.get(&eid).filter(|k| k.holds(ledger, ctx)) {
-                debug_assert_eq!(
-                    *k.answer,
-                    derive(),
-                    "stale derivation for {}",
-                    ledger.entries[eid].id
-                );
-                return k.answer.clone();
-            }
+            kept.get(&eid).filter(|k| k.holds(ledger, ctx)).map(|k| {
+                if nested {
+                    k.read.iter().for_each(|&(e, _)| read(e));
+                    k.missing.iter().for_each(missed);
+                }
+                k.answer.clone()
+            })
+        };
+        if let Some(answer) = served {
+            // The check derives outside any noting, so that debug builds
+            // note what release builds note.
+            debug_assert_eq!(
+                *answer,
+                unnoted(&derive),
+                "stale derivation for {}",
+                ledger.entries[eid].id
+            );
+            return answer;
         }
         let (answer, reads) = noting(&derive);
         let answer = Arc::new(answer);
@@ -173,6 +206,13 @@ mod tests {
         });
         assert_eq!(reads.entries, vec![1, 3]);
         assert_eq!(reads.missing.len(), 1);
+        // An inner derivation's reads are the outer one's too.
+        let ((_, inner), outer) = noting(|| {
+            read(2);
+            noting(|| read(8))
+        });
+        assert_eq!(inner.entries, vec![8]);
+        assert_eq!(outer.entries, vec![2, 8]);
         // Nothing is noted once the derivation is over.
         read(5);
         let ((), after) = noting(|| ());

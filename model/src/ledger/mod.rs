@@ -74,6 +74,9 @@ pub struct Ledger {
     /// they show: a view asked again before its context changed is not
     /// built again.
     views: view::ViewCache,
+    /// Derived answers kept while what they read holds, shared with
+    /// copies of this ledger.
+    derived: memo::Derivations,
 }
 
 impl Ledger {
@@ -89,6 +92,7 @@ impl Ledger {
             stored: 0,
             from_scratch: false,
             views: view::ViewCache::default(),
+            derived: memo::Derivations::default(),
         }
     }
 

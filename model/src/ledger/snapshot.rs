@@ -223,6 +223,7 @@ impl Ledger {
             stored,
             from_scratch,
             views: _,
+            derived: _,
         } = self;
         let o = &mut Out(out);
         o.u8(FORMAT);
@@ -298,6 +299,7 @@ impl Ledger {
             stored,
             from_scratch,
             views: view::ViewCache::default(),
+            derived: Default::default(),
         })
     }
 }

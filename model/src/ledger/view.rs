@@ -23,7 +23,6 @@ use crate::message::{Body, MessageRef, ThreadId};
 use super::derive::ChainHead;
 use super::digest::Digester;
 pub use super::digest::ViewDigest;
-use super::memo::Memos;
 use super::store::{CtxId, Entry, EntryId, Link, Shown, Status};
 use super::Ledger;
 
@@ -72,8 +71,6 @@ const CACHED_VIEWS: usize = 16;
 pub(crate) struct ViewCache {
     texts: Recent<View>,
     digests: Recent<ViewDigest>,
-    /// What each accepted entry adds to the derived lists.
-    pub derived: Memos<DerivedItems>,
 }
 
 /// The latest answers of one kind, by thread.
@@ -111,14 +108,11 @@ impl<T: Clone> Recent<T> {
 
 /// A copy of a ledger starts with no views ready: it is about to diverge
 /// (a restarted receiver, a checkpoint), and a view costs less to build
-/// again than every copy costs to carry. Derived items are shared: each
-/// says for itself whether it still holds in the copy.
+/// again than every copy costs to carry. (Its derivations are shared:
+/// [`super::memo`].)
 impl Clone for ViewCache {
     fn clone(&self) -> ViewCache {
-        ViewCache {
-            derived: self.derived.clone(),
-            ..ViewCache::default()
-        }
+        ViewCache::default()
     }
 }
 
@@ -384,7 +378,7 @@ impl Ledger {
                                 .is_some_and(|l| !l[Link::Revisions as usize].is_empty()));
                     if derives {
                         let derive = || self.derived_items(entry.ctx, eid);
-                        items.push(self.views.derived.get(self, entry.ctx, eid, derive));
+                        items.push(self.derived.view_items.get(self, entry.ctx, eid, derive));
                     }
                 }
                 _ => {}
