@@ -36,6 +36,10 @@ pub struct SharedMessage {
     /// The content's digest ([`super::digest::of_message`]), made the
     /// first time a view's digest shows the content.
     digest: OnceLock<u128>,
+    /// How a view lists the message while it is accepted, which depends
+    /// on the message alone: the receiver and the oracle that share the
+    /// message, and a replay after a crash, make it once.
+    accepted: OnceLock<Shown>,
 }
 
 impl SharedMessage {
@@ -45,6 +49,7 @@ impl SharedMessage {
             message,
             text: OnceLock::new(),
             digest: OnceLock::new(),
+            accepted: OnceLock::new(),
         })
     }
 
@@ -335,9 +340,14 @@ impl Entry {
         self.changed = Stamp::next();
     }
 
-    /// How a view lists this entry, made by `make` unless already made.
+    /// How a view lists this entry, made by `make` unless already made:
+    /// kept with the message while the entry is accepted (its only
+    /// content), else with the entry.
     pub fn shown(&self, make: impl FnOnce(&Entry) -> Shown) -> &Shown {
-        self.shown.get_or_init(|| make(self))
+        match (&self.status, &self.variants[..]) {
+            (Status::Accepted, [only]) => only.shared.accepted.get_or_init(|| make(self)),
+            _ => self.shown.get_or_init(|| make(self)),
+        }
     }
 
     /// The content interpreted for this ID. Only meaningful while the entry
