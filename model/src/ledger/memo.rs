@@ -71,17 +71,36 @@ pub(crate) fn missed(id: &MessageRef) {
 /// (a view's item reads its commitment): what the inner one read, the
 /// outer one read too.
 fn noting<T>(derive: impl FnOnce() -> T) -> (T, Reads) {
-    let outer = NOTING.replace(Some(Reads::default()));
+    let outer = Outer(Some(NOTING.replace(Some(Reads::default()))));
     let answer = derive();
     let mut reads = NOTING.replace(None).unwrap_or_default();
     reads.entries.sort_unstable();
     reads.entries.dedup();
-    if let Some(mut outer) = outer {
+    if let Some(mut outer) = outer.resume() {
         outer.entries.extend_from_slice(&reads.entries);
         outer.missing.extend_from_slice(&reads.missing);
         NOTING.set(Some(outer));
     }
     (answer, reads)
+}
+
+/// The noting a derivation interrupted, put back if the derivation
+/// unwinds instead of returning: otherwise the thread would go on noting
+/// every later read into a derivation that is gone.
+struct Outer(Option<Option<Reads>>);
+
+impl Outer {
+    fn resume(mut self) -> Option<Reads> {
+        self.0.take().flatten()
+    }
+}
+
+impl Drop for Outer {
+    fn drop(&mut self) {
+        if let Some(outer) = self.0.take() {
+            NOTING.set(outer);
+        }
+    }
 }
 
 /// What a ledger keeps of its derivations, shared with its copies.
@@ -94,9 +113,9 @@ pub(crate) struct Derivations {
 
 /// `derive`'s answer, with nothing it reads noted.
 fn unnoted<T>(derive: impl FnOnce() -> T) -> T {
-    let outer = NOTING.take();
+    let outer = Outer(Some(NOTING.take()));
     let answer = derive();
-    NOTING.set(outer);
+    NOTING.set(outer.resume());
     answer
 }
 
@@ -213,6 +232,15 @@ mod tests {
         });
         assert_eq!(inner.entries, vec![8]);
         assert_eq!(outer.entries, vec![2, 8]);
+        // A derivation that unwinds leaves the noting it interrupted.
+        let unwound = std::panic::catch_unwind(|| {
+            noting(|| {
+                read(4);
+                panic!("a derivation that fails");
+            })
+        });
+        assert!(unwound.is_err());
+        assert!(NOTING.with_borrow(Option::is_none));
         // Nothing is noted once the derivation is over.
         read(5);
         let ((), after) = noting(|| ());
