@@ -322,9 +322,7 @@ impl<'s> Prepared<'s> {
         let parsed = actions
             .iter()
             .map(|a| match a {
-                Action::Deliver { frame, .. } => {
-                    Some(tern_model::parse_frame(frame).map(SharedMessage::new))
-                }
+                Action::Deliver { frame, .. } => Some(tern_model::ledger::parse_shared(frame)),
                 Action::Execute { .. } => None,
             })
             .collect();
