@@ -4,6 +4,8 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod pages;
+
 fn main() -> std::process::ExitCode {
     tern_sim::cli::main()
 }

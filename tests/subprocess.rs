@@ -530,3 +530,39 @@ fn no_state_directory_outlives_a_run_finished_or_interrupted() {
         "after certify's interrupt"
     );
 }
+
+/// The reference agent runs on small pages (src/pages.rs): a run over the
+/// protocol starts it at every crash, and huge pages cost each start the
+/// zeroing of 2 MiB for every region it touches. Other commands keep them.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_agent_alone_runs_without_huge_pages() {
+    use std::process::Stdio;
+    for (args, small) in [(&["agent"][..], true), (&["check", "-"][..], false)] {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Both wait on their input once started: asleep, the choice is
+        // made (it comes before `main`).
+        let status_path = format!("/proc/{}/status", child.id());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let status = loop {
+            let status = std::fs::read_to_string(&status_path).unwrap();
+            if status.lines().any(|l| l.starts_with("State:\tS")) {
+                break status;
+            }
+            assert!(std::time::Instant::now() < deadline, "{args:?} never waited for input");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        drop(child.stdin.take());
+        child.wait().unwrap();
+        // Kernels older than 6.0 do not show the flag: nothing to see there.
+        if let Some(enabled) = status.lines().find_map(|l| l.strip_prefix("THP_enabled:")) {
+            assert_eq!(enabled.trim() == "0", small, "{args:?}: {status}");
+        }
+    }
+}

@@ -109,7 +109,7 @@ pub fn kill_tree(marked: &mut Marked) {
     // The child is reaped: its children are ours now, and carry its token.
     // (The FUSE mount helpers that serve power-loss state directories are
     // children of tern-sim too, and live as long as their mounts.)
-    sweep(false, |p| !live_token(&p.token) && !is_mount_helper(p.pid));
+    sweep(false, |p| !live_token(&p.token) && !p.helper);
 }
 
 /// Whether `pid` runs fusermount: the helper that, for a power-loss state
@@ -124,12 +124,36 @@ fn is_mount_helper(pid: i32) -> bool {
     })
 }
 
+/// The mount helpers found so far, by pid and start time. A helper lives as
+/// long as its mount, and every crash scans tern-sim's children: with the
+/// helpers known, a scan reads only their `stat`, not their environment,
+/// program and children (four reads of five, for each of up to one helper
+/// per kept mount, at every crash). A helper runs fusermount until it ends,
+/// so its identity says what it is.
+static HELPERS: Mutex<BTreeSet<(i32, u64)>> = Mutex::new(BTreeSet::new());
+
+/// Whether process `pid`, started at `start` and a child of tern-sim, is a
+/// mount helper, from [`HELPERS`] or else from its program.
+fn known_mount_helper(pid: i32, start: u64) -> bool {
+    if locked(&HELPERS).contains(&(pid, start)) {
+        return true;
+    }
+    let helper = is_mount_helper(pid);
+    if helper {
+        let mut known = locked(&HELPERS);
+        // Helpers whose pid came back under another process are gone.
+        known.retain(|(p, _)| *p != pid);
+        known.insert((pid, start));
+    }
+    helper
+}
+
 /// Kills every descendant of tern-sim, for the exit and for signals.
 /// Children still registered are killed but not reaped (their
 /// `std::process::Child` will be), and new spawns wait until it returns.
 pub fn kill_all() {
     let _killing = locked(&SPAWN);
-    sweep(true, |p| !is_mount_helper(p.pid));
+    sweep(true, |p| !p.helper);
 }
 
 /// Like [`kill_all`], but keeps the spawn lock for ever: for a process about
@@ -138,7 +162,7 @@ pub fn kill_all_and_stop_spawning() {
     let guard = locked(&SPAWN);
     // The mount helpers stay: each unmounts its state directory once
     // tern-sim is gone, which is what they wait for.
-    sweep(true, |p| !is_mount_helper(p.pid));
+    sweep(true, |p| !p.helper);
     std::mem::forget(guard);
 }
 
@@ -217,6 +241,8 @@ struct Proc {
     /// Its [`TOKEN_VAR`], if it is a child of tern-sim and its environment
     /// is readable and has one.
     token: Option<String>,
+    /// A child of tern-sim that is a mount helper ([`is_mount_helper`]).
+    helper: bool,
 }
 
 /// Reads `/proc/PID/stat`: (ppid, state, start time).
@@ -293,8 +319,11 @@ fn scan(me: i32, skipped: impl Fn(i32) -> bool) -> BTreeMap<i32, Proc> {
         let Some(p) = read_proc(pid, me) else {
             continue;
         };
+        // A helper starts nothing: nothing under it is read.
+        if !p.helper {
+            todo.extend(children_of(pid));
+        }
         out.insert(pid, p);
-        todo.extend(children_of(pid));
     }
     out
 }
@@ -316,15 +345,23 @@ fn scan_all(me: i32) -> BTreeMap<i32, Proc> {
     out
 }
 
-/// Process `pid` as `/proc` shows it, with its token if its parent is `me`.
+/// Process `pid` as `/proc` shows it, with its token (or what tells it for
+/// a mount helper) if its parent is `me`.
 fn read_proc(pid: i32, me: i32) -> Option<Proc> {
     let (ppid, state, start) = stat(pid)?;
+    let zombie = matches!(state, 'Z' | 'X');
+    let helper = ppid == me && !zombie && known_mount_helper(pid, start);
     Some(Proc {
         pid,
         ppid,
-        zombie: matches!(state, 'Z' | 'X'),
+        zombie,
         start,
-        token: if ppid == me { token_of(pid) } else { None },
+        token: if ppid == me && !helper {
+            token_of(pid)
+        } else {
+            None
+        },
+        helper,
     })
 }
 
@@ -430,6 +467,37 @@ mod tests {
             }
         }
         kill_tree(&mut marked);
+    }
+
+    #[test]
+    fn a_mount_helper_is_told_by_its_program_and_remembered() {
+        // `sleep` under the name of the helper's program.
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("fusermount3");
+        let sleep = ["/bin/sleep", "/usr/bin/sleep"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists())
+            .expect("a sleep program");
+        std::fs::copy(sleep, &fake).unwrap();
+        let mut helper = Command::new(&fake).arg("60").spawn().unwrap();
+        let mut other = Command::new(sleep).arg("60").spawn().unwrap();
+        let me = std::process::id() as i32;
+        let (pid, other_pid) = (helper.id() as i32, other.id() as i32);
+        let seen = read_proc(pid, me).expect("the helper is up");
+        assert!(seen.helper);
+        assert_eq!(seen.token, None);
+        assert!(locked(&HELPERS).contains(&(pid, seen.start)));
+        // Known now: a scan tells it without reading its program again.
+        let scanned = scan(me, |_| false);
+        assert!(scanned[&pid].helper);
+        // Anything else is no helper, and is not remembered as one.
+        let plain = read_proc(other_pid, me).expect("the other is up");
+        assert!(!plain.helper);
+        assert!(!locked(&HELPERS).iter().any(|(p, _)| *p == other_pid));
+        for child in [&mut helper, &mut other] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 
     #[test]
