@@ -555,7 +555,10 @@ fn the_agent_alone_runs_without_huge_pages() {
             if status.lines().any(|l| l.starts_with("State:\tS")) {
                 break status;
             }
-            assert!(std::time::Instant::now() < deadline, "{args:?} never waited for input");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{args:?} never waited for input"
+            );
             std::thread::sleep(std::time::Duration::from_millis(5));
         };
         drop(child.stdin.take());

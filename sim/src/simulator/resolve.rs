@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tern_model::message::Principal;
+use tern_model::message::{Act, GrantRef, MessageRef, Principal, ThreadId};
 
 mod attack;
 mod boast;
@@ -39,11 +39,58 @@ pub struct Outgoing {
     pub boast: Option<Boasted>,
 }
 
+/// A message the workload said: the JSON that later messages copy and
+/// attacks break, and what choosing among the messages reads of it, typed
+/// once when it is said rather than looked up in the JSON at every choice
+/// (every execution step weighs each commitment of each agent).
+#[derive(Debug, Clone)]
+pub struct Spoken {
+    pub message: Value,
+    pub act: Option<Act>,
+    pub id: Option<String>,
+    pub from: Option<String>,
+    /// Its thread and ID, as an execution names a commitment, when both
+    /// are valid names.
+    pub names: Option<(ThreadId, MessageRef)>,
+    /// The grant its body cites as `authority_ref`, when that is a grant's
+    /// name.
+    pub authority: Option<GrantRef>,
+}
+
+impl Spoken {
+    fn new(message: Value) -> Spoken {
+        let text = |v: &Value| v.as_str().map(str::to_owned);
+        let names = (|| {
+            let thread = ThreadId::new(message["thread"].as_str()?).ok()?;
+            let id = MessageRef::new(message["id"].as_str()?).ok()?;
+            Some((thread, id))
+        })();
+        Spoken {
+            act: message["act"].as_str().and_then(Act::from_name),
+            id: text(&message["id"]),
+            from: text(&message["from"]),
+            names,
+            authority: message["body"]["authority_ref"]
+                .as_str()
+                .and_then(|g| GrantRef::new(g).ok()),
+            message,
+        }
+    }
+
+    fn is(&self, acts: &[Act]) -> bool {
+        self.act.is_some_and(|a| acts.contains(&a))
+    }
+
+    pub fn is_from(&self, who: &str) -> bool {
+        self.from.as_deref() == Some(who)
+    }
+}
+
 /// What has been said, for resolving indices.
 #[derive(Debug, Default)]
 pub struct Said {
     /// Honest messages in the order sent.
-    pub messages: Vec<Value>,
+    pub messages: Vec<Spoken>,
     /// COMMITs of the current conversation whose effect was performed, so
     /// that later revisions and reused IDs can meet an execution (the
     /// conflicts a receiver must reconcile with what it already did, S4.23).
@@ -65,6 +112,11 @@ fn pick_ref(items: &[&Value], i: u8) -> Option<Value> {
     (!items.is_empty()).then(|| items[i as usize % items.len()].clone())
 }
 
+/// The JSON of borrowed said messages.
+fn bodies<'s>(said: impl IntoIterator<Item = &'s Spoken>) -> Vec<&'s Value> {
+    said.into_iter().map(|s| &s.message).collect()
+}
+
 impl Said {
     fn next_id(&mut self, from: &str) -> String {
         let n = self.counters.entry(from.to_owned()).or_default();
@@ -72,36 +124,50 @@ impl Said {
         format!("{from}:{n}")
     }
 
+    /// Remembers an honest message as said.
+    pub fn push(&mut self, message: Value) {
+        self.messages.push(Spoken::new(message));
+    }
+
+    /// A copy of the message `i` picks.
+    fn pick(&self, i: u8) -> Option<Value> {
+        (!self.messages.is_empty()).then(|| {
+            self.messages[i as usize % self.messages.len()]
+                .message
+                .clone()
+        })
+    }
+
     /// Messages of one act, by reference; callers copy only what they pick.
-    fn of_act(&self, act: &str) -> Vec<&Value> {
+    fn of_act(&self, act: Act) -> Vec<&Value> {
         self.of_acts(&[act])
     }
 
-    fn of_acts(&self, acts: &[&str]) -> Vec<&Value> {
-        self.messages
-            .iter()
-            .filter(|m| acts.contains(&m["act"].as_str().unwrap_or("")))
-            .collect()
+    fn of_acts(&self, acts: &[Act]) -> Vec<&Value> {
+        bodies(self.messages.iter().filter(|m| m.is(acts)))
     }
 
     /// Messages of `act` whose body's `field` names `id`: the reports on a
     /// commitment, the revisions of a target.
-    fn about(&self, act: &str, field: &str, id: &Value) -> Vec<&Value> {
+    fn about(&self, act: Act, field: &str, id: &Value) -> Vec<&Value> {
         self.of_act(act)
             .into_iter()
             .filter(|m| m["body"][field] == *id)
             .collect()
     }
 
-    pub fn commitments_of(&self, agent: &str) -> Vec<&Value> {
-        self.of_act("COMMIT")
-            .into_iter()
-            .filter(|c| c["from"] == agent)
+    pub fn commitments_of(&self, agent: &str) -> Vec<&Spoken> {
+        self.messages
+            .iter()
+            .filter(|c| c.is(&[Act::Commit]) && c.is_from(agent))
             .collect()
     }
 
-    pub fn all_commitments(&self) -> Vec<&Value> {
-        self.of_act("COMMIT")
+    pub fn all_commitments(&self) -> Vec<&Spoken> {
+        self.messages
+            .iter()
+            .filter(|c| c.is(&[Act::Commit]))
+            .collect()
     }
 
     /// Notes that the effect of the COMMIT `id` was performed.
@@ -110,13 +176,13 @@ impl Said {
             return;
         }
         if let Some(commit) = self.find(id) {
-            self.executed.push(commit.clone());
+            self.executed.push(commit.message.clone());
         }
     }
 
-    /// Looks a message up by ID and thread.
-    pub fn find(&self, id: &str) -> Option<&Value> {
-        self.messages.iter().find(|m| m["id"] == id)
+    /// Looks a message up by ID.
+    pub fn find(&self, id: &str) -> Option<&Spoken> {
+        self.messages.iter().find(|m| m.id.as_deref() == Some(id))
     }
 }
 
@@ -217,7 +283,7 @@ impl Resolver {
         let thread = m["thread"].as_str().unwrap_or("plan").to_owned();
         let frame = serde_json::to_vec(&m).unwrap_or_default();
         let sent = self.sent_by(frame, from, &thread, &m);
-        self.said.messages.push(m);
+        self.said.push(m);
         sent
     }
 
@@ -264,5 +330,78 @@ impl Resolver {
                 .collect();
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn said(messages: &[Value]) -> Said {
+        let mut said = Said::default();
+        messages.iter().cloned().for_each(|m| said.push(m));
+        said
+    }
+
+    #[test]
+    fn a_said_message_is_typed_as_its_json_reads() {
+        let commit = json!({"id": "bob:1", "from": "bob", "thread": "plan", "act": "COMMIT",
+                            "body": {"request": "ann:1", "authority_ref": "grant:bob-ops"}});
+        let s = Spoken::new(commit.clone());
+        assert_eq!(s.act, Some(Act::Commit));
+        assert!(s.is_from("bob") && !s.is_from("ann"));
+        let (thread, id) = s.names.clone().expect("valid names");
+        assert_eq!((thread.as_str(), id.as_str()), ("plan", "bob:1"));
+        assert_eq!(
+            s.authority.as_ref().map(|g| g.as_str()),
+            Some("grant:bob-ops")
+        );
+        assert_eq!(s.message, commit);
+        // What is not a name stays untyped: no names, no grant, no act.
+        let odd = Spoken::new(
+            json!({"id": 7, "from": "bob", "thread": "plan", "act": "SHOUT",
+                                     "body": {"authority_ref": ""}}),
+        );
+        assert_eq!((odd.act, odd.id.clone()), (None, None));
+        assert!(odd.names.is_none() && odd.authority.is_none());
+    }
+
+    #[test]
+    fn choices_among_said_messages_go_by_act_author_and_id() {
+        let said = said(&[
+            json!({"id": "ann:1", "from": "ann", "thread": "plan", "act": "REQUEST", "body": {}}),
+            json!({"id": "bob:1", "from": "bob", "thread": "plan", "act": "COMMIT",
+                   "body": {"request": "ann:1"}}),
+            json!({"id": "bob:2", "from": "bob", "thread": "plan", "act": "REPORT",
+                   "body": {"commitment": "bob:1"}}),
+            json!({"id": "cy:1", "from": "cy", "thread": "plan", "act": "COMMIT",
+                   "body": {"request": "ann:1"}}),
+        ]);
+        let ids = |ms: Vec<&Value>| -> Vec<String> {
+            ms.iter()
+                .map(|m| m["id"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(
+            ids(said.of_acts(&[Act::Commit, Act::Request])),
+            ["ann:1", "bob:1", "cy:1"]
+        );
+        assert_eq!(
+            ids(said.about(Act::Report, "commitment", &json!("bob:1"))),
+            ["bob:2"]
+        );
+        assert!(said
+            .about(Act::Report, "commitment", &json!("cy:1"))
+            .is_empty());
+        let of_bob: Vec<_> = said
+            .commitments_of("bob")
+            .iter()
+            .map(|c| c.id.clone())
+            .collect();
+        assert_eq!(of_bob, [Some("bob:1".to_owned())]);
+        assert_eq!(said.all_commitments().len(), 2);
+        assert_eq!(said.find("bob:2").map(|m| m.act), Some(Some(Act::Report)));
+        assert!(said.find("bob:9").is_none());
+        assert_eq!(said.pick(5).map(|m| m["id"].clone()), Some(json!("bob:1")));
     }
 }

@@ -4,9 +4,9 @@
 //! misbehaving sender is met.
 
 use serde_json::{json, Value};
-use tern_model::message::Principal;
+use tern_model::message::{Act, Principal};
 
-use super::{pick, pick_ref, strings, Outgoing, Resolver, STRANGER};
+use super::{bodies, pick, pick_ref, strings, Outgoing, Resolver, STRANGER};
 use crate::catalogue::malformed::Malformation;
 use crate::simulator::scenario::{principal, thread_in, ADVERSARY};
 use crate::simulator::workload::{claim, Attack};
@@ -54,7 +54,7 @@ impl Resolver {
         Some(match *a {
             Attack::Spoof { of, victim } => self.spoof(of, victim)?,
             Attack::Replay { commit } => {
-                let c = pick_ref(&self.said.all_commitments(), commit)?;
+                let c = pick_ref(&bodies(self.said.all_commitments()), commit)?;
                 let mut out = self.misbehaving(&c)?;
                 out.recipients.extend(out.actor.take());
                 out
@@ -67,7 +67,7 @@ impl Resolver {
                 // the conflict is revealed after its effect.
                 let mut m = match of % 2 {
                     0 if !self.said.executed.is_empty() => pick(&self.said.executed, of / 2)?,
-                    _ => pick(&self.said.messages, of)?,
+                    _ => self.said.pick(of)?,
                 };
                 m["extensions"] = json!({"variant": self.said.messages.len()});
                 self.misbehaving(&m)?
@@ -101,7 +101,7 @@ impl Resolver {
         // one replayed, under mallory's credentials.
         let thread = self.thread(victim);
         let m = if of % 2 == 0 {
-            pick(&self.said.messages, of)?
+            self.said.pick(of)?
         } else {
             let victim = self.person(victim);
             let id = format!("{victim}:spoof{of}");
@@ -128,7 +128,7 @@ impl Resolver {
     /// A message moved to a thread no context knows, or sent by a participant
     /// nobody bound.
     fn stranger(&mut self, of: u8, thread: bool) -> Option<Outgoing> {
-        let mut m = pick(&self.said.messages, of)?;
+        let mut m = self.said.pick(of)?;
         Some(if thread && self.profile_rules {
             // L-ID-2 (profile): a thread no context knows.
             m["thread"] = json!("elsewhere");
@@ -157,7 +157,7 @@ impl Resolver {
     fn other_context(&mut self, of: u8) -> Option<Outgoing> {
         // The same sender, the same ID, a new message in the other
         // identity context: a key of its own there (L-DUP-1).
-        let m = pick(&self.said.messages, of)?;
+        let m = self.said.pick(of)?;
         let here = m["thread"].as_str()?;
         let there = thread_in(
             if crate::simulator::scenario::context_of(here) == "annex" {
@@ -176,7 +176,7 @@ impl Resolver {
 
     /// A withdrawal of a message by someone other than its owner.
     fn foreign_revise(&mut self, target: u8, by: u8) -> Option<Outgoing> {
-        let t = pick(&self.said.messages, target)?;
+        let t = self.said.pick(target)?;
         let owner = t["from"].as_str()?;
         let by = self.person(by);
         if by == owner {
@@ -191,7 +191,7 @@ impl Resolver {
 
     /// A REPORT of a commitment by someone other than its author.
     fn foreign_report(&mut self, commit: u8, by: u8) -> Option<Outgoing> {
-        let c = pick_ref(&self.said.all_commitments(), commit)?;
+        let c = pick_ref(&bodies(self.said.all_commitments()), commit)?;
         let author = c["from"].as_str()?;
         let by = self.person(by);
         if by == author {
@@ -206,10 +206,8 @@ impl Resolver {
     /// A message that fits the way of breaking it, broken that way (or by a
     /// duplicate body key, where it cannot be).
     fn malformed(&mut self, of: u8, how: u8) -> Option<Outgoing> {
-        let fitting: Vec<&Value> = self
-            .said
-            .messages
-            .iter()
+        let fitting: Vec<&Value> = bodies(&self.said.messages)
+            .into_iter()
             .filter(|m| Malformation::of(how).fits(m))
             .collect();
         let m = pick_ref(&fitting, of)?;
@@ -235,7 +233,7 @@ impl Resolver {
 
     /// A message sent to an agent its `to` does not name.
     fn misroute(&mut self, of: u8, to: u8) -> Option<Outgoing> {
-        let m = pick(&self.said.messages, of)?;
+        let m = self.said.pick(of)?;
         let listed = strings(&m["to"]);
         let sender = m["from"].as_str()?.to_owned();
         let strangers: Vec<usize> = (0..self.scenario.agents.len())
@@ -260,7 +258,9 @@ impl Resolver {
     /// A REVISE whose replacement is the body of another act; not remembered as
     /// said.
     fn bad_replacement(&mut self, target: u8) -> Option<Outgoing> {
-        let revisable = self.said.of_acts(&["TELL", "REQUEST", "COMMIT", "REPORT"]);
+        let revisable = self
+            .said
+            .of_acts(&[Act::Tell, Act::Request, Act::Commit, Act::Report]);
         let t = pick_ref(&revisable, target)?;
         let owner = t["from"].as_str()?.to_owned();
         let to: Vec<String> = strings(&t["to"])
@@ -285,8 +285,12 @@ impl Resolver {
     /// A request to replace a commitment by someone other than its requester;
     /// not remembered as said.
     fn foreign_renewal(&mut self, commit: u8, by: u8) -> Option<Outgoing> {
-        let c = pick_ref(&self.said.all_commitments(), commit)?;
-        let q = self.said.find(c["body"]["request"].as_str()?)?.clone();
+        let c = pick_ref(&bodies(self.said.all_commitments()), commit)?;
+        let q = self
+            .said
+            .find(c["body"]["request"].as_str()?)?
+            .message
+            .clone();
         let requester = q["from"].as_str()?.to_owned();
         let by = self.person(by);
         if by == requester {

@@ -3,11 +3,12 @@
 
 use serde_json::{json, Value};
 
-use super::{pick, pick_ref, strings, Outgoing, Resolver};
+use super::{bodies, pick, pick_ref, strings, Outgoing, Resolver};
 use crate::catalogue::boast::{Answers, Boasted, Carrier, Named, Place, Shape};
 use crate::simulator::scenario::ADVERSARY;
 use crate::simulator::workload::claim;
 use tern_model::ledger::Grant;
+use tern_model::message::Act;
 
 /// The evidence a boast carries, which its claim cites.
 const EVIDENCE: &str = "ev:approval";
@@ -39,7 +40,7 @@ impl Resolver {
         // boast, taken for authority, would sway, for as long as can be:
         // where it makes a difference, before the commitment is reported
         // done or its committer's grant expires.
-        let all = self.said.all_commitments();
+        let all = bodies(self.said.all_commitments());
         let sways: Vec<(Sway, &Value)> = all
             .iter()
             .filter_map(|c| Some((self.sway(c)?, *c)))
@@ -179,7 +180,7 @@ impl Resolver {
     fn sway(&self, c: &Value) -> Option<Sway> {
         let committer = c["from"].as_str()?;
         let thread = c["thread"].as_str()?;
-        let q = self.said.find(c["body"]["request"].as_str()?)?;
+        let q = &self.said.find(c["body"]["request"].as_str()?)?.message;
         let (own, requested) = (&c["body"]["authority_ref"], &q["body"]["authority_ref"]);
         let agreed = own.is_null() || requested.is_null() || own == requested;
         if q["act"] != "REQUEST" || !agreed || !strings(&q["to"]).iter().any(|p| p == committer) {
@@ -247,13 +248,13 @@ impl Resolver {
         place: Place,
         claims: Vec<Value>,
     ) -> Option<(Vec<String>, Value)> {
-        let reports = self.said.about("REPORT", "commitment", &c["id"]);
+        let reports = self.said.about(Act::Report, "commitment", &c["id"]);
         let target = match reports.iter().rev().find(|r| r["from"] == committer) {
             Some(r) => (*r).clone(),
             None if place != Place::Claims => c.clone(),
             None => return None,
         };
-        let chain = self.said.about("REVISE", "target", &target["id"]);
+        let chain = self.said.about(Act::Revise, "target", &target["id"]);
         let previous = chain
             .last()
             .map_or(target["id"].clone(), |r| r["id"].clone());

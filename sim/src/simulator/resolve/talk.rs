@@ -4,6 +4,7 @@
 //! than a few lines.
 
 use serde_json::{json, Value};
+use tern_model::message::Act;
 
 use super::{pick, pick_ref, strings, Outgoing, Resolver};
 use crate::simulator::scenario::{thread_in, THREADS};
@@ -33,7 +34,7 @@ impl Resolver {
                 reply,
             } => {
                 let from = self.person(from);
-                let reply_to = reply.and_then(|r| pick(&self.said.messages, r));
+                let reply_to = reply.and_then(|r| self.said.pick(r));
                 let th = reply_to.as_ref().map_or(thread(th).to_owned(), |r| {
                     r["thread"].as_str().unwrap_or("plan").to_owned()
                 });
@@ -49,7 +50,7 @@ impl Resolver {
                 )
             }
             Talk::Propose { from, request } => {
-                let q = pick_ref(&self.said.of_act("REQUEST"), request)?;
+                let q = pick_ref(&self.said.of_act(Act::Request), request)?;
                 let from = self.person(from);
                 let to = self.others(&from, 0xff);
                 self.message(
@@ -85,7 +86,7 @@ impl Resolver {
                 withdraw,
             } => self.talk_revise(target, previous, withdraw)?,
             Talk::Ack { from, target } | Talk::Challenge { from, target } => {
-                let m = pick(&self.said.messages, target)?;
+                let m = self.said.pick(target)?;
                 let from = self.person(from);
                 let to: Vec<String> = vec![m["from"].as_str()?.to_owned()]
                     .into_iter()
@@ -110,8 +111,12 @@ impl Resolver {
                 )
             }
             Talk::Renew { commit } => {
-                let c = pick_ref(&self.said.of_act("COMMIT"), commit)?;
-                let q = self.said.find(c["body"]["request"].as_str()?)?.clone();
+                let c = pick_ref(&self.said.of_act(Act::Commit), commit)?;
+                let q = self
+                    .said
+                    .find(c["body"]["request"].as_str()?)?
+                    .message
+                    .clone();
                 let requester = q["from"].as_str()?.to_owned();
                 self.agent_index(&requester)?;
                 let committer = c["from"].as_str()?.to_owned();
@@ -166,11 +171,11 @@ impl Resolver {
         // may then be asked to execute.
         let misread = request % 13 == 4;
         let requests = if misread {
-            Some(self.said.of_acts(&["PROPOSE", "TELL"]))
+            Some(self.said.of_acts(&[Act::Propose, Act::Tell]))
                 .filter(|m| !m.is_empty())
-                .unwrap_or_else(|| self.said.of_act("REQUEST"))
+                .unwrap_or_else(|| self.said.of_act(Act::Request))
         } else {
-            self.said.of_act("REQUEST")
+            self.said.of_act(Act::Request)
         };
         let q = pick_ref(&requests, if misread { request / 13 } else { request })?;
         let addressees = strings(&q["to"]);
@@ -218,9 +223,9 @@ impl Resolver {
         follow: Option<u8>,
         evidence: bool,
     ) -> Option<Outgoing> {
-        let c = pick_ref(&self.said.of_act("COMMIT"), commit)?;
+        let c = pick_ref(&self.said.of_act(Act::Commit), commit)?;
         let author = c["from"].as_str()?.to_owned();
-        let earlier = self.said.about("REPORT", "commitment", &c["id"]);
+        let earlier = self.said.about(Act::Report, "commitment", &c["id"]);
         let reply = follow
             .and_then(|f| pick_ref(&earlier, f))
             .map_or(c["id"].clone(), |r| r["id"].clone());
@@ -243,8 +248,13 @@ impl Resolver {
         // ASK, ACK, CHALLENGE or REVISE: L-REV-2); three in eleven
         // a COMMIT, so that revision conflicts meet executions.
         let any_revisable = || {
-            self.said
-                .of_acts(&["TELL", "PROPOSE", "REQUEST", "COMMIT", "REPORT"])
+            self.said.of_acts(&[
+                Act::Tell,
+                Act::Propose,
+                Act::Request,
+                Act::Commit,
+                Act::Report,
+            ])
         };
         // Two of those three pick a COMMIT already executed and
         // names the original as `previous`: a second such REVISE
@@ -252,16 +262,18 @@ impl Resolver {
         // the effect.
         let executed = matches!(target % 11, 1 | 2) && !self.said.executed.is_empty();
         let revisable = match target % 11 {
-            0 => self.said.of_acts(&["ASK", "ACK", "CHALLENGE", "REVISE"]),
+            0 => self
+                .said
+                .of_acts(&[Act::Ask, Act::Ack, Act::Challenge, Act::Revise]),
             1 | 2 if executed => self.said.executed.iter().collect(),
-            1..=3 => Some(self.said.of_act("COMMIT"))
+            1..=3 => Some(self.said.of_act(Act::Commit))
                 .filter(|c| !c.is_empty())
                 .unwrap_or_else(any_revisable),
             _ => any_revisable(),
         };
         let t = pick_ref(&revisable, if executed { target / 11 } else { target })?;
         let owner = t["from"].as_str()?.to_owned();
-        let chain = self.said.about("REVISE", "target", &t["id"]);
+        let chain = self.said.about(Act::Revise, "target", &t["id"]);
         let previous = previous
             .filter(|_| !executed)
             .and_then(|p| pick_ref(&chain, p))

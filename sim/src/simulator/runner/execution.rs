@@ -6,13 +6,13 @@ use super::*;
 
 impl Run<'_> {
     /// The expiry of the grant a COMMIT the workload said cites, if any.
-    pub(super) fn grant_expiry(&self, commit: &Value) -> Option<i64> {
-        let grant = GrantRef::new(commit["body"]["authority_ref"].as_str()?).ok()?;
-        Some(self.scenario.grants.get(&grant)?.expires_at?.0)
+    pub(super) fn grant_expiry(&self, commit: &Spoken) -> Option<i64> {
+        let grant = commit.authority.as_ref()?;
+        Some(self.scenario.grants.get(grant)?.expires_at?.0)
     }
 
     /// Agent `a`'s commitments the model would let it execute now.
-    pub(super) fn executable<'v>(&self, a: usize, resolver: &'v Resolver) -> Vec<&'v Value> {
+    pub(super) fn executable<'v>(&self, a: usize, resolver: &'v Resolver) -> Vec<&'v Spoken> {
         let oracle = self.agents[a].oracle();
         let local = self.local(a);
         resolver
@@ -20,9 +20,9 @@ impl Run<'_> {
             .commitments_of(&self.agents[a].name)
             .into_iter()
             .filter(|c| {
-                commitment_of(c).is_some_and(|(t, id)| {
+                c.names.as_ref().is_some_and(|(t, id)| {
                     matches!(
-                        oracle.would_execute(&t, &id, local),
+                        oracle.would_execute(t, id, local),
                         Execution::Executed { .. }
                     )
                 })
@@ -35,14 +35,14 @@ impl Run<'_> {
     pub(super) fn refused_by_reason<'v>(
         &self,
         a: usize,
-        own: &[&'v Value],
-    ) -> BTreeMap<Refusal, Vec<&'v Value>> {
+        own: &[&'v Spoken],
+    ) -> BTreeMap<Refusal, Vec<&'v Spoken>> {
         let oracle = self.agents[a].oracle();
         let local = self.local(a);
-        let mut by_reason: BTreeMap<_, Vec<&Value>> = BTreeMap::new();
+        let mut by_reason: BTreeMap<_, Vec<&Spoken>> = BTreeMap::new();
         for c in own {
-            if let Some((t, id)) = commitment_of(c) {
-                if let Execution::Refused(r) = oracle.would_execute(&t, &id, local) {
+            if let Some((t, id)) = &c.names {
+                if let Execution::Refused(r) = oracle.would_execute(t, id, local) {
                     by_reason.entry(r).or_default().push(*c);
                 }
             }
@@ -57,9 +57,9 @@ impl Run<'_> {
         a: usize,
         pick: u16,
         resolver: &'v Resolver,
-    ) -> Option<(usize, &'v Value, Option<i64>)> {
+    ) -> Option<(usize, &'v Spoken, Option<i64>)> {
         let n = self.agents.len();
-        let mut by_reason: BTreeMap<Refusal, Vec<(usize, &Value)>> = BTreeMap::new();
+        let mut by_reason: BTreeMap<Refusal, Vec<(usize, &Spoken)>> = BTreeMap::new();
         for b in (0..n)
             .map(|i| (a + i) % n)
             .filter(|b| self.agents[*b].is_up())
@@ -110,20 +110,20 @@ impl Run<'_> {
         a: usize,
         pick: u16,
         resolver: &'v Resolver,
-    ) -> Option<(usize, &'v Value, Option<i64>)> {
+    ) -> Option<(usize, &'v Spoken, Option<i64>)> {
         let n = self.agents.len();
         let up = |b: &usize| self.agents[*b].is_up();
-        let at = |pool: &[&'v Value]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
+        let at = |pool: &[&'v Spoken]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
         let from_a = (0..n).map(|i| (a + i) % n).filter(up);
         match pick % 20 {
             // Half the time a message that is no COMMIT, half the time any
             // commitment (so also other agents').
             0 if (pick / 20) % 2 == 0 => {
-                let talk: Vec<&Value> = resolver
+                let talk: Vec<&Spoken> = resolver
                     .said
                     .messages
                     .iter()
-                    .filter(|m| m["act"] != "COMMIT")
+                    .filter(|m| m.act != Some(Act::Commit))
                     .collect();
                 Some((a, at(&talk)?, None))
             }
@@ -148,7 +148,7 @@ impl Run<'_> {
                             let at = e + delta - self.scenario.skew[b];
                             at >= self.now as i64 && at - self.now as i64 <= MAX_CLOCK_JUMP_MS
                         };
-                        let ready: Vec<(&Value, i64)> = self
+                        let ready: Vec<(&Spoken, i64)> = self
                             .executable(b, resolver)
                             .into_iter()
                             .filter_map(|c| Some((c, self.grant_expiry(c)?)))
@@ -157,7 +157,7 @@ impl Run<'_> {
                         // The nearest instant: the jump expires as few other
                         // grants as it can.
                         let first = ready.iter().map(|&(_, e)| e).min();
-                        let nearest: Vec<&Value> = ready
+                        let nearest: Vec<&Spoken> = ready
                             .into_iter()
                             .filter(|&(_, e)| Some(e) == first)
                             .map(|(c, _)| c)
@@ -181,11 +181,11 @@ impl Run<'_> {
     pub(super) fn boasted<'v>(
         &self,
         resolver: &'v Resolver,
-    ) -> Option<(usize, &'v Value, Option<i64>)> {
-        let unauthorised = |b: usize, c: &Value| {
+    ) -> Option<(usize, &'v Spoken, Option<i64>)> {
+        let unauthorised = |b: usize, c: &Spoken| {
             let (oracle, local) = (self.agents[b].oracle(), self.local(b));
-            commitment_of(c).is_some_and(|(t, id)| {
-                matches!(oracle.would_execute(&t, &id, local),
+            c.names.as_ref().is_some_and(|(t, id)| {
+                matches!(oracle.would_execute(t, id, local),
                     Execution::Refused(r) if inv::by_refusal(r) == inv::AUTHORITY)
             })
         };
@@ -196,10 +196,7 @@ impl Run<'_> {
             .rev()
             .filter_map(|id| resolver.said.find(id.as_str()?))
             .find_map(|c| {
-                let b = self
-                    .agents
-                    .iter()
-                    .position(|x| c["from"] == x.name.as_str())?;
+                let b = self.agents.iter().position(|x| c.is_from(&x.name))?;
                 (self.agents[b].is_up() && unauthorised(b, c)).then_some((b, c, None))
             })
     }
@@ -211,9 +208,9 @@ impl Run<'_> {
         a: usize,
         pick: u16,
         resolver: &'v Resolver,
-    ) -> Option<(usize, &'v Value, Option<i64>)> {
+    ) -> Option<(usize, &'v Spoken, Option<i64>)> {
         let n = self.agents.len();
-        let at = |pool: &[&'v Value]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
+        let at = |pool: &[&'v Spoken]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
         (0..n)
             .map(|i| (a + i) % n)
             .filter(|b| self.agents[*b].is_up())
@@ -221,7 +218,7 @@ impl Run<'_> {
             // timed request (by their ID) are left to those, which meet the
             // expiry instant; the other half are executed while valid.
             .map(|b| {
-                let soon = |c: &&Value| {
+                let soon = |c: &&Spoken| {
                     reserved_for_timing(c)
                         && self.grant_expiry(c).is_some_and(|e| {
                             let until = e - self.local(b).0;
@@ -246,7 +243,7 @@ impl Run<'_> {
             return Ok(());
         }
         let name = self.agents[a].name.clone();
-        let Some((thread, id)) = commitment_of(chosen) else {
+        let Some((thread, id)) = chosen.names.clone() else {
             return Ok(());
         };
         let expiry = self.grant_expiry(chosen);

@@ -14,12 +14,12 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::Value;
 use tern_model::ledger::{Event, EventKind, Execution, Ledger, LocalTime, Refusal, SharedMessage};
-use tern_model::message::{GrantRef, MessageRef, Principal, ThreadId};
+use tern_model::message::{Act, MessageRef, Principal, ThreadId};
 use tern_model::WireError;
 
 use super::faults::{Fault, FaultSet};
 use super::network::{Fate, InFlight, Network};
-use super::resolve::{Outgoing, Resolver};
+use super::resolve::{Outgoing, Resolver, Spoken};
 use super::scenario::{epoch_of, Scenario};
 pub use super::stats::Stats;
 use super::workload::{Mix, Step};
@@ -190,17 +190,9 @@ impl Agent<'_> {
 
 /// Whether a commitment whose grant is about to expire is kept for the
 /// timed requests: a stable function of its ID, so that shrinking keeps it.
-fn reserved_for_timing(c: &Value) -> bool {
-    c["id"]
-        .as_str()
+fn reserved_for_timing(c: &Spoken) -> bool {
+    c.id.as_deref()
         .is_some_and(|id| id.bytes().map(u32::from).sum::<u32>() % 2 == 0)
-}
-
-/// The thread and ID of a COMMIT the workload said, if both are valid names.
-fn commitment_of(c: &Value) -> Option<(ThreadId, MessageRef)> {
-    let thread = ThreadId::new(c["thread"].as_str()?).ok()?;
-    let id = MessageRef::new(c["id"].as_str()?).ok()?;
-    Some((thread, id))
 }
 
 /// The view without this agent's own effects, for comparing agents.
