@@ -110,10 +110,13 @@ impl Ledger {
             .collect()
     }
 
-    /// The `link` list of `eid`, if it has one. Its members are noted as
-    /// read with `eid`: every caller looks at their standing.
+    /// The `link` list of `eid`, if it has one. It is noted as read with
+    /// `eid`'s standing and its members' standing: every caller looks at
+    /// those. The entry's other lists are not: one grows apart from the
+    /// others.
     pub(crate) fn linked(&self, eid: EntryId, link: Link) -> Option<&Vec<EntryId>> {
         memo::read(eid);
+        memo::read_list(eid, link);
         let list = self.entries[eid].links().map(|lists| &lists[link as usize]);
         for &member in list.into_iter().flatten() {
             memo::read(member);

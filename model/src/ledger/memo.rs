@@ -6,12 +6,14 @@
 //! out of the whole context. Views are compared after nearly every
 //! delivery, and deriving every commitment of a thread each time cost more
 //! than the deliveries. So a derivation runs while its reads are noted
-//! (the entries whose lists or standing it looked at, and the IDs it
-//! looked up and did not find), and its answer is kept with the
-//! [`Stamp`] of each entry read. The answer still holds while every entry
+//! (the entries whose standing it looked at, the lists it walked, and the
+//! IDs it looked up and did not find), and its answer is kept with the
+//! [`Stamp`] of each part read. The answer still holds while every part
 //! it read has the same stamp and no ID it missed has arrived: the only
 //! ways a ledger's derived state moves are a change to an entry (each
-//! change takes a stamp no other change has) and a new ID.
+//! change takes a stamp no other change has) and a new ID. An entry's
+//! standing and each of its lists are stamped apart, so that a list
+//! growing leaves alone what never walked it.
 //!
 //! Because stamps are unique, "the same stamp" means "the same entry as
 //! it was", in this ledger or in any copy of it. So copies share their
@@ -29,14 +31,18 @@ use std::sync::{Arc, Mutex};
 use crate::message::MessageRef;
 
 use super::derive::CommitmentState;
-use super::store::{CtxId, EntryId, Stamp};
+use super::store::{CtxId, EntryId, Link, Stamp};
 use super::view::DerivedItems;
 use super::Ledger;
+
+/// A part of an entry a derivation read: its standing and contents
+/// (`None`), or one of its lists.
+type Part = (EntryId, Option<Link>);
 
 /// What one derivation read.
 #[derive(Debug, Default)]
 struct Reads {
-    entries: Vec<EntryId>,
+    entries: Vec<Part>,
     missing: Vec<MessageRef>,
 }
 
@@ -48,12 +54,21 @@ thread_local! {
     static NOTING: RefCell<Option<Reads>> = const { RefCell::new(None) };
 }
 
-/// Notes that the derivation running now read `eid`'s standing, contents
-/// or lists.
+/// Notes that the derivation running now read `eid`'s standing or
+/// contents.
 pub(crate) fn read(eid: EntryId) {
+    note((eid, None));
+}
+
+/// Notes that the derivation running now walked `eid`'s `link` list.
+pub(crate) fn read_list(eid: EntryId, link: Link) {
+    note((eid, Some(link)));
+}
+
+fn note(part: Part) {
     NOTING.with_borrow_mut(|n| {
         if let Some(reads) = n {
-            reads.entries.push(eid);
+            reads.entries.push(part);
         }
     });
 }
@@ -124,7 +139,7 @@ fn unnoted<T>(derive: impl FnOnce() -> T) -> T {
 #[derive(Debug)]
 struct Kept<T> {
     ctx: CtxId,
-    read: Vec<(EntryId, Stamp)>,
+    read: Vec<(Part, Stamp)>,
     missing: Vec<MessageRef>,
     answer: Arc<T>,
 }
@@ -132,10 +147,9 @@ struct Kept<T> {
 impl<T> Kept<T> {
     fn holds(&self, ledger: &Ledger, ctx: CtxId) -> bool {
         self.ctx == ctx
-            && self
-                .read
-                .iter()
-                .all(|&(e, stamp)| e < ledger.entries.len() && ledger.entries[e].changed() == stamp)
+            && self.read.iter().all(|&((e, part), stamp)| {
+                e < ledger.entries.len() && ledger.entries[e].changed(part) == stamp
+            })
             && self
                 .missing
                 .iter()
@@ -171,7 +185,7 @@ impl<T: PartialEq + Debug> Memos<T> {
             let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
             kept.get(&eid).filter(|k| k.holds(ledger, ctx)).map(|k| {
                 if nested {
-                    k.read.iter().for_each(|&(e, _)| read(e));
+                    k.read.iter().for_each(|&(part, _)| note(part));
                     k.missing.iter().for_each(missed);
                 }
                 k.answer.clone()
@@ -194,7 +208,7 @@ impl<T: PartialEq + Debug> Memos<T> {
         let read = reads
             .entries
             .iter()
-            .map(|&e| (e, ledger.entries[e].changed()))
+            .map(|&(e, part)| ((e, part), ledger.entries[e].changed(part)))
             .collect();
         let made = Kept {
             ctx,
@@ -223,15 +237,21 @@ mod tests {
             read(3);
             missed(&MessageRef::new("a:9").unwrap());
         });
-        assert_eq!(reads.entries, vec![1, 3]);
+        assert_eq!(reads.entries, vec![(1, None), (3, None)]);
         assert_eq!(reads.missing.len(), 1);
         // An inner derivation's reads are the outer one's too.
         let ((_, inner), outer) = noting(|| {
             read(2);
-            noting(|| read(8))
+            noting(|| {
+                read(8);
+                read_list(8, Link::Reports);
+            })
         });
-        assert_eq!(inner.entries, vec![8]);
-        assert_eq!(outer.entries, vec![2, 8]);
+        assert_eq!(inner.entries, vec![(8, None), (8, Some(Link::Reports))]);
+        assert_eq!(
+            outer.entries,
+            vec![(2, None), (8, None), (8, Some(Link::Reports))]
+        );
         // A derivation that unwinds leaves the noting it interrupted.
         let unwound = std::panic::catch_unwind(|| {
             noting(|| {

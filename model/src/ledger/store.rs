@@ -199,12 +199,17 @@ pub(crate) struct Entry {
     /// unallocated) while the ID holds one content.
     pub digests: BTreeMap<u64, Vec<usize>>,
     /// Private with `variants` and `status`: every change to the three
-    /// takes a new `changed` stamp.
+    /// takes a new stamp.
     links: Links,
-    /// The stamp of this entry's latest change (to its standing, its
-    /// contents or its lists): what was derived from it under another
-    /// stamp may no longer hold.
+    /// The stamp of this entry's latest change to its standing or its
+    /// contents: what was derived from them under another stamp may no
+    /// longer hold.
     changed: Stamp,
+    /// The stamp of the latest change to each of its lists, apart from the
+    /// standing: a request's list of commitments grows without touching
+    /// what was derived from its revisions. Each starts as the entry's
+    /// first stamp, which no other entry has.
+    listed: [Stamp; LINKS],
     /// How a view lists this entry, made when a view first shows it and
     /// dropped when its standing or its contents change: most deliveries
     /// change one entry of a thread, and its view is asked again at once.
@@ -269,16 +274,18 @@ impl Shown {
 }
 
 impl Entry {
-    pub fn new(ctx: CtxId, id: MessageRef, first: Variant) -> Entry {
+    pub fn new(ctx: CtxId, id: MessageRef, variant: Variant) -> Entry {
+        let first = Stamp::next();
         Entry {
             ctx,
             id,
-            variants: vec![first],
+            variants: vec![variant],
             status: Status::Unsettled,
             registered: 0,
             digests: BTreeMap::new(),
             links: None,
-            changed: Stamp::next(),
+            changed: first,
+            listed: [first; LINKS],
             shown: OnceLock::new(),
         }
     }
@@ -294,6 +301,7 @@ impl Entry {
         digests: BTreeMap<u64, Vec<usize>>,
         links: Links,
     ) -> Entry {
+        let first = Stamp::next();
         Entry {
             ctx,
             id,
@@ -302,7 +310,8 @@ impl Entry {
             registered,
             digests,
             links,
-            changed: Stamp::next(),
+            changed: first,
+            listed: [first; LINKS],
             shown: OnceLock::new(),
         }
     }
@@ -323,9 +332,13 @@ impl Entry {
         std::mem::replace(&mut self.status, status)
     }
 
-    /// When this entry last changed.
-    pub fn changed(&self) -> Stamp {
-        self.changed
+    /// When this entry's standing or contents (`None`), or its list
+    /// `Some(link)`, last changed.
+    pub fn changed(&self, part: Option<Link>) -> Stamp {
+        match part {
+            None => self.changed,
+            Some(link) => self.listed[link as usize],
+        }
     }
 
     /// The entry's lists, one per [`Link`], if it has any.
@@ -337,7 +350,7 @@ impl Entry {
     pub fn link(&mut self, link: Link, at: usize, member: EntryId) {
         let lists = self.links.get_or_insert_with(Default::default);
         lists[link as usize].insert(at, member);
-        self.changed = Stamp::next();
+        self.listed[link as usize] = Stamp::next();
     }
 
     /// How a view lists this entry, made by `make` unless already made:
@@ -412,7 +425,7 @@ impl Stamp {
 /// still accepted (an acceptance is lost only to an ID conflict), which is
 /// what rebuilding the lists would give. Kept with the entry it is about,
 /// so that copies of a ledger share it as they share the entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Link {
     /// target → REVISEs of it.
     Revisions,
