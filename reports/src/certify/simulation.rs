@@ -182,7 +182,7 @@ fn seq_event(h: &Happening) -> Option<SeqEvent> {
             e.kind = "deliver".into();
             e.message = Some(*index);
             e.agent = Some(to.clone());
-            e.text = outcome.clone();
+            e.text = outcome.to_string();
         }
         Happening::Lost { at, index, to, .. } => {
             e.at = *at;

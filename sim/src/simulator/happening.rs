@@ -6,7 +6,12 @@
 
 use std::fmt;
 
+use tern_model::ledger::{Execution, Outcome};
+
+use crate::contract::storage::CrashPoint;
+use crate::judge::compare::execution_text;
 use crate::judge::failure::Failure;
+use crate::judge::oracle::outcome_summary;
 
 /// A fault that hits one agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,7 +22,7 @@ pub enum FaultEvent {
     Restart,
     /// A crash scheduled at a crash point (`when` says which delivery).
     WillCrash {
-        point: String,
+        point: CrashPoint,
         when: &'static str,
     },
     /// The agent's link to `to` is cut (`arrow`: one way or both).
@@ -49,7 +54,7 @@ pub enum Happening {
         at: u64,
         index: usize,
         to: String,
-        outcome: String,
+        outcome: Reported,
     },
     /// A copy to `to` was lost; the sender retransmits. `whose` says which
     /// copy, in words.
@@ -64,18 +69,15 @@ pub enum Happening {
         agent: String,
         fault: FaultEvent,
     },
-    /// An agent's clock was moved to a grant's expiry.
-    Clock {
-        at: u64,
-        agent: String,
-        text: String,
-    },
+    /// An agent's clock was moved to `delta` milliseconds from a grant's
+    /// expiry.
+    Clock { at: u64, agent: String, delta: i64 },
     /// An execution of `id` and its result.
     Execute {
         at: u64,
         agent: String,
         id: String,
-        result: String,
+        result: ExecutionResult,
     },
     /// The violation that ended the run.
     Violation {
@@ -85,13 +87,43 @@ pub enum Happening {
     },
 }
 
+/// The outcome a receiver reported for a delivered copy: the first of its
+/// events (a duplicate when it reported none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reported(pub Outcome);
+
+impl fmt::Display for Reported {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&outcome_summary(&self.0))
+    }
+}
+
+/// What an ask to execute came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExecutionResult {
+    /// The agent crashed before it answered.
+    Crashed,
+    Answered(Execution),
+}
+
+impl fmt::Display for ExecutionResult {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            ExecutionResult::Crashed => f.write_str("crashed before answering"),
+            ExecutionResult::Answered(e) => f.write_str(&execution_text(e)),
+        }
+    }
+}
+
 impl FaultEvent {
     /// The fault as a label on `agent`'s lifeline.
     pub fn label(&self, agent: &str) -> String {
         match self {
             FaultEvent::Crash { why } => format!("⚡ crash ({why})"),
             FaultEvent::Restart => "↺ restart from storage".into(),
-            FaultEvent::WillCrash { point, when } => format!("⚡ will crash at {point}{when}"),
+            FaultEvent::WillCrash { point, when } => {
+                format!("⚡ will crash at {}{when}", point.name())
+            }
             FaultEvent::Partition { to, arrow, ms } => {
                 format!("⌁ partition {agent} {arrow} {to} for {ms} ms")
             }
@@ -144,15 +176,79 @@ impl fmt::Display for Shorthand<'_> {
                 FaultEvent::Crash { why } => write!(f, "⚡ {agent} crashes ({why})"),
                 FaultEvent::Restart => write!(f, "↺ {agent} restarts from its storage"),
                 FaultEvent::WillCrash { point, when } => {
-                    write!(f, "⚡ {agent} will crash at {point}{when}")
+                    write!(f, "⚡ {agent} will crash at {}{when}", point.name())
                 }
                 FaultEvent::Partition { .. } => f.write_str(&fault.label(agent)),
             },
-            Happening::Clock { agent, text, .. } => write!(f, "⏱ {agent}'s clock reaches {text}"),
+            Happening::Clock { agent, delta, .. } => {
+                write!(
+                    f,
+                    "⏱ {agent}'s clock reaches {delta:+} ms from the grant's expiry"
+                )
+            }
             Happening::Execute {
                 agent, id, result, ..
             } => write!(f, "▶ {agent} executes {id}: {result}"),
             Happening::Violation { failure, .. } => write!(f, "✘ {}", failure.line()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tern_model::ledger::{Execution, Outcome, Refusal};
+
+    use super::*;
+
+    /// The typed parts of a happening read in the shorthand as the words
+    /// docs/simulator.md section 12 gives.
+    #[test]
+    fn typed_happenings_read_as_the_shorthand_says() {
+        let lines: Vec<String> = [
+            Happening::Deliver {
+                at: 20,
+                index: 0,
+                to: "bob".into(),
+                outcome: Reported(Outcome::Duplicate),
+            },
+            Happening::Clock {
+                at: 30,
+                agent: "bob".into(),
+                delta: -1,
+            },
+            Happening::Execute {
+                at: 30,
+                agent: "bob".into(),
+                id: "bob:2".into(),
+                result: ExecutionResult::Answered(Execution::Refused(Refusal::GrantExpired)),
+            },
+            Happening::Execute {
+                at: 40,
+                agent: "bob".into(),
+                id: "bob:2".into(),
+                result: ExecutionResult::Crashed,
+            },
+            Happening::Fault {
+                at: 50,
+                agent: "carol".into(),
+                fault: FaultEvent::WillCrash {
+                    point: CrashPoint::AfterSync,
+                    when: " of its second delivery from now",
+                },
+            },
+        ]
+        .iter()
+        .map(Happening::note)
+        .collect();
+        assert_eq!(
+            lines,
+            [
+                "    20 ms    ↳ bob: duplicate",
+                "    30 ms  ⏱ bob's clock reaches -1 ms from the grant's expiry",
+                "    30 ms  ▶ bob executes bob:2: refused: grant_expired",
+                "    40 ms  ▶ bob executes bob:2: crashed before answering",
+                "    50 ms  ⚡ carol will crash at AfterSync of its second delivery from now",
+            ]
+        );
     }
 }

@@ -153,12 +153,11 @@ impl Run<'_> {
         reply: &Delivered,
     ) -> Checked {
         let name = self.agents[a].name.clone();
-        let actual_first = oracle::first_outcome(&reply.events);
         self.happen(|at| Happening::Deliver {
             at,
             index: sent,
             to: name.clone(),
-            outcome: oracle::outcome_summary(&actual_first),
+            outcome: Reported(oracle::first_outcome(&reply.events)),
         });
         // The ACKs sent so far are the run's, noted as they were sent.
         let mut acks = std::mem::take(&mut self.acks);

@@ -255,7 +255,7 @@ impl Run<'_> {
                 self.happen(|at| Happening::Clock {
                     at,
                     agent: name.clone(),
-                    text: format!("{delta:+} ms from the grant's expiry"),
+                    delta,
                 });
             }
         }
@@ -305,7 +305,7 @@ impl Run<'_> {
                     at,
                     agent: name.clone(),
                     id: id.to_string(),
-                    result: "crashed before answering".into(),
+                    result: ExecutionResult::Crashed,
                 });
                 self.crashed(a, "during an execution");
                 Ok(())
@@ -315,7 +315,7 @@ impl Run<'_> {
                     at,
                     agent: name.clone(),
                     id: id.to_string(),
-                    result: execution_text(&actual),
+                    result: ExecutionResult::Answered(actual.clone()),
                 });
                 judged.map_err(|m| self.violation(Some(a), m))?;
                 self.check_view(a, thread.as_str())

@@ -37,8 +37,7 @@ use crate::judge::replies::KnownAcks;
 use crate::judge::under_test::{Asked, Executed, Unacked, UnderTest};
 use crate::shorthand;
 
-use super::happening::{FaultEvent, Happening};
-use crate::judge::compare::execution_text;
+use super::happening::{ExecutionResult, FaultEvent, Happening, Reported};
 use crate::judge::compare::RejectNames;
 
 mod delivering;

@@ -60,10 +60,7 @@ impl Run<'_> {
                             self.happen(|at| Happening::Fault {
                                 at,
                                 agent: name,
-                                fault: FaultEvent::WillCrash {
-                                    point: point.name().to_owned(),
-                                    when,
-                                },
+                                fault: FaultEvent::WillCrash { point, when },
                             });
                         }
                     }
