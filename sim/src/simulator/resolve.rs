@@ -103,13 +103,20 @@ pub struct Said {
     counters: std::collections::BTreeMap<String, u32>,
 }
 
+/// The item a step's index `i` picks among `items`, counting round: every
+/// index picks one while there is any, so a step keeps its pick when
+/// shrinking removes unrelated items.
+pub(crate) fn picked<T>(items: &[T], i: usize) -> Option<&T> {
+    (!items.is_empty()).then(|| &items[i % items.len()])
+}
+
 fn pick<T: Clone>(items: &[T], i: u8) -> Option<T> {
-    (!items.is_empty()).then(|| items[i as usize % items.len()].clone())
+    picked(items, i.into()).cloned()
 }
 
 /// Picks among borrowed messages and takes a copy of the one picked.
 fn pick_ref(items: &[&Value], i: u8) -> Option<Value> {
-    (!items.is_empty()).then(|| items[i as usize % items.len()].clone())
+    picked(items, i.into()).map(|m| (*m).clone())
 }
 
 /// The JSON of borrowed said messages.
@@ -131,11 +138,7 @@ impl Said {
 
     /// A copy of the message `i` picks.
     fn pick(&self, i: u8) -> Option<Value> {
-        (!self.messages.is_empty()).then(|| {
-            self.messages[i as usize % self.messages.len()]
-                .message
-                .clone()
-        })
+        picked(&self.messages, i.into()).map(|s| s.message.clone())
     }
 
     /// Messages of one act, by reference; callers copy only what they pick.
@@ -157,17 +160,15 @@ impl Said {
     }
 
     pub fn commitments_of(&self, agent: &str) -> Vec<&Spoken> {
-        self.messages
-            .iter()
-            .filter(|c| c.is(&[Act::Commit]) && c.is_from(agent))
-            .collect()
+        self.commitments().filter(|c| c.is_from(agent)).collect()
     }
 
     pub fn all_commitments(&self) -> Vec<&Spoken> {
-        self.messages
-            .iter()
-            .filter(|c| c.is(&[Act::Commit]))
-            .collect()
+        self.commitments().collect()
+    }
+
+    fn commitments(&self) -> impl Iterator<Item = &Spoken> {
+        self.messages.iter().filter(|c| c.is(&[Act::Commit]))
     }
 
     /// Notes that the effect of the COMMIT `id` was performed.

@@ -113,7 +113,7 @@ impl Run<'_> {
     ) -> Option<(usize, &'v Spoken, Option<i64>)> {
         let n = self.agents.len();
         let up = |b: &usize| self.agents[*b].is_up();
-        let at = |pool: &[&'v Spoken]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
+        let at = |pool: &[&'v Spoken]| picked(pool, pick.into()).copied();
         let from_a = (0..n).map(|i| (a + i) % n).filter(up);
         match pick % 20 {
             // Half the time a message that is no COMMIT, half the time any
@@ -210,7 +210,7 @@ impl Run<'_> {
         resolver: &'v Resolver,
     ) -> Option<(usize, &'v Spoken, Option<i64>)> {
         let n = self.agents.len();
-        let at = |pool: &[&'v Spoken]| (!pool.is_empty()).then(|| pool[pick as usize % pool.len()]);
+        let at = |pool: &[&'v Spoken]| picked(pool, pick.into()).copied();
         (0..n)
             .map(|i| (a + i) % n)
             .filter(|b| self.agents[*b].is_up())

@@ -19,7 +19,7 @@ use tern_model::WireError;
 
 use super::faults::{Fault, FaultSet};
 use super::network::{Fate, InFlight, Network};
-use super::resolve::{Outgoing, Resolver, Spoken};
+use super::resolve::{picked, Outgoing, Resolver, Spoken};
 use super::scenario::{epoch_of, Scenario};
 pub use super::stats::Stats;
 use super::workload::{Mix, Step};
