@@ -487,7 +487,7 @@ mod tests {
         assert!(seen.helper);
         assert_eq!(seen.token, None);
         assert!(locked(&HELPERS).contains(&(pid, seen.start)));
-        // Known now: a scan tells it without reading its program again.
+        // Remembered now, a scan tells it too.
         let scanned = scan(me, |_| false);
         assert!(scanned[&pid].helper);
         // Anything else is no helper, and is not remembered as one.
