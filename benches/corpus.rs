@@ -9,6 +9,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use tern_harness::certify::run_corpus;
 use tern_harness::corpus::{Case, Corpus};
+use tern_harness::events::quiet;
 use tern_harness::implementations::adapter::{Limits, SubprocessImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 
@@ -29,13 +30,13 @@ fn corpus(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("reference in process", |b| {
         b.iter(|| {
-            let run = run_corpus(&cases, &ReferenceImpl, |_| {}, || false);
+            let run = run_corpus(&cases, &ReferenceImpl, &quiet, || false);
             assert_eq!(run.cases.len(), cases.len());
         })
     });
     group.bench_function("reference over the protocol", |b| {
         b.iter(|| {
-            let run = run_corpus(&cases, &agent, |_| {}, || false);
+            let run = run_corpus(&cases, &agent, &quiet, || false);
             assert_eq!(run.cases.len(), cases.len());
         })
     });

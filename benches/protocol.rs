@@ -12,6 +12,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use tern_harness::certify::{DEFAULT_AGENTS, DEFAULT_FIRST_SEED, DEFAULT_STEPS};
 use tern_harness::contract::plugin::Implementation;
+use tern_harness::events::quiet;
 use tern_harness::implementations::adapter::{Limits, SubprocessImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::simulator::driver::{first_violation, Batch, Jobs};
@@ -39,14 +40,7 @@ fn protocol(c: &mut Criterion) {
     // The whole budget through the driver, as `certify --jobs 1` plays it;
     // every run must pass.
     let batch = |implementation: &dyn Implementation| {
-        let outcome = first_violation(
-            &budget,
-            implementation,
-            Jobs::ONE,
-            false,
-            |_, _, _| {},
-            || false,
-        );
+        let outcome = first_violation(&budget, implementation, Jobs::ONE, false, &quiet, || false);
         assert!(outcome.failure.is_none() && outcome.complete);
         outcome.runs
     };
@@ -92,7 +86,7 @@ fn long_runs(c: &mut Criterion) {
             shard: tern_harness::shard::Shard::WHOLE,
             deadline: None,
         };
-        let outcome = first_violation(&budget, &agent, Jobs::ONE, false, |_, _, _| {}, || false);
+        let outcome = first_violation(&budget, &agent, Jobs::ONE, false, &quiet, || false);
         assert!(outcome.failure.is_none() && outcome.complete);
         outcome.runs
     };

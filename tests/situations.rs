@@ -11,6 +11,7 @@ use tern_sim::harness::certify::{
 };
 use tern_sim::harness::contract::plugin::Identity;
 use tern_sim::harness::contract::plugin::{Durability, Implementation};
+use tern_sim::harness::events::quiet;
 use tern_sim::harness::implementations::adapter::{Limits, SubprocessImpl};
 use tern_sim::harness::implementations::reference::ReferenceImpl;
 use tern_sim::harness::simulator::driver::Jobs;
@@ -23,7 +24,7 @@ fn default_simulation(imp: &dyn Implementation, name: &str) -> SimulationRun {
         imp,
         Jobs::per_core(),
         Some(&Identity::builtin(name)),
-        |_, _| {},
+        &quiet,
         || false,
     )
 }

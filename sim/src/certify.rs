@@ -23,7 +23,7 @@ pub use cases::{
 };
 pub use exploration::{run_exploration, ExplorationRun, ExploredScope, EXPLORE_MAX_STATES};
 pub use plan::{budget, subjects, Certification, Explore, Plan, PlanError, Soak, Subject};
-pub use simulation::{check_determinism, run_simulation, run_simulation_watched};
+pub use simulation::{check_determinism, run_simulation};
 pub use verdict::{counts_at, Conformance, Coverage, Judgement, SimVerdict, Tally};
 
 /// The simulation budget: a batch of runs. Certification always uses every

@@ -9,8 +9,10 @@
 //! [`judge`] an implementation's answers, shared by the [`simulator`] and
 //! the [`corpus`] player; [`certify`], which runs both; and the
 //! [`streams`] checkers behind `tern-sim check`. The seeds, cases and
-//! mutants all run on one ordered worker [`pool`]. A [`shard`] is one
-//! share of any of that work, for `tern-sim merge` to put back together. The [`shorthand`] draws
+//! mutants all run on one ordered worker [`pool`], and the seeds, cases and
+//! scopes tell what they do as one typed stream of [`events`]. A [`shard`]
+//! is one share of any of that work, for `tern-sim merge` to put back
+//! together. The [`shorthand`] draws
 //! frames in one line each, for every report. [`conformance`] offers the
 //! simulator to a Rust implementation's own `cargo test`, as a proptest
 //! state machine.
@@ -20,6 +22,7 @@ pub mod certify;
 pub mod conformance;
 pub mod contract;
 pub mod corpus;
+pub mod events;
 pub mod explore;
 pub mod implementations;
 pub mod judge;

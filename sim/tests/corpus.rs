@@ -14,6 +14,7 @@ use tern_harness::contract::storage::Storage;
 use tern_harness::contract::world::AgentWorld;
 use tern_harness::corpus::play::{play, Check, Status};
 use tern_harness::corpus::{Case, Corpus, CorpusError, Level};
+use tern_harness::events::quiet;
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::judge::compare::RejectNames;
@@ -88,7 +89,7 @@ fn the_profile_table_and_the_clause_registry_agree() {
 fn the_reference_passes_every_case() {
     let c = corpus();
     let cases: Vec<&Case> = c.cases.iter().collect();
-    let run = run_corpus(&cases, &ReferenceImpl, |_| {}, || false);
+    let run = run_corpus(&cases, &ReferenceImpl, &quiet, || false);
     let failed: Vec<String> = run
         .cases
         .iter()
@@ -152,7 +153,7 @@ fn every_mutant_is_refused_certification_with_its_clause() {
     let mut core_conformant = Vec::new();
     for &m in Mutant::ALL {
         let imp = MutantImpl(m);
-        let corpus_run = run_corpus(&cases, &imp, |_| {}, || false);
+        let corpus_run = run_corpus(&cases, &imp, &quiet, || false);
         let failing: Vec<(&Case, Status)> = corpus_run
             .cases
             .iter()
@@ -166,14 +167,9 @@ fn every_mutant_is_refused_certification_with_its_clause() {
                 || (m.target() == invariants::ALIVE && *status == Status::Error)
         });
         let sim = if named {
-            run_simulation(
-                &no_simulation,
-                &imp,
-                Jobs::default(),
-                None,
-                |_, _| {},
-                || false,
-            )
+            run_simulation(&no_simulation, &imp, Jobs::default(), None, &quiet, || {
+                false
+            })
         } else {
             // Defects only faults reveal are for the simulation.
             let budget = Budget {
@@ -181,14 +177,7 @@ fn every_mutant_is_refused_certification_with_its_clause() {
                 ..no_simulation.clone()
             };
             let identity = corpus_run.identity.as_ref().ok();
-            let s = run_simulation(
-                &budget,
-                &imp,
-                Jobs::default(),
-                identity,
-                |_, _| {},
-                || false,
-            );
+            let s = run_simulation(&budget, &imp, Jobs::default(), identity, &quiet, || false);
             match &s.counterexample {
                 Some(ce) if ce.violation.failure.invariant == m.target() => {
                     by_simulation.push(m.name())
@@ -215,14 +204,9 @@ fn every_mutant_is_refused_certification_with_its_clause() {
             && Conformance::of(
                 &cases,
                 &corpus_run,
-                &run_simulation(
-                    &no_simulation,
-                    &imp,
-                    Jobs::default(),
-                    None,
-                    |_, _| {},
-                    || false,
-                ),
+                &run_simulation(&no_simulation, &imp, Jobs::default(), None, &quiet, || {
+                    false
+                }),
                 &not_explored(),
             )
             .core
@@ -328,7 +312,7 @@ impl Implementation for Twist {
 fn cases_needing_an_unclaimed_capability_do_not_apply() {
     let c = corpus();
     let cases: Vec<&Case> = c.cases.iter().collect();
-    let run = run_corpus(&cases, &Twist::ClaimsNothing, |_| {}, || false);
+    let run = run_corpus(&cases, &Twist::ClaimsNothing, &quiet, || false);
     for (case, r) in cases.iter().zip(&run.cases) {
         let expected = if case.requires.contains(&Capability::Execute) {
             Status::NotApplicable
@@ -448,7 +432,7 @@ fn a_core_case_that_differs_only_in_a_name_fails_at_profile_level() {
     // rule holds, the profile's name does not.
     let c = load_one(&GOOD.replace("\"class\": \"parse\"", "\"class\": \"body\"")).unwrap();
     let cases: Vec<&Case> = c.cases.iter().collect();
-    let corpus_run = run_corpus(&cases, &ReferenceImpl, |_| {}, || false);
+    let corpus_run = run_corpus(&cases, &ReferenceImpl, &quiet, || false);
     let f = corpus_run.cases[0].failure.clone().expect("it fails");
     assert!(f.names_only(), "{f:?}");
     let sim = run_simulation(
@@ -466,7 +450,7 @@ fn a_core_case_that_differs_only_in_a_name_fails_at_profile_level() {
         &ReferenceImpl,
         Jobs::default(),
         None,
-        |_, _| {},
+        &quiet,
         || false,
     );
     let conformance = Conformance::of(&cases, &corpus_run, &sim, &not_explored());
@@ -475,7 +459,7 @@ fn a_core_case_that_differs_only_in_a_name_fails_at_profile_level() {
     // Expecting acceptance of a rejected frame is not a matter of names.
     let c = load_one(&GOOD.replace("\"rejected\", \"class\": \"parse\"", "\"accepted\"")).unwrap();
     let cases: Vec<&Case> = c.cases.iter().collect();
-    let corpus_run = run_corpus(&cases, &ReferenceImpl, |_| {}, || false);
+    let corpus_run = run_corpus(&cases, &ReferenceImpl, &quiet, || false);
     assert!(!corpus_run.cases[0].failure.as_ref().unwrap().names_only());
     assert!(!Conformance::of(&cases, &corpus_run, &sim, &not_explored()).core);
 }
@@ -484,7 +468,7 @@ fn a_core_case_that_differs_only_in_a_name_fails_at_profile_level() {
 fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
     let c = corpus();
     let cases: Vec<&Case> = c.cases.iter().collect();
-    let corpus_run = run_corpus(&cases, &Twist::OtherNames, |_| {}, || false);
+    let corpus_run = run_corpus(&cases, &Twist::OtherNames, &quiet, || false);
     assert!(corpus_run.cases.iter().any(|r| r.status == Status::Fail));
     let budget = |names| Budget {
         seeds: 20,
@@ -503,7 +487,7 @@ fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
         &Twist::OtherNames,
         Jobs::default(),
         identity,
-        |_, _| {},
+        &quiet,
         || false,
     );
     assert!(
@@ -519,7 +503,7 @@ fn other_names_for_the_same_decisions_are_core_conformant_but_not_profile() {
         &Twist::OtherNames,
         Jobs::default(),
         identity,
-        |_, _| {},
+        &quiet,
         || false,
     );
     assert!(

@@ -12,6 +12,7 @@ use tern_harness::contract::plugin::{
 };
 use tern_harness::contract::storage::Storage;
 use tern_harness::contract::world::AgentWorld;
+use tern_harness::events::quiet;
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::simulator::driver::{
     first_violation, shrink, Batch, Jobs, ShrinkBudget, ShrinkEnd,
@@ -124,7 +125,7 @@ fn is_challenge(frame: &[u8]) -> bool {
 #[test]
 fn a_timeout_is_shrunk_with_capped_waits_and_confirmed_with_full_ones() {
     let imp = Hanging::new(|frame, _| is_challenge(frame));
-    let out = first_violation(&batch(), &imp, Jobs::ONE, false, |_, _, _| {}, || false);
+    let out = first_violation(&batch(), &imp, Jobs::ONE, false, &quiet, || false);
     let (config, generated, violation) = out.failure.expect("a CHALLENGE is delivered");
     assert!(violation.failure.timed_out);
     let budget = ShrinkBudget::default();
@@ -145,7 +146,7 @@ fn a_shrunk_timeout_that_needs_the_cap_falls_back_to_the_original_run() {
     // Under the cap every delivery "times out" (a slow implementation);
     // with the full wait only a CHALLENGE does.
     let imp = Hanging::new(|frame, capped| capped || is_challenge(frame));
-    let out = first_violation(&batch(), &imp, Jobs::ONE, false, |_, _, _| {}, || false);
+    let out = first_violation(&batch(), &imp, Jobs::ONE, false, &quiet, || false);
     let (config, generated, violation) = out.failure.expect("a CHALLENGE is delivered");
     let original = generated.steps.clone();
     let ce = shrink(
@@ -166,7 +167,7 @@ fn a_shrunk_timeout_that_needs_the_cap_falls_back_to_the_original_run() {
 #[test]
 fn shrinking_stops_when_asked_and_keeps_a_failing_run() {
     let imp = Hanging::new(|frame, _| is_challenge(frame));
-    let out = first_violation(&batch(), &imp, Jobs::ONE, false, |_, _, _| {}, || false);
+    let out = first_violation(&batch(), &imp, Jobs::ONE, false, &quiet, || false);
     let (config, generated, violation) = out.failure.expect("a CHALLENGE is delivered");
     let original = generated.steps.len();
     let stop = || true;

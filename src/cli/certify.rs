@@ -3,15 +3,17 @@
 //! report files written atomically, also after Ctrl-C.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use clap::Args;
 use tern_harness::certify::{
-    self, check_determinism, run_corpus_with, run_exploration, run_simulation_watched,
-    Certification, CorpusRun, ExplorationRun, Explore, Plan, SimulationRun, Soak, Subject,
+    self, check_determinism, run_corpus_with, run_exploration, run_simulation, Certification,
+    CorpusRun, ExplorationRun, Explore, Plan, SimulationRun, Soak, Subject,
 };
 use tern_harness::contract::plugin::{Identity, Implementation};
 use tern_harness::corpus::{Case, Corpus, Level, Origin};
+use tern_harness::events::Event;
 use tern_harness::explore::builtin;
 use tern_harness::explore::scope::Scope;
 use tern_harness::implementations::adapter::{
@@ -467,8 +469,7 @@ impl Context<'_> {
             imp,
             self.plan.give_up_after,
             self.jobs,
-            |_| progress.bar.inc(1),
-            &|worker, case| progress.worker(worker, format!("case {}", escape::terminal(&case.id))),
+            &|event| progress.hear(event),
             stop,
         );
         progress.finish();
@@ -495,28 +496,29 @@ impl Context<'_> {
             Some(soak) => soak.played(budget, Instant::now()),
             None => budget.clone(),
         };
-        let mut counts = Vec::new();
+        let counts = Mutex::new(Vec::new());
         progress
             .bar
             .set_prefix(format!("{}: simulation", escape::terminal(label)));
         let sim = if stop() {
             SimulationRun::never_ran(budget, imp)
         } else {
-            run_simulation_watched(
+            run_simulation(
                 &played,
                 imp,
                 self.jobs,
                 identity,
-                |n, run, totals| {
-                    if self.args.shards.shard().is_some() {
-                        counts.push(run.clone());
+                &|event| {
+                    if let Event::Run { played, .. } = event {
+                        if self.args.shards.shard().is_some() {
+                            counts
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push(played.stats.clone());
+                        }
                     }
-                    progress.bar.set_position(n);
-                    progress
-                        .bar
-                        .set_message(format!("{} deliveries", totals.deliveries));
+                    progress.hear(event);
                 },
-                |worker, seed| progress.worker(worker, format!("seed {seed}")),
                 stop,
             )
         };
@@ -534,7 +536,7 @@ impl Context<'_> {
         if let Some(soak) = self.plan.soak {
             soak.judge(&mut sim, budget);
         }
-        (sim, counts)
+        (sim, counts.into_inner().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The exploration of the built-in scopes, where it is asked for.
@@ -565,10 +567,7 @@ impl Context<'_> {
                 identity,
                 self.plan.budget.names,
                 self.jobs,
-                |x| {
-                    progress.bar.inc(1);
-                    progress.bar.set_message(x.id.clone());
-                },
+                &|event| progress.hear(event),
                 stop,
             )
         };

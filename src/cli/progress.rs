@@ -18,6 +18,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tern_harness::events::{Event, Work};
+use tern_reports::escape;
 
 /// How often the plain line is printed. `TERN_SIM_PROGRESS_EVERY` (a span
 /// such as `500ms`) overrides it, which the tests use to see the line
@@ -77,6 +79,31 @@ impl Progress {
     pub fn worker(&self, w: usize, doing: impl Into<Cow<'static, str>>) {
         if let Some(line) = self.workers.get(w) {
             line.set_message(doing);
+        }
+    }
+
+    /// Draws what the engines tell: a worker's line names the case or seed
+    /// it took up, and the bar moves with each case, run or scope that
+    /// ends (a run also shows the deliveries so far, a scope its name).
+    pub fn hear(&self, event: Event<'_>) {
+        match event {
+            Event::Started { worker, work } => self.worker(
+                worker,
+                match work {
+                    Work::Case(case) => format!("case {}", escape::terminal(&case.id)),
+                    Work::Seed(seed) => format!("seed {seed}"),
+                },
+            ),
+            Event::Case(_) => self.bar.inc(1),
+            Event::Run { totals, .. } => {
+                self.bar.inc(1);
+                self.bar
+                    .set_message(format!("{} deliveries", totals.deliveries));
+            }
+            Event::Scope(scope) => {
+                self.bar.inc(1);
+                self.bar.set_message(scope.id.clone());
+            }
         }
     }
 

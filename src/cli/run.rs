@@ -2,18 +2,20 @@
 //! operation; a failure shrinks to a minimal counterexample saved for replay.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use serde_json::{json, Value};
 use tern_harness::contract::plugin::{Durability, Implementation};
+use tern_harness::events::Event;
 use tern_harness::implementations::adapter::Limits;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted};
 use tern_harness::implementations::mutants::Mutant;
 use tern_harness::simulator::determinism;
 use tern_harness::simulator::driver::{
-    first_violation_watched, reproduction, shrink_found, unshrunk, Batch, BatchOutcome,
-    Counterexample, Generated, ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
+    first_violation, reproduction, shrink_found, unshrunk, Batch, BatchOutcome, Counterexample,
+    Generated, ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
 };
 use tern_harness::simulator::faults::FaultSet;
 use tern_harness::simulator::happening::notes;
@@ -330,35 +332,39 @@ fn play_batch(
         },
         jobs.0.get(),
     );
-    let mut counts = Vec::new();
-    let outcome = first_violation_watched(
+    let counts = Mutex::new(Vec::new());
+    let outcome = first_violation(
         batch,
         imp,
         jobs,
         args.show_trace,
-        |config, played, total| {
-            if args.shards.shard().is_some() {
-                counts.push(played.stats.clone());
+        &|event| {
+            if let Event::Run { config, played, .. } = event {
+                if args.shards.shard().is_some() {
+                    counts
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(played.stats.clone());
+                }
+                if args.show_trace && human {
+                    progress.suspend(|| {
+                        outln!("run {}:", config.seed);
+                        for n in &notes(&played.happenings) {
+                            outln!("  {}", tern_reports::escape::terminal(n));
+                        }
+                    });
+                }
             }
-            if args.show_trace && human {
-                progress.suspend(|| {
-                    outln!("run {}:", config.seed);
-                    for n in &notes(&played.happenings) {
-                        outln!("  {}", tern_reports::escape::terminal(n));
-                    }
-                });
-            }
-            progress.bar.inc(1);
-            progress
-                .bar
-                .set_message(format!("{} deliveries", total.deliveries));
+            progress.hear(event);
         },
-        |worker, seed| progress.worker(worker, format!("seed {seed}")),
         // A reader that went away wants no more runs.
         super::output::closed,
     );
     progress.finish();
-    (outcome, counts)
+    (
+        outcome,
+        counts.into_inner().unwrap_or_else(|e| e.into_inner()),
+    )
 }
 
 /// The failure found, shrunk (unless `--no-shrink`) and saved as a trace;

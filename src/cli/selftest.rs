@@ -16,12 +16,11 @@ use std::path::PathBuf;
 use tern_harness::certify::run_corpus;
 use tern_harness::corpus::case::Case;
 use tern_harness::corpus::Corpus;
+use tern_harness::events::{quiet, Event, Work};
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
 use tern_harness::pool::{Flow, Pool, Ran};
-use tern_harness::simulator::driver::{
-    first_violation, first_violation_watched, shrink, Batch, Jobs, ShrinkBudget,
-};
+use tern_harness::simulator::driver::{first_violation, shrink, Batch, Jobs, ShrinkBudget};
 use tern_harness::simulator::faults::FaultSet;
 use tern_reports::run::{
     selftest_json, selftest_table, violation_text, KillSpread, KilledIn, MutantRow,
@@ -149,7 +148,7 @@ fn try_mutant(m: Mutant, args: &SelftestArgs) -> MutantRow {
         &imp,
         Jobs::ONE,
         false,
-        |_, _, _| {},
+        &quiet,
         || false,
     );
     row.kill_millis = started.elapsed().as_millis();
@@ -170,7 +169,7 @@ fn try_mutant(m: Mutant, args: &SelftestArgs) -> MutantRow {
 /// first invariant.
 fn try_corpus(row: &mut MutantRow, m: Mutant, corpus: &Corpus) {
     let cases: Vec<&Case> = corpus.cases.iter().collect();
-    let run = run_corpus(&cases, &MutantImpl(m), |_| {}, || false);
+    let run = run_corpus(&cases, &MutantImpl(m), &quiet, || false);
     let failing: Vec<&Case> = run
         .cases
         .iter()
@@ -265,13 +264,20 @@ pub fn run(args: SelftestArgs) -> Exit {
         shard,
         ..batch(args.reference_seeds, &args)
     };
-    let failure = first_violation_watched(
+    let failure = first_violation(
         &reference,
         &ReferenceImpl,
         jobs,
         false,
-        |_, _, _| {},
-        |worker, seed| progress.worker(worker, format!("reference, seed {seed}")),
+        &|event| {
+            if let Event::Started {
+                worker,
+                work: Work::Seed(seed),
+            } = event
+            {
+                progress.worker(worker, format!("reference, seed {seed}"));
+            }
+        },
         || false,
     )
     .failure

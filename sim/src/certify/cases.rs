@@ -10,6 +10,7 @@ use super::{CorpusRun, Timing};
 use crate::contract::plugin::{Identity, Implementation};
 use crate::corpus::play::{identify, play, CaseRun, Status, StepFailure};
 use crate::corpus::Case;
+use crate::events::{self, Event, Listener};
 use crate::implementations::latency::{self, Work};
 use crate::judge::failure::Failure;
 use crate::judge::invariants as inv;
@@ -20,11 +21,13 @@ use crate::simulator::driver::Jobs;
 /// After this many cases in a row end in an error, the rest are not run.
 pub const GIVE_UP_AFTER: usize = 10;
 
-/// Runs every case in order. `stop` is polled between cases (an interrupt).
+/// Runs every case in order, on one worker. `events` hears each case
+/// taken up and each judged; `stop` is polled between cases (an
+/// interrupt).
 pub fn run_corpus(
     cases: &[&Case],
     implementation: &dyn Implementation,
-    progress: impl FnMut(&CaseRun),
+    events: &Listener<'_>,
     stop: impl Fn() -> bool + Sync,
 ) -> CorpusRun {
     run_corpus_with(
@@ -33,8 +36,7 @@ pub fn run_corpus(
         implementation,
         GIVE_UP_AFTER,
         Jobs::ONE,
-        progress,
-        &|_, _| {},
+        events,
         stop,
     )
 }
@@ -46,18 +48,16 @@ pub fn run_corpus(
 /// otherwise cost the request timeout for every case; the cases not run
 /// are reported as errors that say why. The report is the same whatever
 /// `jobs`: cases are judged in order, and a case played past the point
-/// where one worker would have given up is reported as not run. `started`
-/// hears which case each worker (counted from 0) takes up, from the
-/// thread that plays it, for displays that show every worker.
-#[allow(clippy::too_many_arguments)]
+/// where one worker would have given up is reported as not run. `events`
+/// hears which case each worker takes up, and every case judged, in case
+/// order.
 pub fn run_corpus_with(
     cases: &[&Case],
     shard: Shard,
     implementation: &dyn Implementation,
     give_up_after: usize,
     jobs: Jobs,
-    mut progress: impl FnMut(&CaseRun),
-    started: &(dyn Fn(usize, &Case) + Sync),
+    events: &Listener<'_>,
     stop: impl Fn() -> bool + Sync,
 ) -> CorpusRun {
     let Some(first) = cases.first() else {
@@ -106,8 +106,7 @@ pub fn run_corpus_with(
         give_up_after,
         jobs,
         Watch {
-            ended: &mut progress,
-            started,
+            events,
             logs: &logs,
         },
         &stop,
@@ -119,7 +118,7 @@ pub fn run_corpus_with(
     for (case, run) in cases.iter().zip(played) {
         if give_up_after > 0 && errors_in_a_row >= give_up_after {
             let run = given_up(case, errors_in_a_row);
-            progress(&run);
+            events(Event::Case(&run));
             // A worker may have played it before the give-up was seen;
             // it is reported as not run, so its stderr goes too.
             logs.remove(&case.id);
@@ -146,17 +145,16 @@ pub fn run_corpus_with(
     }
 }
 
-/// Who hears of the cases as they are played: each case that ends, and
-/// which case each worker takes up.
+/// Who hears of the cases as they are played, and where their stderr
+/// goes.
 struct Watch<'a> {
-    ended: &'a mut dyn FnMut(&CaseRun),
-    started: &'a (dyn Fn(usize, &Case) + Sync),
+    events: &'a Listener<'a>,
     /// The stderr of each failing case, by ID.
     logs: &'a Mutex<BTreeMap<String, String>>,
 }
 
 /// Plays the cases, on `jobs` workers that take them in order, telling
-/// `progress` of each in case order: `None` for a case the interrupt cut
+/// `watch` of each in case order: `None` for a case the interrupt cut
 /// short, or that was never started. No case starts once the ones before
 /// it show `give_up_after` errors in a row (what follows is reported as
 /// not run anyway).
@@ -169,11 +167,7 @@ fn play_all(
     watch: Watch<'_>,
     stop: &(impl Fn() -> bool + Sync),
 ) -> Vec<Option<CaseRun>> {
-    let Watch {
-        ended: progress,
-        started,
-        logs,
-    } = watch;
+    let Watch { events, logs } = watch;
     let mut results: Vec<Option<CaseRun>> = cases.iter().map(|_| None).collect();
     let mut in_a_row = 0;
     Pool::new(jobs.0.get()).ordered(
@@ -182,7 +176,10 @@ fn play_all(
             if stop() {
                 return Ran::Interrupted;
             }
-            started(worker.0, cases[i]);
+            events(Event::Started {
+                worker: worker.0,
+                work: events::Work::Case(cases[i]),
+            });
             let run = play_logged(cases[i], implementation, claimed, logs);
             if stop() {
                 Ran::Interrupted
@@ -191,7 +188,7 @@ fn play_all(
             }
         },
         |i, run| {
-            progress(&run);
+            events(Event::Case(&run));
             in_a_row = in_a_row_after(in_a_row, run.status);
             results[i] = Some(run);
             if give_up_after > 0 && in_a_row >= give_up_after {

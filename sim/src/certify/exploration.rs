@@ -4,6 +4,7 @@
 
 use super::SimVerdict;
 use crate::contract::plugin::{Capability, Identity, Implementation};
+use crate::events::{Event, Listener};
 use crate::explore::scope::Scope;
 use crate::explore::search::{self, explore, Exploration, Limits, Prepared, ScopeVerdict};
 use crate::judge::compare::RejectNames;
@@ -55,8 +56,9 @@ impl ExplorationRun {
     }
 }
 
-/// Explores `shard`'s share of `scopes` in order, stopping at the first violation (or when
-/// `stop` says so), with the names the certification level compares.
+/// Explores `shard`'s share of `scopes` in order, stopping at the first
+/// violation (or when `stop` says so), with the names the certification
+/// level compares. `events` hears each scope explored.
 #[allow(clippy::too_many_arguments)]
 pub fn run_exploration(
     scopes: &[Scope],
@@ -65,7 +67,7 @@ pub fn run_exploration(
     identity: Option<&Identity>,
     names: RejectNames,
     jobs: Jobs,
-    mut done: impl FnMut(&ExploredScope),
+    events: &Listener<'_>,
     stop: impl Fn() -> bool + Sync,
 ) -> ExplorationRun {
     let Some(identity) = identity else {
@@ -110,7 +112,7 @@ pub fn run_exploration(
             exploration,
             shorthand,
         };
-        done(&explored);
+        events(Event::Scope(&explored));
         out.scopes.push(explored);
         if found || stop() {
             out.complete &= !stop();

@@ -5,44 +5,24 @@
 
 use super::{Budget, SimulationRun, Timing};
 use crate::contract::plugin::{Capability, Identity, Implementation, PowerLossServed};
+use crate::events::{self, Event, Listener};
 use crate::implementations::latency::{self, Work};
 use crate::simulator::determinism;
 use crate::simulator::driver::{
-    first_violation_watched, play as driver_play, shrink_found, Jobs, ShrinkBudget,
+    first_violation, play as driver_play, shrink_found, Jobs, ShrinkBudget,
 };
 use crate::simulator::faults::Fault;
 use crate::simulator::runner::Stats;
 
 /// Plays the budget's runs until the first violation, which is shrunk.
+/// `events` hears which seed each worker takes up, and each run played,
+/// in seed order, with the totals so far.
 pub fn run_simulation(
     budget: &Budget,
     implementation: &dyn Implementation,
     jobs: Jobs,
     identity: Option<&Identity>,
-    mut progress: impl FnMut(u64, &Stats),
-    stop: impl Fn() -> bool + Sync,
-) -> SimulationRun {
-    run_simulation_watched(
-        budget,
-        implementation,
-        jobs,
-        identity,
-        |n, _, totals| progress(n, totals),
-        |_, _| {},
-        stop,
-    )
-}
-
-/// [`run_simulation`], telling `progress` of each run with its own counts
-/// and the totals so far, in seed order, and `started` which seed each
-/// worker (counted from 0) takes up, from that worker's thread.
-pub fn run_simulation_watched(
-    budget: &Budget,
-    implementation: &dyn Implementation,
-    jobs: Jobs,
-    identity: Option<&Identity>,
-    mut progress: impl FnMut(u64, &Stats, &Stats),
-    started: impl Fn(usize, u64) + Sync,
+    events: &Listener<'_>,
     stop: impl Fn() -> bool + Sync,
 ) -> SimulationRun {
     // Crashes over the protocol are power losses wherever FUSE serves them,
@@ -85,20 +65,21 @@ pub fn run_simulation_watched(
         }
         Some(_) => {}
     }
-    let mut runs = 0;
     let timing = Timing::start();
-    let batch = first_violation_watched(
+    let batch = first_violation(
         budget,
         implementation,
         jobs,
         false,
-        |_, played, totals| {
-            runs += 1;
-            progress(runs, &played.stats, totals)
-        },
-        |worker, seed| {
-            latency::begin(Some(Work::Seed(seed)));
-            started(worker, seed)
+        &|event| {
+            if let Event::Started {
+                work: events::Work::Seed(seed),
+                ..
+            } = event
+            {
+                latency::begin(Some(Work::Seed(seed)));
+            }
+            events(event)
         },
         &stop,
     );

@@ -12,6 +12,7 @@ use super::faults::{Fault, FaultSet};
 use super::runner::{Played, Run, RunConfig, Sessions, Stats, Violation};
 use super::workload::{step_strategy, Mix, Step};
 use crate::contract::plugin::Implementation;
+use crate::events::{Event, Listener, Work};
 use crate::judge::compare::RejectNames;
 use crate::pool::{End, Flow, Pool, Ran};
 use crate::shard::Shard;
@@ -175,36 +176,23 @@ impl Default for Jobs {
     }
 }
 
-/// Plays a batch until its first violation. `each` sees every run played,
-/// in seed order, with the totals so far; `stop` is polled before and after
-/// each run, and a run it interrupted is not counted (an interrupt kills
-/// subprocesses, which would otherwise read as the implementation's failure).
+/// Plays a batch until its first violation. `events` hears which seed
+/// each worker takes up, and every run played, in seed order, with the
+/// totals so far; `stop` is polled before and after each run, and a run it
+/// interrupted is not counted (an interrupt kills subprocesses, which
+/// would otherwise read as the implementation's failure).
 ///
 /// With several jobs, runs are played on worker threads and their results
-/// merged in seed order: the outcome, the totals and every call of `each`
-/// are exactly those of one job. The first violation is the lowest failing
-/// seed; runs past it that were already under way are discarded.
+/// merged in seed order: the outcome, the totals and every run told to
+/// `events` are exactly those of one job. The first violation is the
+/// lowest failing seed; runs past it that were already under way are
+/// discarded.
 pub fn first_violation(
     batch: &Batch,
     implementation: &dyn Implementation,
     jobs: Jobs,
     record: bool,
-    each: impl FnMut(&RunConfig, &Played, &Stats),
-    stop: impl Fn() -> bool + Sync,
-) -> BatchOutcome {
-    first_violation_watched(batch, implementation, jobs, record, each, |_, _| {}, stop)
-}
-
-/// [`first_violation`], telling `started` which seed each worker (counted
-/// from 0) takes up, from the thread that plays it: for progress displays
-/// that show every worker.
-pub fn first_violation_watched(
-    batch: &Batch,
-    implementation: &dyn Implementation,
-    jobs: Jobs,
-    record: bool,
-    mut each: impl FnMut(&RunConfig, &Played, &Stats),
-    started: impl Fn(usize, u64) + Sync,
+    events: &Listener<'_>,
     stop: impl Fn() -> bool + Sync,
 ) -> BatchOutcome {
     let mut out = BatchOutcome {
@@ -221,7 +209,10 @@ pub fn first_violation_watched(
         share,
         |worker, nth| {
             let seed = batch.seed_of(nth as u64);
-            started(worker.0, seed);
+            events(Event::Started {
+                worker: worker.0,
+                work: Work::Seed(seed),
+            });
             if stop() {
                 return Ran::Interrupted;
             }
@@ -239,7 +230,12 @@ pub fn first_violation_watched(
             let config = batch.config(batch.seed_of(nth as u64));
             out.stats.add(&played.stats);
             out.runs += 1;
-            each(&config, &played, &out.stats);
+            events(Event::Run {
+                n: out.runs,
+                config: &config,
+                played: &played,
+                totals: &out.stats,
+            });
             if let Some(v) = played.violation {
                 // The steps again, with their value trees, for shrinking.
                 let generated = generate(&config);
