@@ -13,6 +13,7 @@ use crate::simulator::runner::Stats;
 
 mod cases;
 mod exploration;
+mod pipeline;
 mod plan;
 pub mod reproduce;
 mod simulation;
@@ -22,6 +23,7 @@ pub use cases::{
     give_up_point, given_up, given_up_failure, run_corpus, run_corpus_with, GIVE_UP_AFTER,
 };
 pub use exploration::{run_exploration, ExplorationRun, ExploredScope, EXPLORE_MAX_STATES};
+pub use pipeline::{certify, Share};
 pub use plan::{budget, subjects, Certification, Explore, Plan, PlanError, Soak, Subject};
 pub use simulation::{check_determinism, run_simulation};
 pub use verdict::{counts_at, Conformance, Coverage, Judgement, SimVerdict, Tally};

@@ -6,9 +6,12 @@
 //! displays that show every worker), and each piece that ends, on the
 //! caller's thread and in the work's own order whatever the number of
 //! workers (so what a listener makes of the ends is the same for one job
-//! or many). Progress bars, a shard's run counts, a trace printed as runs
+//! or many). A certification also tells when each of its parts starts
+//! and ends. Progress bars, a shard's run counts, a trace printed as runs
 //! end and the tests all listen to this one stream, instead of each engine
 //! taking a callback per thing it tells.
+
+use std::time::Duration;
 
 use crate::certify::ExploredScope;
 use crate::corpus::play::CaseRun;
@@ -18,6 +21,21 @@ use crate::simulator::runner::{Played, RunConfig, Stats};
 /// One thing an engine tells.
 #[derive(Debug, Clone, Copy)]
 pub enum Event<'a> {
+    /// A part of the certification of the implementation `label` starts,
+    /// with `len` pieces of work (0 when it will not run) for up to
+    /// `workers` workers.
+    PartStarted {
+        label: &'a str,
+        part: Part,
+        len: u64,
+        workers: usize,
+    },
+    /// That part ended, after `took`.
+    PartEnded {
+        label: &'a str,
+        part: Part,
+        took: Duration,
+    },
     /// `worker` (counted from 0) takes up `work`. Told from that worker's
     /// thread, so in no particular order between workers.
     Started { worker: usize, work: Work<'a> },
@@ -35,6 +53,27 @@ pub enum Event<'a> {
     },
     /// A scope of a certification was explored.
     Scope(&'a ExploredScope),
+}
+
+/// The parts of a certification, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Corpus,
+    Simulation,
+    /// Seeds of the simulation played twice (`--check-determinism`).
+    Determinism,
+    Exploration,
+}
+
+impl Part {
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Corpus => "corpus",
+            Part::Simulation => "simulation",
+            Part::Determinism => "determinism",
+            Part::Exploration => "exploration",
+        }
+    }
 }
 
 /// A piece of work a worker takes up.

@@ -4,16 +4,12 @@
 
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::Duration;
 
 use clap::Args;
-use tern_harness::certify::{
-    self, check_determinism, run_corpus_with, run_exploration, run_simulation, Certification,
-    CorpusRun, ExplorationRun, Explore, Plan, SimulationRun, Soak, Subject,
-};
-use tern_harness::contract::plugin::{Identity, Implementation};
+use tern_harness::certify::{self, Explore, Plan, Share, Soak, Subject};
 use tern_harness::corpus::{Case, Corpus, Level, Origin};
-use tern_harness::events::Event;
+use tern_harness::events::{self, Event};
 use tern_harness::explore::builtin;
 use tern_harness::explore::scope::Scope;
 use tern_harness::implementations::adapter::{
@@ -244,18 +240,20 @@ pub fn run(args: CertifyArgs) -> Exit {
     // From here on an interrupt is noted, children are killed at once, and
     // the reports are still written, marked as interrupted.
     defer_interrupts();
-    let mut results = Vec::new();
+    let display = Display::new(context.human, args.shards.shard().is_some());
+    let results = certify::certify(
+        &plan,
+        Share {
+            cases: &cases,
+            shard: context.shard,
+            jobs: context.jobs,
+        },
+        &|event| display.hear(event),
+        &stop,
+    );
     // Per implementation, each simulation run's counts: a shard's part
     // keeps them for the merge.
-    let mut run_counts = Vec::new();
-    for subject in &plan.subjects {
-        let (result, counts) = context.certify(subject);
-        results.push(result);
-        run_counts.push(counts);
-        if stop() {
-            break;
-        }
-    }
+    let run_counts = display.counts();
     if let Some(status) = super::machine_trouble("certify") {
         return status;
     }
@@ -379,6 +377,109 @@ struct Context<'a> {
 
 const TEMPLATE: &str = "{prefix} {bar:30} {pos}/{len} {msg}";
 
+/// What the terminal shows of a certification as it hears it: a bar for
+/// each part that runs, the determinism check announced, and each
+/// implementation's times; and each simulation run's counts, kept for a
+/// shard's part.
+struct Display {
+    human: bool,
+    sharded: bool,
+    bar: Mutex<Option<Progress>>,
+    /// The corpus's, the simulation's (its determinism check included)
+    /// and the exploration's time, of the implementation under way.
+    took: Mutex<[Duration; 3]>,
+    /// Per implementation, in order.
+    counts: Mutex<Vec<Vec<Stats>>>,
+}
+
+impl Display {
+    fn new(human: bool, sharded: bool) -> Display {
+        Display {
+            human,
+            sharded,
+            bar: Mutex::new(None),
+            took: Mutex::new([Duration::ZERO; 3]),
+            counts: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn hear(&self, event: Event<'_>) {
+        match event {
+            Event::PartStarted {
+                label,
+                part: events::Part::Determinism,
+                ..
+            } => {
+                if self.human {
+                    noteln!(
+                        "{}: playing seeds twice to check determinism...",
+                        escape::terminal(label)
+                    );
+                }
+            }
+            Event::PartStarted {
+                label,
+                part,
+                len,
+                workers,
+            } => {
+                if part == events::Part::Corpus {
+                    locked(&self.counts).push(Vec::new());
+                }
+                let progress =
+                    Progress::new(self.human && len > 0 && !stop(), len, TEMPLATE, workers);
+                progress
+                    .bar
+                    .set_prefix(format!("{}: {}", escape::terminal(label), part.name()));
+                *locked(&self.bar) = Some(progress);
+            }
+            Event::PartEnded { label, part, took } => {
+                if let Some(progress) = locked(&self.bar).take() {
+                    progress.finish();
+                }
+                let mut times = locked(&self.took);
+                times[match part {
+                    events::Part::Corpus => 0,
+                    events::Part::Simulation | events::Part::Determinism => 1,
+                    events::Part::Exploration => 2,
+                }] += took;
+                if part == events::Part::Exploration && self.human {
+                    noteln!(
+                        "{}: corpus in {:.1} s, simulation in {:.1} s, exploration in {:.1} s",
+                        escape::terminal(label),
+                        times[0].as_secs_f64(),
+                        times[1].as_secs_f64(),
+                        times[2].as_secs_f64()
+                    );
+                }
+                if part == events::Part::Exploration {
+                    *times = [Duration::ZERO; 3];
+                }
+            }
+            event => {
+                if let (true, Event::Run { played, .. }) = (self.sharded, event) {
+                    if let Some(runs) = locked(&self.counts).last_mut() {
+                        runs.push(played.stats.clone());
+                    }
+                }
+                if let Some(progress) = locked(&self.bar).as_ref() {
+                    progress.hear(event);
+                }
+            }
+        }
+    }
+
+    fn counts(self) -> Vec<Vec<Stats>> {
+        self.counts.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A lock of the display's, which no panic can leave unusable: a display
+/// is drawn only.
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl Context<'_> {
     /// The line that says what is about to be certified, and a shard's
     /// share of it.
@@ -420,159 +521,6 @@ impl Context<'_> {
                 }
             );
         }
-    }
-
-    /// Certifies one implementation: the corpus, the simulation, the
-    /// exploration; and each simulation run's counts, for a shard's part.
-    fn certify(&self, subject: &Subject) -> (Certification, Vec<Stats>) {
-        let (label, imp) = (&subject.label, subject.implementation.as_ref());
-        let started = Instant::now();
-        let corpus_run = self.corpus(label, imp);
-        let corpus_time = started.elapsed();
-        let identity = corpus_run.identity.as_ref().ok();
-        let (sim, counts) = self.simulation(label, imp, identity);
-        let sim_time = started.elapsed() - corpus_time;
-        let exploration = self.exploration(label, subject.explore, imp, identity);
-        if self.human {
-            noteln!(
-                "{}: corpus in {:.1} s, simulation in {:.1} s, exploration in {:.1} s",
-                escape::terminal(label),
-                corpus_time.as_secs_f64(),
-                sim_time.as_secs_f64(),
-                (started.elapsed() - corpus_time - sim_time).as_secs_f64()
-            );
-        }
-        let certification = Certification {
-            label: label.clone(),
-            flag: subject.flag.clone(),
-            implementation: imp.name(),
-            corpus: corpus_run,
-            simulation: sim,
-            exploration,
-        };
-        (certification, counts)
-    }
-
-    fn corpus(&self, label: &str, imp: &dyn Implementation) -> CorpusRun {
-        let progress = Progress::new(
-            self.human,
-            self.share_of_cases as u64,
-            TEMPLATE,
-            self.jobs.0.get(),
-        );
-        progress
-            .bar
-            .set_prefix(format!("{}: corpus", escape::terminal(label)));
-        let corpus_run = run_corpus_with(
-            self.cases,
-            self.shard,
-            imp,
-            self.plan.give_up_after,
-            self.jobs,
-            &|event| progress.hear(event),
-            stop,
-        );
-        progress.finish();
-        corpus_run
-    }
-
-    /// The simulation (a soak when `--duration` says so), then the
-    /// determinism check if asked for; and each run's counts when the
-    /// work is a shard's.
-    fn simulation(
-        &self,
-        label: &str,
-        imp: &dyn Implementation,
-        identity: Option<&Identity>,
-    ) -> (SimulationRun, Vec<Stats>) {
-        let budget = &self.plan.budget;
-        let progress = Progress::new(
-            self.human && budget.seeds > 0 && !stop(),
-            budget.share(),
-            TEMPLATE,
-            self.jobs.0.get(),
-        );
-        let played = match self.plan.soak {
-            Some(soak) => soak.played(budget, Instant::now()),
-            None => budget.clone(),
-        };
-        let counts = Mutex::new(Vec::new());
-        progress
-            .bar
-            .set_prefix(format!("{}: simulation", escape::terminal(label)));
-        let sim = if stop() {
-            SimulationRun::never_ran(budget, imp)
-        } else {
-            run_simulation(
-                &played,
-                imp,
-                self.jobs,
-                identity,
-                &|event| {
-                    if let Event::Run { played, .. } = event {
-                        if self.args.shards.shard().is_some() {
-                            counts
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .push(played.stats.clone());
-                        }
-                    }
-                    progress.hear(event);
-                },
-                stop,
-            )
-        };
-        progress.finish();
-        let mut sim = sim;
-        if let Some(sample) = self.plan.determinism.filter(|_| !stop()) {
-            if self.human {
-                noteln!(
-                    "{}: playing seeds twice to check determinism...",
-                    escape::terminal(label)
-                );
-            }
-            check_determinism(&mut sim, imp, sample, stop);
-        }
-        if let Some(soak) = self.plan.soak {
-            soak.judge(&mut sim, budget);
-        }
-        (sim, counts.into_inner().unwrap_or_else(|e| e.into_inner()))
-    }
-
-    /// The exploration of the built-in scopes, where it is asked for.
-    fn exploration(
-        &self,
-        label: &str,
-        explore: Explore,
-        imp: &dyn Implementation,
-        identity: Option<&Identity>,
-    ) -> ExplorationRun {
-        let scopes = &self.plan.scopes;
-        let progress = Progress::new(
-            self.human && explore == Explore::Asked && !scopes.is_empty() && !stop(),
-            scopes.len() as u64,
-            TEMPLATE,
-            1,
-        );
-        progress
-            .bar
-            .set_prefix(format!("{}: exploration", escape::terminal(label)));
-        let exploration = if explore.skipped().is_some() || stop() {
-            ExplorationRun::never_ran(explore)
-        } else {
-            run_exploration(
-                scopes,
-                self.shard,
-                imp,
-                identity,
-                self.plan.budget.names,
-                self.jobs,
-                &|event| progress.hear(event),
-                stop,
-            )
-        };
-        progress.finish();
-        exploration
     }
 
     /// A shard's part, for `tern-sim merge`, instead of the reports.

@@ -104,6 +104,9 @@ impl Progress {
                 self.bar.inc(1);
                 self.bar.set_message(scope.id.clone());
             }
+            // A bar is one part's: whoever listens to a whole
+            // certification makes one at each part's start.
+            Event::PartStarted { .. } | Event::PartEnded { .. } => {}
         }
     }
 
