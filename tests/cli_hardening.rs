@@ -136,6 +136,42 @@ fn every_command_ends_quietly_when_its_reader_goes_away() {
     );
 }
 
+/// `run | head -1`: once the reader has gone, no more runs are played,
+/// though nothing is written between the first line and the verdict that
+/// could meet the broken pipe. A budget of a million long runs would take
+/// hours; the command must end on its own well before the patience runs
+/// out, with the status of the work it did.
+#[test]
+fn run_stops_its_runs_once_its_reader_has_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args([
+            "run", "--seed", "1", "--seeds", "1000000", "--steps", "2000",
+        ])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tern-sim starts");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    assert!(first.starts_with("tern-sim run: seed 1"), "{first}");
+    drop(out);
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("run went on playing for a reader that had gone");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_quiet(&o, 0, "run | head -1");
+}
+
 #[test]
 fn check_answers_each_line_of_a_slow_stream_at_once() {
     let mut child = Command::new(BIN)

@@ -16,7 +16,7 @@ use std::time::Duration;
 use crate::certify::ExploredScope;
 use crate::corpus::play::CaseRun;
 use crate::corpus::Case;
-use crate::simulator::runner::{Played, RunConfig, Stats};
+use crate::simulator::runner::{Played, RunConfig, Stats, Violation};
 
 /// One thing an engine tells.
 #[derive(Debug, Clone, Copy)]
@@ -51,6 +51,14 @@ pub enum Event<'a> {
         played: &'a Played,
         totals: &'a Stats,
     },
+    /// A batch found its first violation, in the run of `config`; its
+    /// shrinking starts.
+    Found {
+        config: &'a RunConfig,
+        violation: &'a Violation,
+    },
+    /// A line the shrinker reports, for people.
+    Shrinking(&'a str),
     /// A scope of a certification was explored.
     Scope(&'a ExploredScope),
 }

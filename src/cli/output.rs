@@ -5,7 +5,8 @@
 //! closed, that write and every later one are dropped without a word, and
 //! the command goes on to finish what it owes (reports, traces) and exits
 //! with the status of the work it completed. Commands whose only product is
-//! their output stop early by polling [`closed`]. Any other write failure
+//! their output stop early by polling [`closed`], and `run`, which writes
+//! nothing between its first line and its verdict, [`reader_gone`] too. Any other write failure
 //! (a full disk behind a redirection) is said once on standard error and
 //! makes the exit status 2. Standard error failing is ignored: there is no
 //! one left to tell.
@@ -36,6 +37,30 @@ pub fn quiet() -> bool {
 /// Standard output's reader has gone: printing more is pointless.
 pub fn closed() -> bool {
     CLOSED.load(Ordering::SeqCst)
+}
+
+/// Standard output is a pipe whose reader has gone, seen without writing
+/// to it: for work whose only product is its output, which would
+/// otherwise go on for no one until its next write (`tern-sim run | head
+/// -1` writes nothing between its first line and its verdict).
+pub fn reader_gone() -> bool {
+    #[cfg(unix)]
+    {
+        let mut out = libc::pollfd {
+            fd: libc::STDOUT_FILENO,
+            events: 0,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, for the length of the call; a timeout
+        // of 0 asks without waiting. A pipe's writing end reports POLLERR
+        // once no reader is left (a file, a terminal or /dev/null never do).
+        let ready = unsafe { libc::poll(&mut out, 1, 0) };
+        ready > 0 && out.revents & libc::POLLERR != 0
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
 }
 
 /// Writing standard output failed for another reason than a broken pipe.

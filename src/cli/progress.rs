@@ -105,8 +105,13 @@ impl Progress {
                 self.bar.set_message(scope.id.clone());
             }
             // A bar is one part's: whoever listens to a whole
-            // certification makes one at each part's start.
-            Event::PartStarted { .. } | Event::PartEnded { .. } => {}
+            // certification makes one at each part's start. What a
+            // violation found and its shrinking say is printed by the
+            // command, above the bar.
+            Event::PartStarted { .. }
+            | Event::PartEnded { .. }
+            | Event::Found { .. }
+            | Event::Shrinking(_) => {}
         }
     }
 

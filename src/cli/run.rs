@@ -9,17 +9,15 @@ use clap::Args;
 use serde_json::{json, Value};
 use tern_harness::contract::plugin::{Durability, Implementation};
 use tern_harness::events::Event;
-use tern_harness::implementations::adapter::Limits;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted};
+use tern_harness::implementations::machine;
 use tern_harness::implementations::mutants::Mutant;
 use tern_harness::simulator::determinism;
-use tern_harness::simulator::driver::{
-    first_violation, reproduction, shrink_found, unshrunk, Batch, BatchOutcome, Counterexample,
-    Generated, ShrinkBudget, ShrinkEnd, DEFAULT_HANG_WAIT,
-};
+use tern_harness::simulator::driver::{Batch, Counterexample, ShrinkEnd, DEFAULT_HANG_WAIT};
 use tern_harness::simulator::faults::FaultSet;
 use tern_harness::simulator::happening::notes;
-use tern_harness::simulator::runner::{RunConfig, Sessions, Stats, Violation};
+use tern_harness::simulator::hunt::{hunt, Found, Hunt, Hunted};
+use tern_harness::simulator::runner::{Sessions, Stats};
 use tern_harness::simulator::trace;
 use tern_reports::certify::files::{shell_quoted, shell_word};
 use tern_reports::determinism::DeterminismReport;
@@ -190,31 +188,25 @@ pub fn run(args: RunArgs) -> Exit {
         shard,
         deadline: args.duration.map(|d| std::time::Instant::now() + d),
     };
-    let (outcome, counts) = play_batch(&args, &batch, imp.as_ref(), human);
-    let (runs, total, found, complete) = (
-        outcome.runs,
-        outcome.stats,
-        outcome.failure,
-        outcome.complete,
-    );
-
+    let plan = Hunt {
+        batch,
+        jobs: args.jobs.get(),
+        record: args.show_trace,
+        shrink: !args.no_shrink,
+        shrink_time: Some(Duration::from_secs(args.shrink_time)),
+        hang_wait: DEFAULT_HANG_WAIT.min(limits.request),
+    };
+    let (hunted, counts) = hunt_shown(&args, &plan, imp.as_ref(), human);
+    let batch = plan.batch;
+    let (runs, total, complete) = (hunted.runs, hunted.stats, hunted.complete);
     if let Some(status) = super::machine_trouble("run") {
         return status;
     }
-    let finding = found.map(|(config, generated, violation)| {
-        let found = violation_text(&violation);
-        if human {
-            print_found(config.seed, &found);
-        }
-        shrunk(
-            &args,
-            imp.as_ref(),
-            limits,
-            human,
-            found,
-            config,
-            generated,
-            violation,
+    let finding = hunted.found.map(|found| {
+        let ce = &found.counterexample;
+        (
+            finding(&args, imp.as_ref(), &found, plan.shrink_time),
+            ce.shrink_end == ShrinkEnd::Interrupted,
         )
     });
     let interrupted_shrink = finding.as_ref().is_some_and(|(_, i)| *i);
@@ -308,22 +300,22 @@ fn setting_of(
     }
 }
 
-/// Plays the batch until its first failure, with a progress bar (and each
-/// run's notes, with `--show-trace`); and each run's counts when the work
-/// is a shard's.
-fn play_batch(
+/// Hunts the batch's first failure, with a progress bar (and each run's
+/// notes, with `--show-trace`), what it found and how its shrinking goes;
+/// and each run's counts when the work is a shard's.
+fn hunt_shown(
     args: &RunArgs,
-    batch: &Batch,
+    plan: &Hunt,
     imp: &dyn Implementation,
     human: bool,
-) -> (BatchOutcome, Vec<Stats>) {
+) -> (Hunted, Vec<Stats>) {
     let jobs = args.jobs.get();
     let progress = Progress::new(
         human,
         if args.duration.is_some() {
             0
         } else {
-            batch.share()
+            plan.batch.share()
         },
         if args.duration.is_some() {
             "{spinner} {pos} runs in {elapsed}, {msg}"
@@ -333,13 +325,11 @@ fn play_batch(
         jobs.0.get(),
     );
     let counts = Mutex::new(Vec::new());
-    let outcome = first_violation(
-        batch,
+    let hunted = hunt(
+        plan,
         imp,
-        jobs,
-        args.show_trace,
-        &|event| {
-            if let Event::Run { config, played, .. } = event {
+        &|event| match event {
+            Event::Run { config, played, .. } => {
                 if args.shards.shard().is_some() {
                     counts
                         .lock()
@@ -354,75 +344,62 @@ fn play_batch(
                         }
                     });
                 }
+                progress.hear(event);
             }
-            progress.hear(event);
+            Event::Found { config, violation } => {
+                progress.finish();
+                // From here on an interrupt keeps what was found: shrinking
+                // stops, the smallest failing run so far is saved, and then
+                // the process exits.
+                defer_interrupts();
+                if human {
+                    print_found(config.seed, &violation_text(violation));
+                }
+            }
+            Event::Shrinking(line) => {
+                if human {
+                    noteln!("  {}", tern_reports::escape::terminal(line));
+                }
+            }
+            event => progress.hear(event),
         },
         // A reader that went away wants no more runs.
-        super::output::closed,
+        &|| super::output::closed() || super::output::reader_gone(),
+        // A machine that fails ends the command, which says so.
+        &|| interrupted().is_some() || machine::fault().is_some(),
     );
     progress.finish();
     (
-        outcome,
+        hunted,
         counts.into_inner().unwrap_or_else(|e| e.into_inner()),
     )
 }
 
-/// The failure found, shrunk (unless `--no-shrink`) and saved as a trace;
-/// and whether an interrupt cut the shrinking short.
-#[allow(clippy::too_many_arguments)]
-fn shrunk(
+/// What was found, with its counterexample saved as a trace.
+fn finding(
     args: &RunArgs,
     imp: &dyn Implementation,
-    limits: Limits,
-    human: bool,
-    found: String,
-    config: RunConfig,
-    generated: Generated,
-    violation: Violation,
-) -> (Finding, bool) {
-    // From here on an interrupt keeps what was found: shrinking stops,
-    // the smallest failing run so far is saved, and then the process
-    // exits.
-    defer_interrupts();
-    let stop = || interrupted().is_some();
-    let budget = ShrinkBudget {
-        time: Some(Duration::from_secs(args.shrink_time)),
-        stop: &stop,
-        hang_wait: DEFAULT_HANG_WAIT.min(limits.request),
-        jobs: args.jobs.get().0.get(),
-    };
-    let ce = if args.no_shrink {
-        let config = reproduction(&config, &generated.steps, &violation, imp);
-        unshrunk(&config, generated.steps, violation, imp)
-    } else {
-        shrink_found(&config, generated, violation, imp, budget, |line| {
-            if human {
-                noteln!("  {}", tern_reports::escape::terminal(line));
-            }
-        })
-    };
-    let path = args
-        .trace_dir
-        .join(format!("counterexample-{}.jsonl", config.seed));
-    let saved = trace::save(&path, &ce, &imp.name());
-    let interrupted_shrink = ce.shrink_end == ShrinkEnd::Interrupted;
-    (
-        Finding {
-            seed: config.seed,
-            found,
-            violation: violation_text(&ce.violation),
-            early: ce.shrink_end.describe(&budget),
-            counterexample: counterexample_text(&ce),
-            trace: saved.as_ref().ok().map(|()| path.display().to_string()),
-            trace_error: saved
-                .as_ref()
-                .err()
-                .map(|e| format!("could not save the trace to {}: {e}", path.display())),
-            json_violation: violation_json(&ce.violation),
-            json_counterexample: counterexample_json(&ce),
-        },
-        interrupted_shrink,
-    )
+    found: &Found,
+    shrink_time: Option<Duration>,
+) -> Finding {
+    let ce = &found.counterexample;
+    let seed = ce.config.seed;
+    let path = args.trace_dir.join(format!("counterexample-{seed}.jsonl"));
+    let saved = trace::save(&path, ce, &imp.name());
+    Finding {
+        seed,
+        found: violation_text(&found.first),
+        violation: violation_text(&ce.violation),
+        early: ce.shrink_end.describe(shrink_time),
+        counterexample: counterexample_text(ce),
+        trace: saved.as_ref().ok().map(|()| path.display().to_string()),
+        trace_error: saved
+            .as_ref()
+            .err()
+            .map(|e| format!("could not save the trace to {}: {e}", path.display())),
+        json_violation: violation_json(&ce.violation),
+        json_counterexample: counterexample_json(ce),
+    }
 }
 
 /// The first line of `run`'s human output.

@@ -254,7 +254,7 @@ mod tests {
                 Event::PartEnded { label, part, .. } => format!("{label} {} end", part.name()),
                 Event::Case(_) => "case".to_owned(),
                 Event::Run { .. } => "run".to_owned(),
-                Event::Scope(_) | Event::Started { .. } => return,
+                _ => return,
             };
             heard.lock().unwrap().push(line);
         };

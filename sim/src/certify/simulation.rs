@@ -3,15 +3,17 @@
 //! them, and the optional second play of some seeds that checks the
 //! implementation is deterministic.
 
+use std::sync::Mutex;
+
 use super::{Budget, SimulationRun, Timing};
 use crate::contract::plugin::{Capability, Identity, Implementation, PowerLossServed};
 use crate::events::{self, Event, Listener};
 use crate::implementations::latency::{self, Work};
+use crate::implementations::locked;
 use crate::simulator::determinism;
-use crate::simulator::driver::{
-    first_violation, play as driver_play, shrink_found, Jobs, ShrinkBudget,
-};
+use crate::simulator::driver::{play as driver_play, Jobs, DEFAULT_HANG_WAIT, DEFAULT_SHRINK_TIME};
 use crate::simulator::faults::Fault;
+use crate::simulator::hunt::{hunt, Hunt};
 use crate::simulator::runner::Stats;
 
 /// Plays the budget's runs until the first violation, which is shrunk.
@@ -65,40 +67,49 @@ pub fn run_simulation(
         }
         Some(_) => {}
     }
-    let timing = Timing::start();
-    let batch = first_violation(
-        budget,
-        implementation,
+    let plan = Hunt {
+        batch: budget.clone(),
         jobs,
-        false,
+        record: false,
+        shrink: true,
+        shrink_time: Some(DEFAULT_SHRINK_TIME),
+        hang_wait: DEFAULT_HANG_WAIT,
+    };
+    // Request times are the runs': shrinking replays pieces of a run, whose
+    // requests are no run's, so the times are taken once the batch is over
+    // (a violation found, or the hunt ended).
+    let timing = Mutex::new(Some(Timing::start()));
+    let taken = Mutex::new(Vec::new());
+    let batch_over = || {
+        if let Some(timing) = locked(&timing).take() {
+            latency::begin(None);
+            *locked(&taken) = latency::take();
+            drop(timing);
+        }
+    };
+    let hunted = hunt(
+        &plan,
+        implementation,
         &|event| {
-            if let Event::Started {
-                work: events::Work::Seed(seed),
-                ..
-            } = event
-            {
-                latency::begin(Some(Work::Seed(seed)));
+            match event {
+                Event::Started {
+                    work: events::Work::Seed(seed),
+                    ..
+                } => latency::begin(Some(Work::Seed(seed))),
+                Event::Found { .. } => batch_over(),
+                _ => {}
             }
             events(event)
         },
         &stop,
+        &stop,
     );
-    // Shrinking replays pieces of a run: its requests are no run's, even
-    // on this thread, which played the runs when there was one job.
-    latency::begin(None);
-    out.latency = latency::take();
-    drop(timing);
-    out.runs = batch.runs;
-    out.stats = batch.stats;
-    out.complete = batch.complete;
-    out.counterexample = batch.failure.map(|(config, generated, v)| {
-        let budget = ShrinkBudget {
-            stop: &stop,
-            jobs: jobs.0.get(),
-            ..ShrinkBudget::default()
-        };
-        shrink_found(&config, generated, v, implementation, budget, |_| {})
-    });
+    batch_over();
+    out.latency = taken.into_inner().unwrap_or_else(|e| e.into_inner());
+    out.runs = hunted.runs;
+    out.stats = hunted.stats;
+    out.complete = hunted.complete;
+    out.counterexample = hunted.found.map(|f| f.counterexample);
     // The shrunk run once more, on this thread, for its stderr whole.
     if let Some(ce) = &out.counterexample {
         if implementation.take_log().is_some() {

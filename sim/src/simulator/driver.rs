@@ -354,13 +354,14 @@ pub enum ShrinkEnd {
 }
 
 impl ShrinkEnd {
-    /// A phrase for people, or `None` when shrinking did all it could.
-    pub fn describe(self, budget: &ShrinkBudget) -> Option<String> {
+    /// A phrase for people, or `None` when shrinking did all it could;
+    /// `time_limit` is the shrinking's (see [`ShrinkBudget::time`]).
+    pub fn describe(self, time_limit: Option<Duration>) -> Option<String> {
         match self {
             ShrinkEnd::Complete | ShrinkEnd::Skipped => None,
             ShrinkEnd::OutOfTime => Some(format!(
                 "shrinking stopped at its time limit ({} s): the smallest failing run found by then",
-                budget.time.map_or(0, |t| t.as_secs())
+                time_limit.map_or(0, |t| t.as_secs())
             )),
             ShrinkEnd::Interrupted => {
                 Some("shrinking interrupted: the smallest failing run found by then".to_owned())

@@ -6,6 +6,7 @@ pub mod determinism;
 pub mod driver;
 pub mod faults;
 pub mod happening;
+pub mod hunt;
 pub(crate) mod network;
 pub(crate) mod resolve;
 pub mod runner;
