@@ -16,7 +16,9 @@ use std::time::Duration;
 use crate::certify::ExploredScope;
 use crate::corpus::play::CaseRun;
 use crate::corpus::Case;
+use crate::implementations::mutants::Mutant;
 use crate::simulator::runner::{Played, RunConfig, Stats, Violation};
+use crate::zoo::Fate;
 
 /// One thing an engine tells.
 #[derive(Debug, Clone, Copy)]
@@ -59,6 +61,8 @@ pub enum Event<'a> {
     },
     /// A line the shrinker reports, for people.
     Shrinking(&'a str),
+    /// A mutant of the zoo met its fate.
+    Mutant(&'a Fate),
     /// A scope of a certification was explored.
     Scope(&'a ExploredScope),
 }
@@ -89,6 +93,7 @@ impl Part {
 pub enum Work<'a> {
     Case(&'a Case),
     Seed(u64),
+    Mutant(Mutant),
 }
 
 /// Who hears the events: called from the workers' threads as well as the

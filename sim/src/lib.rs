@@ -7,7 +7,8 @@
 //! [`contract`]; the [`implementations`] that honour it (the reference, the
 //! mutants, the subprocess adapter and `tern-sim agent`); the rules that
 //! [`judge`] an implementation's answers, shared by the [`simulator`] and
-//! the [`corpus`] player; [`certify`], which runs both; and the
+//! the [`corpus`] player; [`certify`], which runs both; the mutant
+//! [`zoo`] set against both, which proves the harness's power; and the
 //! [`streams`] checkers behind `tern-sim check`. The seeds, cases and
 //! mutants all run on one ordered worker [`pool`], and the seeds, cases and
 //! scopes tell what they do as one typed stream of [`events`]. A [`shard`]
@@ -31,3 +32,4 @@ pub mod shard;
 pub mod shorthand;
 pub mod simulator;
 pub mod streams;
+pub mod zoo;

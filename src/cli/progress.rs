@@ -92,9 +92,10 @@ impl Progress {
                 match work {
                     Work::Case(case) => format!("case {}", escape::terminal(&case.id)),
                     Work::Seed(seed) => format!("seed {seed}"),
+                    Work::Mutant(m) => format!("mutant {}", m.name()),
                 },
             ),
-            Event::Case(_) => self.bar.inc(1),
+            Event::Case(_) | Event::Mutant(_) => self.bar.inc(1),
             Event::Run { totals, .. } => {
                 self.bar.inc(1);
                 self.bar

@@ -7,21 +7,15 @@
 //! `--simulation-only` there is no corpus and a small budget: the measure
 //! of how far the workload itself reaches.
 
-use std::time::Instant;
-
 use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 
-use tern_harness::certify::run_corpus;
-use tern_harness::corpus::case::Case;
-use tern_harness::corpus::Corpus;
-use tern_harness::events::{quiet, Event, Work};
-use tern_harness::implementations::mutants::{Mutant, MutantImpl};
-use tern_harness::implementations::reference::ReferenceImpl;
-use tern_harness::pool::{Flow, Pool, Ran};
-use tern_harness::simulator::driver::{first_violation, shrink, Batch, Jobs, ShrinkBudget};
+use tern_harness::events::{Event, Work};
+use tern_harness::implementations::mutants::Mutant;
+use tern_harness::simulator::driver::Batch;
 use tern_harness::simulator::faults::FaultSet;
+use tern_harness::zoo::{self, Fate, Killed};
 use tern_reports::run::{
     selftest_json, selftest_table, violation_text, KillSpread, KilledIn, MutantRow,
 };
@@ -126,70 +120,24 @@ fn batch(seeds: u64, args: &SelftestArgs) -> Batch {
     }
 }
 
-/// One mutant against the simulator: the runs it took and the invariant
-/// that caught it.
-fn try_mutant(m: Mutant, args: &SelftestArgs) -> MutantRow {
-    let imp = MutantImpl(m);
-    let started = Instant::now();
-    let mut row = MutantRow {
+/// A mutant's fate as the table and a shard's part keep it.
+fn row(fate: &Fate) -> MutantRow {
+    let m = fate.mutant;
+    MutantRow {
         name: m.name().to_owned(),
         target: m.target().name.to_owned(),
         needs: m.needs().to_owned(),
         situation: m.situation().name(),
-        killed_by: None,
-        killed_in: None,
-        seeds_needed: args.seeds(),
-        shrunk_len: None,
-        kill_millis: 0,
-        shrink_millis: 0,
-    };
-    let outcome = first_violation(
-        &batch(args.seeds(), args),
-        &imp,
-        Jobs::ONE,
-        false,
-        &quiet,
-        || false,
-    );
-    row.kill_millis = started.elapsed().as_millis();
-    if let Some((c, g, v)) = outcome.failure {
-        let shrinking = Instant::now();
-        let ce = shrink(&c, g, v, &imp, ShrinkBudget::default(), |_| {});
-        row.killed_by = Some(ce.violation.failure.invariant.name.to_owned());
-        row.killed_in = Some(KilledIn::Simulation { runs: outcome.runs });
-        row.seeds_needed = outcome.runs;
-        row.shrunk_len = Some(ce.steps.len());
-        row.shrink_millis = shrinking.elapsed().as_millis();
+        killed_by: fate.killed.as_ref().map(|k| k.name().to_owned()),
+        killed_in: fate.killed.as_ref().map(|k| match k {
+            Killed::Simulation { runs, .. } => KilledIn::Simulation { runs: *runs },
+            Killed::Corpus { case, .. } => KilledIn::Corpus { case: case.clone() },
+        }),
+        seeds_needed: fate.runs,
+        shrunk_len: fate.shrunk_len,
+        kill_millis: fate.kill_time.as_millis(),
+        shrink_millis: fate.shrink_time.as_millis(),
     }
-    row
-}
-
-/// A mutant the simulation did not kill, against the corpus: killed by its
-/// target when a failing case names it, else by the first failing case's
-/// first invariant.
-fn try_corpus(row: &mut MutantRow, m: Mutant, corpus: &Corpus) {
-    let cases: Vec<&Case> = corpus.cases.iter().collect();
-    let run = run_corpus(&cases, &MutantImpl(m), &quiet, || false);
-    let failing: Vec<&Case> = run
-        .cases
-        .iter()
-        .filter(|r| r.status.is_failure())
-        .filter_map(|r| cases.iter().copied().find(|c| c.id == r.id))
-        .collect();
-    let (case, invariant) = match failing.iter().find(|c| c.is_about(m.target())) {
-        Some(c) => (*c, m.target().name.to_owned()),
-        None => match failing.first() {
-            Some(c) => (
-                *c,
-                c.invariants.first().map_or("corpus", |i| i.name).to_owned(),
-            ),
-            None => return,
-        },
-    };
-    row.killed_by = Some(invariant);
-    row.killed_in = Some(KilledIn::Corpus {
-        case: case.id.clone(),
-    });
 }
 
 pub fn run(args: SelftestArgs) -> Exit {
@@ -213,8 +161,6 @@ pub fn run(args: SelftestArgs) -> Exit {
         .copied()
         .filter(|m| shard.takes_name(m.name()))
         .collect();
-    // Mutants are independent: the jobs take them one at a time, and the
-    // rows come back in the zoo's order.
     let jobs = args.jobs.get();
     let progress = Progress::new(
         human,
@@ -222,22 +168,10 @@ pub fn run(args: SelftestArgs) -> Exit {
         "{bar:40} {pos}/{len} {msg}",
         jobs.0.get(),
     );
-    let mut rows: Vec<MutantRow> = Vec::with_capacity(mutants.len());
-    Pool::new(jobs.0.get()).ordered(
-        mutants.len(),
-        |worker, i| {
-            let m = mutants[i];
-            progress.worker(worker.0, format!("mutant {}", m.name()));
-            let row = try_mutant(m, &args);
-            progress.bar.inc(1);
-            Ran::Done(row)
-        },
-        |_, row| {
-            rows.push(row);
-            Flow::Continue
-        },
-    );
-    if !args.simulation_only && rows.iter().any(|r| r.killed_by.is_none()) {
+    let mut fates = zoo::simulate(&mutants, &batch(args.seeds(), &args), jobs, &|event| {
+        progress.hear(event)
+    });
+    if !args.simulation_only && fates.iter().any(|f| f.killed.is_none()) {
         let loaded;
         let corpus = match &corpus {
             Some(c) => c,
@@ -252,42 +186,29 @@ pub fn run(args: SelftestArgs) -> Exit {
                 }
             },
         };
-        for (row, &m) in rows.iter_mut().zip(&mutants) {
-            if row.killed_by.is_none() {
-                try_corpus(row, m, corpus);
-            }
-        }
+        zoo::against_corpus(&mut fates, corpus);
     }
+    let rows: Vec<MutantRow> = fates.iter().map(row).collect();
     progress.bar.set_message("reference");
-    let started = Instant::now();
     let reference = Batch {
         shard,
         ..batch(args.reference_seeds, &args)
     };
-    let failure = first_violation(
-        &reference,
-        &ReferenceImpl,
-        jobs,
-        false,
-        &|event| {
-            if let Event::Started {
-                worker,
-                work: Work::Seed(seed),
-            } = event
-            {
-                progress.worker(worker, format!("reference, seed {seed}"));
-            }
-        },
-        || false,
-    )
-    .failure
-    .map(|(c, _, v)| ReferenceFailure {
-        seed: c.seed,
-        violation: violation_text(&v),
+    let reference = zoo::reference(&reference, jobs, &|event| {
+        if let Event::Started {
+            worker,
+            work: Work::Seed(seed),
+        } = event
+        {
+            progress.worker(worker, format!("reference, seed {seed}"));
+        }
     });
     let reference = Reference {
-        failure,
-        millis: started.elapsed().as_millis(),
+        failure: reference.failure.map(|(seed, v)| ReferenceFailure {
+            seed,
+            violation: violation_text(&v),
+        }),
+        millis: reference.took.as_millis(),
     };
     progress.finish();
     let body = Body {
