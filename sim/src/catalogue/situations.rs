@@ -14,13 +14,25 @@ use super::boast::Shape;
 use super::malformed::Malformation;
 use crate::contract::storage::{CrashPoint, FileOp, PowerNote};
 use crate::judge::invariants;
+use crate::judge::under_test::Fell;
 
 /// Which moment a crash at a given point is, said once for every driver
 /// that crashes an agent (the simulator and the explorer): the crash point
 /// is the harness's, the moment is the catalogue's name for it.
 impl Moment {
+    /// The moment a call came to, as the agent under test recorded it.
+    pub fn of(fell: Fell) -> Moment {
+        match fell {
+            Fell::Starting(point) => Moment::crashed_in_recovery(point),
+            Fell::Idle => Moment::CrashIdle,
+            Fell::Delivering(point) => Moment::crashed_in_delivery(point),
+            Fell::Redelivered(point) => Moment::redelivered(point),
+            Fell::Executing(point) => Moment::crashed_in_execution(point),
+        }
+    }
+
     /// A start-up that crashed at its first sync: before or after it.
-    pub fn crashed_in_recovery(point: Option<CrashPoint>) -> Moment {
+    fn crashed_in_recovery(point: Option<CrashPoint>) -> Moment {
         match point {
             Some(CrashPoint::AfterSync) => Moment::CrashInRecoveryDurable,
             _ => Moment::CrashInRecovery,
@@ -28,7 +40,7 @@ impl Moment {
     }
 
     /// A delivery that crashed before its outcome was reported.
-    pub fn crashed_in_delivery(point: Option<CrashPoint>) -> Moment {
+    fn crashed_in_delivery(point: Option<CrashPoint>) -> Moment {
         match point {
             Some(CrashPoint::AfterSync) => Moment::CrashAfterDurable,
             _ => Moment::CrashBeforeDurable,
@@ -38,7 +50,7 @@ impl Moment {
     /// A frame delivered again after a crash cut its first delivery at
     /// `point` (`None`: the crash fell after the answer, losing only the
     /// transport's acknowledgement).
-    pub fn redelivered(point: Option<CrashPoint>) -> Moment {
+    fn redelivered(point: Option<CrashPoint>) -> Moment {
         match point {
             Some(CrashPoint::AfterSync) => Moment::RedeliveredDurable,
             Some(_) => Moment::RedeliveredNotDurable,
@@ -47,7 +59,7 @@ impl Moment {
     }
 
     /// An execution that crashed at `point`, before or after its effect.
-    pub fn crashed_in_execution(point: CrashPoint) -> Moment {
+    fn crashed_in_execution(point: CrashPoint) -> Moment {
         match point {
             CrashPoint::BeforeEffect => Moment::CrashBeforeEffect,
             _ => Moment::CrashAfterEffect,

@@ -126,6 +126,13 @@ impl<'i> Subject<'i> {
         self.under_test.last_answered()
     }
 
+    /// Counts the moments the calls came to (see [`Fell`](crate::judge::under_test::Fell)).
+    fn count_fell(&mut self) {
+        for fell in self.under_test.take_fell() {
+            self.reached(Situation::Moment(Moment::of(fell)));
+        }
+    }
+
     fn reached(&mut self, s: Situation) {
         if self.counting {
             self.coverage.reach(s);
@@ -163,8 +170,8 @@ impl<'i> Subject<'i> {
             .under_test
             .start(&self.world, crash)
             .map_err(|b| b.into_failure("the implementation starts"))?;
+        self.count_fell();
         if came == Came::Crashed {
-            self.reached(Situation::Moment(Moment::crashed_in_recovery(crash)));
             self.crashed();
         }
         self.power_notes();
@@ -219,8 +226,8 @@ impl<'i> Subject<'i> {
     /// A crash between operations: the last answer's acknowledgement is
     /// lost, so its frame is returned for the sender to send again.
     pub fn crash_idle(&mut self) -> Option<Unacked> {
-        self.reached(Situation::Moment(Moment::CrashIdle));
         let owed = self.under_test.crash_idle().cloned();
+        self.count_fell();
         self.crashed();
         owed
     }
@@ -240,17 +247,14 @@ impl<'i> Subject<'i> {
             .under_test
             .deliver(frame, principal, at, crash, &[], ())
             .map_err(|b| b.into_failure("an answer to deliver"))?;
+        self.count_fell();
         let (reply, owed) = match asked {
             Asked::Crashed => {
-                self.reached(Situation::Moment(Moment::crashed_in_delivery(crash)));
                 self.crashed();
                 return Ok(Came::Crashed);
             }
             Asked::Answered { reply, owed } => (reply, owed),
         };
-        if let Some(point) = owed {
-            self.reached(Situation::Moment(Moment::redelivered(point)));
-        }
         let expected = self.under_test.expect(parsed.clone(), principal, at);
         let coverage = if self.counting {
             &mut self.coverage
@@ -310,9 +314,7 @@ impl<'i> Subject<'i> {
         if !asked.performed.is_empty() {
             self.reach.on_effect(thread.as_str(), id.as_str());
         }
-        if let (true, Some(p)) = (asked.fired, crash) {
-            self.reached(Situation::Moment(Moment::crashed_in_execution(p)));
-        }
+        self.count_fell();
         match self
             .under_test
             .settle(asked, &self.world, thread, id, at, self.names)?

@@ -8,9 +8,10 @@
 //! leaves to confirm, how an execution is judged against the oracle and
 //! the world, and how views confirm what they show.
 //!
-//! A call that a crash cuts leaves the receiver down here, before the
-//! driver counts the crash in its own way (faults, situations, a restart
-//! time).
+//! A call that a crash cuts leaves the receiver down here, and where the
+//! crash fell is recorded here ([`Fell`], the moment every driver's
+//! coverage counts), before the driver counts the crash in its own way
+//! (faults, a restart time).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -82,6 +83,25 @@ pub enum Executed {
     },
 }
 
+/// Where a call's crash fell, or that a call redelivered a frame a crash
+/// had left owed: what a driver's coverage counts of the calls (the
+/// catalogue names each a moment), recorded here, where the calls are
+/// judged, so that every driver counts the same thing at the same call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fell {
+    /// A start-up the crash armed for `point` cut.
+    Starting(Option<CrashPoint>),
+    /// A crash between operations.
+    Idle,
+    /// A delivery the crash armed for `point` cut.
+    Delivering(Option<CrashPoint>),
+    /// An answered delivery of a frame a crash had cut at `point` (`None`:
+    /// right after its answer).
+    Redelivered(Option<CrashPoint>),
+    /// An execution cut at `point`.
+    Executing(CrashPoint),
+}
+
 pub struct UnderTest<'i, Tag = ()> {
     implementation: &'i dyn Implementation,
     /// What every start is given, made once: its configuration lists every
@@ -104,6 +124,8 @@ pub struct UnderTest<'i, Tag = ()> {
     /// oracle's IDs, so these (those the oracle shows) join `seen` without
     /// reading the view.
     unconfirmed: BTreeMap<ThreadId, Vec<MessageRef>>,
+    /// What the calls came to since the driver last took it.
+    fell: Vec<Fell>,
 }
 
 impl<'i, Tag: Clone> UnderTest<'i, Tag> {
@@ -120,6 +142,7 @@ impl<'i, Tag: Clone> UnderTest<'i, Tag> {
             last_answered: None,
             seen: BTreeMap::new(),
             unconfirmed: BTreeMap::new(),
+            fell: Vec::new(),
         }
     }
 
@@ -144,7 +167,14 @@ impl<'i, Tag: Clone> UnderTest<'i, Tag> {
             last_answered: self.last_answered.clone(),
             seen: self.seen.clone(),
             unconfirmed: self.unconfirmed.clone(),
+            fell: Vec::new(),
         })
+    }
+
+    /// Where the calls' crashes fell, and the redeliveries, since last
+    /// asked: for the driver's coverage.
+    pub fn take_fell(&mut self) -> Vec<Fell> {
+        std::mem::take(&mut self.fell)
     }
 
     pub fn implementation(&self) -> &'i dyn Implementation {
@@ -214,6 +244,7 @@ impl<'i, Tag: Clone> UnderTest<'i, Tag> {
             &mut self.receiver,
         )?;
         if came == Came::Crashed {
+            self.fell.push(Fell::Starting(crash));
             self.crash();
         }
         Ok(came)
@@ -232,6 +263,7 @@ impl<'i, Tag: Clone> UnderTest<'i, Tag> {
     /// lost with it, so its frame is owed again. That frame, if an answer
     /// came since the last crash.
     pub fn crash_idle(&mut self) -> Option<&Unacked<Tag>> {
+        self.fell.push(Fell::Idle);
         self.crash();
         let last = self.last_answered.take()?;
         // Answering a frame settles what it owed, and a crash inside a
@@ -293,11 +325,15 @@ impl<'i, Tag: Clone> UnderTest<'i, Tag> {
                     }),
                 }
                 self.last_answered = None;
+                self.fell.push(Fell::Delivering(crash));
                 self.crash();
                 Ok(Asked::Crashed)
             }
             Delivery::Answered(reply) => {
                 let owed = self.cut.iter().find(|u| u.frame == frame).map(|u| u.point);
+                if let Some(point) = owed {
+                    self.fell.push(Fell::Redelivered(point));
+                }
                 self.cut.retain(|u| u.frame != frame);
                 Ok(Asked::Answered { reply, owed })
             }
@@ -355,6 +391,9 @@ impl<'i, Tag: Clone> UnderTest<'i, Tag> {
         let (result, fired) = self
             .storage
             .with_crash(crash, || receiver.execute(thread, id, at));
+        if let (true, Some(point)) = (fired, crash) {
+            self.fell.push(Fell::Executing(point));
+        }
         Executing {
             result,
             fired,
@@ -527,12 +566,20 @@ mod tests {
             tag: 7,
         };
         assert_eq!(ut.owed(), [owed]);
+        assert_eq!(ut.take_fell(), [Fell::Delivering(crash)]);
         assert_eq!(ut.start(&world, None), Ok(Came::Answered));
         match ut.deliver(&frame, &principal, at, None, &[], 9) {
             Ok(Asked::Answered { owed, .. }) => assert_eq!(owed, Some(crash)),
             other => panic!("the redelivery is answered: {other:?}"),
         }
         assert!(ut.owed().is_empty(), "an answered frame is no longer owed");
+        assert_eq!(ut.take_fell(), [Fell::Redelivered(crash)]);
+        assert!(ut.take_fell().is_empty(), "each is told once");
+        // A start-up cut at its first sync.
+        ut.crash();
+        let cut = Some(CrashPoint::BeforeSync);
+        assert_eq!(ut.start(&world, cut), Ok(Came::Crashed));
+        assert_eq!(ut.take_fell(), [Fell::Starting(cut)]);
     }
 
     #[test]
@@ -543,6 +590,7 @@ mod tests {
         let frames = deliveries(&scope);
         deliver_sound(&mut ut, &frames[0], 1);
         let owed = ut.crash_idle().cloned().expect("the last answer is owed");
+        assert_eq!(ut.take_fell(), [Fell::Idle]);
         assert_eq!(
             (owed.frame.as_slice(), owed.point, owed.tag),
             (&frames[0].0[..], None, 1)
@@ -581,6 +629,7 @@ mod tests {
             }
             let asked = ut.ask_to_execute(&world, &thread, &id, at, Some(point));
             assert!(asked.fired, "{point:?} fires");
+            assert_eq!(ut.take_fell(), [Fell::Executing(point)]);
             assert!(matches!(asked.decision, Execution::Executed { .. }));
             assert_eq!(asked.performed.len(), usize::from(done));
             let settled = ut.settle(asked, &world, &thread, &id, at, RejectNames::Compared);

@@ -47,11 +47,6 @@ impl Run<'_> {
         else {
             return Ok(());
         };
-        if let Some(point) = owed {
-            self.stats
-                .situations
-                .reach(Situation::Moment(Moment::redelivered(point)));
-        }
         // (A redelivery after the last copy on the network was delivered
         // carries the agent's own record of the frame.)
         debug_assert!(
@@ -104,15 +99,13 @@ impl Run<'_> {
             &follow,
             sent,
         );
+        self.count_fell(a);
         match answer {
             Err(breach) => {
                 Err(self.violation(Some(a), breach.into_failure("an answer to deliver")))
             }
             Ok(Asked::Crashed) => {
                 self.agents[a].pending_crash = None;
-                self.stats
-                    .situations
-                    .reach(Situation::Moment(Moment::crashed_in_delivery(point)));
                 self.crashed(a, "during a delivery, before reporting its outcome");
                 Ok(Asked::Crashed)
             }

@@ -269,11 +269,9 @@ impl Run<'_> {
             self.agents[a]
                 .under_test
                 .ask_to_execute(&self.world, &thread, &id, local, point);
-        if let Some(point) = point.filter(|_| asked.fired) {
+        self.count_fell(a);
+        if point.is_some() && asked.fired {
             self.agents[a].pending_crash = None;
-            self.stats
-                .situations
-                .reach(Situation::Moment(Moment::crashed_in_execution(point)));
         }
         self.stats.effects += asked.performed.len() as u64;
         self.stats.checks += 1;

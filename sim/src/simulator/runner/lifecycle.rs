@@ -10,14 +10,13 @@ impl Run<'_> {
     pub(super) fn start(&mut self, a: usize) -> Checked {
         // A crash scheduled for this recovery fires at its next sync.
         let point = self.agents[a].recovery_crash.take();
-        match self.agents[a].under_test.start(&self.world, point) {
+        let started = self.agents[a].under_test.start(&self.world, point);
+        self.count_fell(a);
+        match started {
             Err(breach) => {
                 Err(self.violation(Some(a), breach.into_failure("the implementation starts")))
             }
             Ok(Came::Crashed) => {
-                self.stats
-                    .situations
-                    .reach(Situation::Moment(Moment::crashed_in_recovery(point)));
                 self.crashed(a, "during its recovery");
                 Ok(())
             }
@@ -37,11 +36,18 @@ impl Run<'_> {
     /// is lost with it, so the sender delivers that frame again.
     pub(super) fn crash_between_operations(&mut self, a: usize, why: &str) {
         self.agents[a].pending_crash = None;
-        self.stats
-            .situations
-            .reach(Situation::Moment(Moment::CrashIdle));
         self.agents[a].under_test.crash_idle();
+        self.count_fell(a);
         self.crashed(a, why);
+    }
+
+    /// Counts the moments agent `a`'s calls came to (see [`Fell`](crate::judge::under_test::Fell)).
+    pub(super) fn count_fell(&mut self, a: usize) {
+        for fell in self.agents[a].under_test.take_fell() {
+            self.stats
+                .situations
+                .reach(Situation::Moment(Moment::of(fell)));
+        }
     }
 
     /// Counts a crash that left agent `a` down, and says when it comes
