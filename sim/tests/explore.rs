@@ -15,6 +15,7 @@ use tern_harness::explore::search::{explore, Exploration, Limits, Prepared, Watc
 use tern_harness::explore::trace;
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
+use tern_harness::judge::under_test::Fell;
 
 fn corpus() -> Corpus {
     Corpus::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios"))
@@ -386,7 +387,7 @@ fn twins_and_unreached_crashes_leave_every_state_and_verdict_as_it_was() {
         // Every crash at an effect that fires is still played: only those
         // that never fire are left out.
         for point in [CrashPoint::BeforeEffect, CrashPoint::AfterEffect] {
-            let at_effect = Situation::Moment(Moment::crashed_in_execution(point));
+            let at_effect = Situation::Moment(Moment::of(Fell::Executing(point)));
             assert_eq!(
                 every.situations.get(at_effect),
                 twins.situations.get(at_effect),
