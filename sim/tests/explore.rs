@@ -7,7 +7,6 @@ use std::path::Path;
 
 use tern_harness::catalogue::situations::{Moment, Situation};
 use tern_harness::contract::plugin::Implementation;
-use tern_harness::contract::storage::CrashPoint;
 use tern_harness::corpus::{Case, Corpus};
 use tern_harness::explore::builtin;
 use tern_harness::explore::scope::{FaultBudget, Scope};
@@ -15,7 +14,6 @@ use tern_harness::explore::search::{explore, Exploration, Limits, Prepared, Watc
 use tern_harness::explore::trace;
 use tern_harness::implementations::mutants::{Mutant, MutantImpl};
 use tern_harness::implementations::reference::ReferenceImpl;
-use tern_harness::judge::under_test::Fell;
 
 fn corpus() -> Corpus {
     Corpus::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios"))
@@ -386,8 +384,8 @@ fn twins_and_unreached_crashes_leave_every_state_and_verdict_as_it_was() {
         assert_eq!(every.counts.states, twins.counts.states, "{id}");
         // Every crash at an effect that fires is still played: only those
         // that never fire are left out.
-        for point in [CrashPoint::BeforeEffect, CrashPoint::AfterEffect] {
-            let at_effect = Situation::Moment(Moment::of(Fell::Executing(point)));
+        for moment in [Moment::CrashBeforeEffect, Moment::CrashAfterEffect] {
+            let at_effect = Situation::Moment(moment);
             assert_eq!(
                 every.situations.get(at_effect),
                 twins.situations.get(at_effect),
