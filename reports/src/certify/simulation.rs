@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use tern_harness::certify::{SimVerdict, SimulationRun};
 use tern_harness::contract::plugin::Durability;
 use tern_harness::corpus::{Corpus, Level};
+use tern_harness::shorthand;
 use tern_harness::simulator::happening::{notes, Happening};
 use tern_harness::simulator::runner::Stats;
 
@@ -155,7 +156,6 @@ fn seq_event(h: &Happening) -> Option<SeqEvent> {
             index,
             from,
             to,
-            gloss,
             frame,
             spoofed,
         } => {
@@ -166,7 +166,7 @@ fn seq_event(h: &Happening) -> Option<SeqEvent> {
                 message: Some(*index),
                 agent: Some(from.clone()),
                 to: to.clone(),
-                text: gloss.clone(),
+                text: shorthand::line(frame, Some(from)),
                 frame: f,
                 frame_base64: b,
                 spoofed: *spoofed,

@@ -38,16 +38,35 @@ pub struct Sent {
 }
 
 impl Sent {
-    /// The copy of this frame to `agent`, in words: a sender's own copy
-    /// (a replayed COMMIT comes back to its sender), a misrouted one, or a
-    /// copy to an addressee (or to anyone, for a frame that does not parse).
-    pub fn copy_to(&self, agent: &str) -> String {
+    /// Which copy of this frame goes to `agent`.
+    pub fn copy_to(&self, agent: &str) -> Whose {
         match &self.key {
-            Some((_, _, sender)) if sender == agent => format!("{agent}'s own copy"),
-            Some(_) if !self.addressed.iter().any(|a| a == agent) => {
-                format!("the copy misrouted to {agent}")
-            }
-            _ => format!("a copy to {agent}"),
+            Some((_, _, sender)) if sender == agent => Whose::Own,
+            Some(_) if !self.addressed.iter().any(|a| a == agent) => Whose::Misrouted,
+            _ => Whose::Addressed,
+        }
+    }
+}
+
+/// Which copy of a frame an agent is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whose {
+    /// The sender's own (a replayed COMMIT comes back to its sender).
+    Own,
+    /// A copy to an agent its `to` does not name.
+    Misrouted,
+    /// A copy to an addressee (or to anyone, for a frame that does not
+    /// parse).
+    Addressed,
+}
+
+impl Whose {
+    /// The copy to `agent`, in words.
+    pub fn text(self, agent: &str) -> String {
+        match self {
+            Whose::Own => format!("{agent}'s own copy"),
+            Whose::Misrouted => format!("the copy misrouted to {agent}"),
+            Whose::Addressed => format!("a copy to {agent}"),
         }
     }
 }

@@ -8,16 +8,108 @@ use std::fmt;
 
 use tern_model::ledger::{Execution, Outcome};
 
-use crate::contract::storage::CrashPoint;
+use crate::catalogue::reach::Whose;
+use crate::contract::storage::{CrashPoint, FileOp, Loss};
 use crate::judge::compare::execution_text;
 use crate::judge::failure::Failure;
 use crate::judge::oracle::outcome_summary;
+use crate::shorthand;
+
+/// When in an agent's life a crash came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrashWhen {
+    /// Between operations.
+    Idle,
+    /// Between operations, with another crash armed for the recovery.
+    IdleThenRecovery,
+    Recovery,
+    /// Inside a delivery, before its outcome was reported.
+    Delivery,
+    Execution,
+}
+
+impl CrashWhen {
+    fn text(self) -> &'static str {
+        match self {
+            CrashWhen::Idle => "between operations",
+            CrashWhen::IdleThenRecovery => {
+                "between operations; it will crash again while recovering"
+            }
+            CrashWhen::Recovery => "during its recovery",
+            CrashWhen::Delivery => "during a delivery, before reporting its outcome",
+            CrashWhen::Execution => "during an execution",
+        }
+    }
+}
+
+/// How a crash over a power-loss state directory fell: where in the
+/// request it came, if inside one, and what it took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PowerCrash {
+    pub at: Option<InRequest>,
+    pub loss: Loss,
+}
+
+/// Where in a request a crash fell, as the state directory told it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InRequest {
+    /// At its operation `op`, after `earlier` ones.
+    Held { op: FileOp, earlier: Vec<FileOp> },
+    /// Right after it answered; `last` was its last operation.
+    Answered { last: Option<FileOp> },
+}
+
+impl fmt::Display for InRequest {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            InRequest::Held { op, earlier } => write!(
+                f,
+                ", at its {} file operation of the request ({}, after {})",
+                shorthand::ordinal(earlier.len() + 1),
+                op.name(),
+                if earlier.is_empty() {
+                    "none".to_owned()
+                } else {
+                    earlier
+                        .iter()
+                        .map(|o| o.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            ),
+            InRequest::Answered { last } => write!(
+                f,
+                ", right after the request answered{}",
+                last.map(|o| format!(" (its last file operation: {})", o.name()))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+}
+
+/// Why an agent crashed, in the words of the shorthand.
+struct Why<'a>(CrashWhen, &'a Option<PowerCrash>);
+
+impl fmt::Display for Why<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.0.text())?;
+        if let Some(power) = self.1 {
+            if let Some(at) = &power.at {
+                write!(f, "{at}")?;
+            }
+            write!(f, "; {}", power.loss.describe())?;
+        }
+        Ok(())
+    }
+}
 
 /// A fault that hits one agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FaultEvent {
+    /// A crash; over a power-loss state directory, how it fell.
     Crash {
-        why: String,
+        when: CrashWhen,
+        power: Option<PowerCrash>,
     },
     Restart,
     /// A crash scheduled at a crash point (`when` says which delivery).
@@ -36,14 +128,13 @@ pub enum FaultEvent {
 /// One event of a recorded run, at virtual time `at` (milliseconds).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Happening {
-    /// A message put on the network. `index` identifies it in later events;
-    /// `gloss` is its shorthand line.
+    /// A message put on the network, by `from` as the frame claims.
+    /// `index` identifies it in later events.
     Send {
         at: u64,
         index: usize,
         from: String,
         to: Vec<String>,
-        gloss: String,
         frame: Vec<u8>,
         spoofed: bool,
     },
@@ -57,12 +148,12 @@ pub enum Happening {
         outcome: Reported,
     },
     /// A copy to `to` was lost; the sender retransmits. `whose` says which
-    /// copy, in words.
+    /// copy it was.
     Lost {
         at: u64,
         index: usize,
         to: String,
-        whose: String,
+        whose: Whose,
     },
     Fault {
         at: u64,
@@ -119,7 +210,7 @@ impl FaultEvent {
     /// The fault as a label on `agent`'s lifeline.
     pub fn label(&self, agent: &str) -> String {
         match self {
-            FaultEvent::Crash { why } => format!("⚡ crash ({why})"),
+            FaultEvent::Crash { when, power } => format!("⚡ crash ({})", Why(*when, power)),
             FaultEvent::Restart => "↺ restart from storage".into(),
             FaultEvent::WillCrash { point, when } => {
                 format!("⚡ will crash at {}{when}", point.name())
@@ -164,16 +255,26 @@ struct Shorthand<'h>(&'h Happening);
 impl fmt::Display for Shorthand<'_> {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         match self.0 {
-            Happening::Send { gloss, spoofed, .. } => {
-                write!(f, "{}{gloss}", if *spoofed { "☠ " } else { "" })
-            }
+            Happening::Send {
+                from,
+                frame,
+                spoofed,
+                ..
+            } => write!(
+                f,
+                "{}{}",
+                if *spoofed { "☠ " } else { "" },
+                shorthand::line(frame, Some(from))
+            ),
             Happening::SecondCopy { to, .. } => write!(f, "  ⧉ a second copy to {to} will follow"),
             Happening::Deliver { to, outcome, .. } => write!(f, "  ↳ {to}: {outcome}"),
-            Happening::Lost { whose, .. } => {
-                write!(f, "  ✗ {whose} is lost; the sender retransmits")
+            Happening::Lost { whose, to, .. } => {
+                write!(f, "  ✗ {} is lost; the sender retransmits", whose.text(to))
             }
             Happening::Fault { agent, fault, .. } => match fault {
-                FaultEvent::Crash { why } => write!(f, "⚡ {agent} crashes ({why})"),
+                FaultEvent::Crash { when, power } => {
+                    write!(f, "⚡ {agent} crashes ({})", Why(*when, power))
+                }
                 FaultEvent::Restart => write!(f, "↺ {agent} restarts from its storage"),
                 FaultEvent::WillCrash { point, when } => {
                     write!(f, "⚡ {agent} will crash at {}{when}", point.name())
@@ -236,6 +337,45 @@ mod tests {
                     when: " of its second delivery from now",
                 },
             },
+            Happening::Lost {
+                at: 60,
+                index: 0,
+                to: "carol".into(),
+                whose: Whose::Misrouted,
+            },
+            Happening::Fault {
+                at: 70,
+                agent: "carol".into(),
+                fault: FaultEvent::Crash {
+                    when: CrashWhen::Delivery,
+                    power: None,
+                },
+            },
+            Happening::Fault {
+                at: 80,
+                agent: "carol".into(),
+                fault: FaultEvent::Crash {
+                    when: CrashWhen::Recovery,
+                    power: Some(PowerCrash {
+                        at: Some(InRequest::Held {
+                            op: FileOp::Rename,
+                            earlier: vec![FileOp::Write, FileOp::Sync],
+                        }),
+                        loss: Loss::Power,
+                    }),
+                },
+            },
+            Happening::Fault {
+                at: 90,
+                agent: "carol".into(),
+                fault: FaultEvent::Crash {
+                    when: CrashWhen::Idle,
+                    power: Some(PowerCrash {
+                        at: Some(InRequest::Answered { last: None }),
+                        loss: Loss::Kill,
+                    }),
+                },
+            },
         ]
         .iter()
         .map(Happening::note)
@@ -248,6 +388,10 @@ mod tests {
                 "    30 ms  ▶ bob executes bob:2: refused: grant_expired",
                 "    40 ms  ▶ bob executes bob:2: crashed before answering",
                 "    50 ms  ⚡ carol will crash at AfterSync of its second delivery from now",
+                "    60 ms    ✗ the copy misrouted to carol is lost; the sender retransmits",
+                "    70 ms  ⚡ carol crashes (during a delivery, before reporting its outcome)",
+                "    80 ms  ⚡ carol crashes (during its recovery, at its 3rd file operation of the request (rename, after write, sync); power loss; what was not synced is gone)",
+                "    90 ms  ⚡ carol crashes (between operations, right after the request answered; killed; the kernel keeps every write that returned)",
             ]
         );
     }

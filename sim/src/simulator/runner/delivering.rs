@@ -106,7 +106,7 @@ impl Run<'_> {
             }
             Ok(Asked::Crashed) => {
                 self.agents[a].pending_crash = None;
-                self.crashed(a, "during a delivery, before reporting its outcome");
+                self.crashed(a, CrashWhen::Delivery);
                 Ok(Asked::Crashed)
             }
             Ok(answered) => Ok(answered),

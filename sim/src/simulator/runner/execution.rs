@@ -305,7 +305,7 @@ impl Run<'_> {
                     id: id.to_string(),
                     result: ExecutionResult::Crashed,
                 });
-                self.crashed(a, "during an execution");
+                self.crashed(a, CrashWhen::Execution);
                 Ok(())
             }
             Ok(Executed::Answered { actual, judged }) => {

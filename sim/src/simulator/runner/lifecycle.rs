@@ -17,7 +17,7 @@ impl Run<'_> {
                 Err(self.violation(Some(a), breach.into_failure("the implementation starts")))
             }
             Ok(Came::Crashed) => {
-                self.crashed(a, "during its recovery");
+                self.crashed(a, CrashWhen::Recovery);
                 Ok(())
             }
             Ok(Came::Answered) => {
@@ -34,11 +34,11 @@ impl Run<'_> {
 
     /// A crash while agent `a` is idle. Its last answer's acknowledgement
     /// is lost with it, so the sender delivers that frame again.
-    pub(super) fn crash_between_operations(&mut self, a: usize, why: &str) {
+    pub(super) fn crash_between_operations(&mut self, a: usize, when: CrashWhen) {
         self.agents[a].pending_crash = None;
         self.agents[a].under_test.crash_idle();
         self.count_fell(a);
-        self.crashed(a, why);
+        self.crashed(a, when);
     }
 
     /// Counts the moments agent `a`'s calls came to (see [`Fell`](crate::judge::under_test::Fell)).
@@ -52,7 +52,7 @@ impl Run<'_> {
 
     /// Counts a crash that left agent `a` down, and says when it comes
     /// back.
-    pub(super) fn crashed(&mut self, a: usize, why: &str) {
+    pub(super) fn crashed(&mut self, a: usize, when: CrashWhen) {
         self.fault(Fault::Crash);
         self.reach.on_crash(a);
         let agent = &mut self.agents[a];
@@ -62,55 +62,31 @@ impl Run<'_> {
         // the request, and what it takes (at the restart).
         let cut = agent.storage().cut();
         let at = self.power_notes(a);
-        let why = match cut {
-            Some(cut) => {
-                if cut.loss != Loss::Kill {
-                    self.fault(Fault::PowerLoss);
-                }
-                format!("{why}{at}; {}", cut.loss.describe())
+        let power = cut.map(|cut| {
+            if cut.loss != Loss::Kill {
+                self.fault(Fault::PowerLoss);
             }
-            None => why.to_owned(),
-        };
+            PowerCrash { at, loss: cut.loss }
+        });
         self.happen(|at| Happening::Fault {
             at,
             agent: name,
-            fault: FaultEvent::Crash { why },
+            fault: FaultEvent::Crash { when, power },
         });
     }
 
     /// Counts the situations of what the state directory of agent `a` told
     /// of its crashes since last asked, and says where a crash inside a
-    /// request fell (empty if it did not).
-    pub(super) fn power_notes(&mut self, a: usize) -> String {
-        let mut at = String::new();
+    /// request fell (`None` if it did not).
+    pub(super) fn power_notes(&mut self, a: usize) -> Option<InRequest> {
+        let mut at = None;
         for note in self.agents[a].storage().take_notes() {
             for moment in power_moments(&note) {
                 self.stats.situations.reach(Situation::Moment(moment));
             }
             match note {
-                PowerNote::Held { op, earlier } => {
-                    at = format!(
-                        ", at its {} file operation of the request ({}, after {})",
-                        shorthand::ordinal(earlier.len() + 1),
-                        op.name(),
-                        if earlier.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            earlier
-                                .iter()
-                                .map(|o| o.name())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        }
-                    )
-                }
-                PowerNote::Answered { last } => {
-                    at = format!(
-                        ", right after the request answered{}",
-                        last.map(|o| format!(" (its last file operation: {})", o.name()))
-                            .unwrap_or_default()
-                    )
-                }
+                PowerNote::Held { op, earlier } => at = Some(InRequest::Held { op, earlier }),
+                PowerNote::Answered { last } => at = Some(InRequest::Answered { last }),
                 PowerNote::Lost { .. } => {}
             }
         }

@@ -35,9 +35,10 @@ use crate::judge::no_effect;
 use crate::judge::oracle;
 use crate::judge::replies::KnownAcks;
 use crate::judge::under_test::{Asked, Executed, Unacked, UnderTest};
-use crate::shorthand;
 
-use super::happening::{ExecutionResult, FaultEvent, Happening, Reported};
+use super::happening::{
+    CrashWhen, ExecutionResult, FaultEvent, Happening, InRequest, PowerCrash, Reported,
+};
 use crate::judge::compare::RejectNames;
 
 mod delivering;

@@ -33,12 +33,9 @@ impl Run<'_> {
                             } else {
                                 CrashPoint::AfterSync
                             });
-                            self.crash_between_operations(
-                                a,
-                                "between operations; it will crash again while recovering",
-                            );
+                            self.crash_between_operations(a, CrashWhen::IdleThenRecovery);
                         }
-                        0 => self.crash_between_operations(a, "between operations"),
+                        0 => self.crash_between_operations(a, CrashWhen::Idle),
                         p => {
                             // Half the sync crashes fall at the second
                             // delivery from now.

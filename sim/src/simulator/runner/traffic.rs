@@ -16,20 +16,17 @@ impl Run<'_> {
         // and every oracle that receives it read this message.
         let parsed = tern_model::ledger::parse_shared(&out.frame);
         if self.record {
-            let line = shorthand::line(&out.frame, Some(&claimed));
             let to = out
                 .recipients
                 .iter()
                 .map(|r| self.agents[*r].name.clone())
                 .collect();
-            let gloss = line.clone();
             let frame = out.frame.clone();
             self.happen(|at| Happening::Send {
                 at,
                 index,
                 from: claimed,
                 to,
-                gloss,
                 frame,
                 spoofed,
             });
@@ -106,11 +103,7 @@ impl Run<'_> {
             let name = self.agents[to].name.clone();
             // Say whose copy it is: a misrouted frame or a replay also goes
             // to agents its `to` does not name.
-            let whose = if self.record {
-                self.facts[copy.sent].copy_to(&name)
-            } else {
-                String::new()
-            };
+            let whose = self.facts[copy.sent].copy_to(&name);
             self.happen(|at| Happening::Lost {
                 at,
                 index: copy.sent,
