@@ -111,20 +111,9 @@ mod tests {
 
     use super::*;
     use crate::simulator::driver::{first_violation, Batch, Jobs};
-    use crate::simulator::faults::FaultSet;
 
     fn batch(seeds: u64) -> Batch {
-        Batch {
-            first_seed: 3,
-            seeds,
-            agents: 3,
-            steps: 30,
-            faults: FaultSet::all(),
-            names: Default::default(),
-            swarm: true,
-            shard: crate::shard::Shard::WHOLE,
-            deadline: None,
-        }
+        Batch::with_every_fault(3, seeds, 3, 30)
     }
 
     /// What a listener hears of a batch: every seed taken up once, and

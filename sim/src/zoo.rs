@@ -181,20 +181,9 @@ pub fn reference(batch: &Batch, jobs: Jobs, events: &Listener<'_>) -> ReferenceR
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simulator::faults::FaultSet;
 
     fn batch(seeds: u64) -> Batch {
-        Batch {
-            first_seed: 0,
-            seeds,
-            agents: 3,
-            steps: 200,
-            faults: FaultSet::all(),
-            names: Default::default(),
-            swarm: true,
-            shard: crate::shard::Shard::WHOLE,
-            deadline: None,
-        }
+        Batch::with_every_fault(0, seeds, 3, 200)
     }
 
     /// Fates come in the zoo's order whatever the jobs; a mutant caught by

@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use tern_harness::events::{Event, Work};
 use tern_harness::implementations::mutants::Mutant;
 use tern_harness::simulator::driver::Batch;
-use tern_harness::simulator::faults::FaultSet;
 use tern_harness::zoo::{self, Fate, Killed};
 use tern_reports::run::{
     selftest_json, selftest_table, violation_text, KillSpread, KilledIn, MutantRow,
@@ -107,17 +106,7 @@ impl SelftestArgs {
 
 /// `seeds` runs from seed 0, with every fault.
 fn batch(seeds: u64, args: &SelftestArgs) -> Batch {
-    Batch {
-        first_seed: 0,
-        seeds,
-        agents: args.agents(),
-        steps: args.steps,
-        faults: FaultSet::all(),
-        names: Default::default(),
-        swarm: true,
-        shard: tern_harness::shard::Shard::WHOLE,
-        deadline: None,
-    }
+    Batch::with_every_fault(0, seeds, args.agents(), args.steps)
 }
 
 /// A mutant's fate as the table and a shard's part keep it.

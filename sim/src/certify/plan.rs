@@ -14,7 +14,7 @@ use crate::corpus::Level;
 use crate::explore::scope::Scope;
 use crate::judge::compare::RejectNames;
 use crate::shard::Shard;
-use crate::simulator::faults::{Fault, FaultSet};
+use crate::simulator::faults::Fault;
 
 /// Whether an implementation's exploration runs, and if not, why: a
 /// report says why a part did not run.
@@ -112,18 +112,12 @@ pub fn budget(
     shard: Shard,
 ) -> Budget {
     Budget {
-        seeds,
-        first_seed,
-        agents,
-        steps,
-        faults: FaultSet::all(),
         names: match level {
             Level::Core => RejectNames::Ignored,
             Level::Profile => RejectNames::Compared,
         },
-        swarm: true,
         shard,
-        deadline: None,
+        ..Budget::with_every_fault(first_seed, seeds, agents, steps)
     }
 }
 

@@ -117,6 +117,23 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// `seeds` runs from `first_seed` of `agents` agents and `steps` steps,
+    /// with every fault and swarm mixes, reject names compared, all of the
+    /// seeds and no deadline: the batch every command starts from.
+    pub fn with_every_fault(first_seed: u64, seeds: u64, agents: usize, steps: usize) -> Batch {
+        Batch {
+            first_seed,
+            seeds,
+            agents,
+            steps,
+            faults: FaultSet::all(),
+            names: RejectNames::Compared,
+            swarm: true,
+            shard: Shard::WHOLE,
+            deadline: None,
+        }
+    }
+
     /// How many runs this batch's shard plays when nothing stops it.
     pub fn share(&self) -> u64 {
         self.shard.positions_of(self.seeds)

@@ -115,21 +115,10 @@ mod tests {
     use super::*;
     use crate::implementations::mutants::{Mutant, MutantImpl};
     use crate::simulator::driver::{ShrinkEnd, DEFAULT_HANG_WAIT};
-    use crate::simulator::faults::FaultSet;
 
     fn plan(shrink: bool) -> Hunt {
         Hunt {
-            batch: Batch {
-                first_seed: 0,
-                seeds: 60,
-                agents: 3,
-                steps: 120,
-                faults: FaultSet::all(),
-                names: Default::default(),
-                swarm: true,
-                shard: crate::shard::Shard::WHOLE,
-                deadline: None,
-            },
+            batch: Batch::with_every_fault(0, 60, 3, 120),
             jobs: Jobs::ONE,
             record: false,
             shrink,
