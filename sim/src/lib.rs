@@ -27,7 +27,7 @@ pub mod events;
 pub mod explore;
 pub mod implementations;
 pub mod judge;
-pub mod pool;
+pub(crate) mod pool;
 pub mod shard;
 pub mod shorthand;
 pub mod simulator;

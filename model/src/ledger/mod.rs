@@ -201,19 +201,17 @@ impl Ledger {
         id
     }
 
-    /// The principal bound to `participant` in the thread's context.
-    fn binding(
-        &self,
-        thread: &ThreadId,
-        participant: &crate::message::Participant,
-    ) -> Option<Principal> {
+    /// The bindings of the thread's identity context, looked up once for
+    /// all the participants a frame names; `None` when the thread has no
+    /// context here.
+    fn bindings(&self, thread: &ThreadId) -> Option<Bindings<'_>> {
         match &self.config.contexts {
-            Contexts::Open => Principal::new(participant.as_str()).ok(),
-            Contexts::Fixed { contexts, threads } => contexts
-                .get(threads.get(thread)?)?
-                .bindings
-                .get(participant)
-                .cloned(),
+            Contexts::Open => ContextName::new(thread.as_str())
+                .is_ok()
+                .then_some(Bindings::Open),
+            Contexts::Fixed { contexts, threads } => Some(Bindings::Fixed(
+                contexts.get(threads.get(thread)?).map(|c| &c.bindings),
+            )),
         }
     }
 
@@ -360,18 +358,14 @@ impl Ledger {
     /// Identity and addressing (sections 1 and 5): who may put a message
     /// into this ledger at all. Nothing that fails here is stored.
     fn admit(&self, m: &Message, principal: &Principal) -> Result<(), Rejection> {
-        let has_context = match &self.config.contexts {
-            Contexts::Open => ContextName::new(m.thread.as_str()).is_ok(),
-            Contexts::Fixed { threads, .. } => threads.contains_key(&m.thread),
-        };
-        if !has_context {
+        let Some(bindings) = self.bindings(&m.thread) else {
             return Err(Rejection::new(
                 RejectClass::UnknownThread,
                 Pointer::of(&["thread"]),
                 format!("thread `{}` has no identity context here", m.thread),
             ));
-        }
-        let Some(bound) = self.binding(&m.thread, &m.from) else {
+        };
+        let Some(bound) = bindings.principal(&m.from) else {
             return Err(Rejection::new(
                 RejectClass::UnknownParticipant,
                 Pointer::of(&["from"]),
@@ -379,7 +373,7 @@ impl Ledger {
             ));
         };
         for (i, to) in m.to.iter().enumerate() {
-            if self.binding(&m.thread, to).is_none() {
+            if bindings.principal(to).is_none() {
                 return Err(Rejection::new(
                     RejectClass::UnknownParticipant,
                     Pointer::of(&["to"]).index(i),
@@ -492,5 +486,24 @@ impl Ledger {
                 })
             })
             .collect()
+    }
+}
+
+/// Who a thread's participants are bound to: in an open configuration
+/// each participant is the principal of its own name; in a fixed one the
+/// thread's identity context says (`None`: a context the configuration
+/// names but does not define, which binds no one).
+enum Bindings<'a> {
+    Open,
+    Fixed(Option<&'a std::collections::BTreeMap<crate::message::Participant, Principal>>),
+}
+
+impl Bindings<'_> {
+    /// The principal bound to `participant`.
+    fn principal(&self, participant: &crate::message::Participant) -> Option<Principal> {
+        match self {
+            Bindings::Open => Principal::new(participant.as_str()).ok(),
+            Bindings::Fixed(bindings) => (*bindings)?.get(participant).cloned(),
+        }
     }
 }
