@@ -1,15 +1,17 @@
 //! What the engines tell while they work, as one typed stream.
 //!
-//! The corpus player, the simulation's batches and a certification's
-//! exploration each take one [`Listener`] and tell it two things: which
-//! piece of work a worker takes up, from that worker's thread (for
-//! displays that show every worker), and each piece that ends, on the
-//! caller's thread and in the work's own order whatever the number of
-//! workers (so what a listener makes of the ends is the same for one job
-//! or many). A certification also tells when each of its parts starts
-//! and ends. Progress bars, a shard's run counts, a trace printed as runs
-//! end and the tests all listen to this one stream, instead of each engine
-//! taking a callback per thing it tells.
+//! The corpus player, the simulation's batches, the hunt for a batch's
+//! first violation, the mutant zoo and a certification's exploration
+//! each take one [`Listener`] and tell it two things: which piece of work
+//! a worker takes up, from that worker's thread (for displays that show
+//! every worker), and each piece that ends, on the caller's thread and in
+//! the work's own order whatever the number of workers (so what a
+//! listener makes of the ends is the same for one job or many). A
+//! certification also tells when each of its parts starts and ends, and a
+//! hunt what it found and how its shrinking goes. Progress bars, a
+//! shard's run counts, a trace printed as runs end and the tests all
+//! listen to this one stream, instead of each engine taking a callback
+//! per thing it tells.
 
 use std::time::Duration;
 

@@ -45,6 +45,9 @@ pub fn certify(
     out
 }
 
+/// One implementation's parts, in order: the corpus first, since its
+/// first start says what the implementation claims, which the
+/// simulation and the exploration need.
 fn certify_one(
     plan: &Plan,
     share: Share<'_>,
@@ -176,7 +179,7 @@ fn exploration(
     events: &Listener<'_>,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> ExplorationRun {
-    let explore: Explore = subject.explore;
+    let explore = subject.explore;
     if explore.skipped().is_some() || stop() {
         return ExplorationRun::never_ran(explore);
     }
