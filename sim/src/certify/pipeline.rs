@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::{
     check_determinism, run_corpus_with, run_exploration, run_simulation, Certification, CorpusRun,
-    ExplorationRun, Explore, Plan, SimulationRun, Subject,
+    ExplorationRun, Plan, SimulationRun, Subject,
 };
 use crate::contract::plugin::Identity;
 use crate::corpus::Case;
@@ -200,7 +200,7 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::certify::{budget, subjects, SimVerdict};
+    use crate::certify::{budget, subjects, Explore, SimVerdict};
     use crate::corpus::{Corpus, Level};
     use crate::implementations::reference::ReferenceImpl;
 
