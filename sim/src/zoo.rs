@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::certify::run_corpus;
 use crate::corpus::{Case, Corpus};
 use crate::events::{self, quiet, Event, Listener};
+use crate::implementations::locked;
 use crate::implementations::mutants::{Mutant, MutantImpl};
 use crate::implementations::reference::ReferenceImpl;
 use crate::judge::invariants::Invariant;
@@ -80,7 +81,7 @@ pub fn simulate(mutants: &[Mutant], batch: &Batch, jobs: Jobs, events: &Listener
         },
         |_, fate| {
             events(Event::Mutant(&fate));
-            fates.lock().unwrap_or_else(|e| e.into_inner()).push(fate);
+            locked(&fates).push(fate);
             Flow::Continue
         },
     );
@@ -104,7 +105,7 @@ fn hunted(mutant: Mutant, batch: &Batch) -> Fate {
         &MutantImpl(mutant),
         &|event| {
             if let Event::Found { .. } = event {
-                *found_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(started.elapsed());
+                *locked(&found_at) = Some(started.elapsed());
             }
         },
         &|| false,

@@ -29,7 +29,7 @@ use tern_reports::shards::certify as certify_part;
 use tern_reports::shards::{Command, Part};
 
 use super::corpus::load_corpus;
-use super::progress::Progress;
+use super::progress::{locked, Progress};
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{
     parse_agents, parse_duration, parse_mutant, parse_steps, DeterminismArg, JobsArg, TimeoutArgs,
@@ -472,12 +472,6 @@ impl Display {
     fn counts(self) -> Vec<Vec<Stats>> {
         self.counts.into_inner().unwrap_or_else(|e| e.into_inner())
     }
-}
-
-/// A lock of the display's, which no panic can leave unusable: a display
-/// is drawn only.
-fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Context<'_> {

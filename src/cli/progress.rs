@@ -234,6 +234,12 @@ fn plain_line(bar: &ProgressBar) -> String {
     line
 }
 
+/// A lock of a display's state (bars, counts kept beside them), which no
+/// panic can leave unusable: a display is drawn only.
+pub fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,7 +26,7 @@ use tern_reports::run::{counterexample_text, summary, violation_json, violation_
 use tern_reports::shards::run::{Body, Finding, Setting};
 use tern_reports::shards::{Command, Part};
 
-use super::progress::Progress;
+use super::progress::{locked, Progress};
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{
     implementation, parse_agents, parse_duration, parse_mutant, parse_steps, power_loss,
@@ -331,10 +331,7 @@ fn hunt_shown(
         &|event| match event {
             Event::Run { config, played, .. } => {
                 if args.shards.shard().is_some() {
-                    counts
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(played.stats.clone());
+                    locked(&counts).push(played.stats.clone());
                 }
                 if args.show_trace && human {
                     progress.suspend(|| {
