@@ -31,16 +31,16 @@ pub(crate) fn frame_fields(b: &[u8]) -> (Option<String>, Option<String>) {
 }
 
 fn step_report(x: &Exchange) -> StepReport {
-    let (frame, frame_base64) = x.frame.as_deref().map_or((None, None), frame_fields);
+    let (frame, frame_base64) = x.frame().map_or((None, None), frame_fields);
     StepReport {
         step: x.step,
-        op: x.op.to_owned(),
-        sender: x.sender.clone(),
-        gloss: x.gloss.clone(),
+        op: x.op().to_owned(),
+        sender: x.sender().map(str::to_owned),
+        gloss: x.gloss(),
         frame,
         frame_base64,
-        answer: x.answer.clone(),
-        fault: x.fault.clone(),
+        answer: x.answer(),
+        fault: x.fault().map(str::to_owned),
         ok: x.ok,
     }
 }

@@ -1,7 +1,7 @@
 //! Running one case against an implementation: a fresh storage and world,
 //! each step in order, each result held against the case's expectation and
 //! against the checks that hold for every delivery. The transcript it keeps
-//! is what reports draw as a sequence diagram.
+//! ([`transcript`]) is what reports draw as a sequence diagram.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,8 +10,7 @@ use tern_model::ledger::{Contexts, EffectKey, Execution, LedgerConfig, LocalTime
 use tern_model::message::{Participant, Principal, ThreadId};
 
 use super::case::{
-    Case, ComparedEvent, ComparedOutcome, DeliverCrash, EventKindKey, ExecuteCrash, ExpectDeliver,
-    Step,
+    Case, ComparedEvent, DeliverCrash, EventKindKey, ExecuteCrash, ExpectDeliver, Step,
 };
 use super::pattern::mismatch;
 use crate::contract::plugin::{
@@ -26,9 +25,12 @@ use crate::judge::invariants::{self as inv, Invariant};
 use crate::judge::no_effect;
 use crate::judge::replies::KnownAcks;
 use crate::judge::under_test::{Asked, UnderTest};
-use crate::shorthand;
 
 mod calls;
+pub mod transcript;
+
+use transcript::{counts_text, effect_names, events_text};
+pub use transcript::{Answer, Exchange, Played};
 
 /// The outcome of a case (docs/corpus.md section 3).
 #[derive(
@@ -153,24 +155,6 @@ impl StepFailure {
     }
 }
 
-/// What happened at one step, for diagrams and for people.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Exchange {
-    pub step: usize,
-    pub op: &'static str,
-    /// Who sent the frame, as its `from` says (or the transport principal
-    /// when the frame has none); `None` for operations of the harness.
-    pub sender: Option<String>,
-    /// The seed's shorthand for a frame, or a short description.
-    pub gloss: String,
-    pub frame: Option<Vec<u8>>,
-    /// The receiver's answer, summarised.
-    pub answer: String,
-    /// A crash or restart the harness caused at this step.
-    pub fault: Option<String>,
-    pub ok: bool,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaseRun {
     pub id: String,
@@ -179,30 +163,6 @@ pub struct CaseRun {
     /// For `not_applicable`: what the implementation did not claim.
     pub unclaimed: Vec<Capability>,
     pub transcript: Vec<Exchange>,
-}
-
-fn event_text(e: &ComparedEvent) -> String {
-    let v = match &e.verdict {
-        ComparedOutcome::Accepted => "accepted".to_owned(),
-        ComparedOutcome::Duplicate => "duplicate".to_owned(),
-        ComparedOutcome::Pending(m) => format!(
-            "pending on {}",
-            m.iter().cloned().collect::<Vec<_>>().join(", ")
-        ),
-        ComparedOutcome::Rejected(c) => format!("rejected {}", c.as_str()),
-    };
-    let id = e.id.as_deref().unwrap_or("(no id)");
-    match e.kind {
-        EventKindKey::Delivered => format!("{id} {v}"),
-        k => format!("{} {id} {v}", k.as_str()),
-    }
-}
-
-fn events_text(events: &[ComparedEvent]) -> String {
-    if events.is_empty() {
-        return "no event".to_owned();
-    }
-    events.iter().map(event_text).collect::<Vec<_>>().join("; ")
 }
 
 /// Who sent a frame, for the diagram's lifelines: its `from` when the
@@ -308,19 +268,7 @@ impl Player<'_> {
         }
         self.record(Exchange {
             step,
-            op: "restart",
-            sender: None,
-            gloss: "restart from storage".to_owned(),
-            frame: None,
-            answer: "(killed while starting)".to_owned(),
-            fault: Some(match crash {
-                DeliverCrash::BeforeDurable => {
-                    "restart, crashing before what it writes is durable".to_owned()
-                }
-                DeliverCrash::AfterDurable => {
-                    "restart, crashing once what it writes is durable".to_owned()
-                }
-            }),
+            played: Played::Restarted { crash: Some(crash) },
             ok: true,
         });
         if let Err(breach) = result {
@@ -398,12 +346,7 @@ impl Player<'_> {
             Step::Crash => {
                 self.record(Exchange {
                     step: i,
-                    op: "crash",
-                    sender: None,
-                    gloss: "crash".to_owned(),
-                    frame: None,
-                    answer: String::new(),
-                    fault: Some("killed without warning".to_owned()),
+                    played: Played::Crashed,
                     ok: true,
                 });
                 self.under_test.crash();
@@ -412,12 +355,7 @@ impl Player<'_> {
             Step::Restart { crash: None } => {
                 self.record(Exchange {
                     step: i,
-                    op: "restart",
-                    sender: None,
-                    gloss: "restart from storage".to_owned(),
-                    frame: None,
-                    answer: String::new(),
-                    fault: Some("restart".to_owned()),
+                    played: Played::Restarted { crash: None },
                     ok: true,
                 });
                 self.start(i)
@@ -431,27 +369,28 @@ impl Player<'_> {
     fn check_view(&mut self, i: usize, thread: &ThreadId, pattern: &Value) -> Checked {
         let world = self.world.clone();
         let result = no_effect::view(self.receiver(), &world, thread);
-        let mut x = Exchange {
-            step: i,
-            op: "view",
-            sender: None,
-            gloss: format!("view of {thread}"),
-            frame: None,
-            answer: String::new(),
-            fault: None,
-            ok: true,
-        };
         let view = match result {
             Ok(v) => v.to_value(),
             Err(breach) => {
-                x.answer = breach.actual();
-                x.ok = false;
-                self.record(x);
+                self.record(Exchange {
+                    step: i,
+                    played: Played::Viewed {
+                        thread: thread.clone(),
+                        answer: Answer::Failed(breach.actual()),
+                    },
+                    ok: false,
+                });
                 return Err(self.breach(i, "a view", breach));
             }
         };
-        x.answer = view.to_string();
-        self.record(x);
+        self.record(Exchange {
+            step: i,
+            played: Played::Viewed {
+                thread: thread.clone(),
+                answer: Answer::Given(view.clone()),
+            },
+            ok: true,
+        });
         if let Some((at, why)) = mismatch(pattern, &view) {
             self.mark_last_failed();
             return Err(self.unexpected(
@@ -470,36 +409,20 @@ impl Player<'_> {
         for (_, k) in self.world.log() {
             *counts.entry(k.0).or_default() += 1;
         }
-        let text = |m: &BTreeMap<String, u32>| {
-            if m.is_empty() {
-                "no effect".to_owned()
-            } else {
-                m.iter()
-                    .map(|(k, n)| format!("{k} ×{n}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            }
-        };
-        let ok = &counts == expect;
-        self.record(Exchange {
-            step: i,
-            op: "effects",
-            sender: None,
-            gloss: "the world's effect counts".to_owned(),
-            frame: None,
-            answer: text(&counts),
-            fault: None,
-            ok,
-        });
-        if !ok {
-            let (expected, actual) = (text(expect), text(&counts));
-            return Err(if counts.values().any(|n| *n > 1) {
+        let failure = (&counts != expect).then(|| {
+            let (expected, actual) = (counts_text(expect), counts_text(&counts));
+            if counts.values().any(|n| *n > 1) {
                 self.broke(i, Failure::new(inv::AT_MOST_ONCE, expected, actual))
             } else {
                 self.unexpected(i, expected, actual)
-            });
-        }
-        Ok(())
+            }
+        });
+        self.record(Exchange {
+            step: i,
+            played: Played::Effects { counts },
+            ok: failure.is_none(),
+        });
+        failure.map_or(Ok(()), Err)
     }
 }
 

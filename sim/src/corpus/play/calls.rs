@@ -1,7 +1,7 @@
 //! The two calls whose answers a case judges: a delivery (its events
 //! against the expectation, its frames against the delivery rules) and
 //! an execution (its report against the effects the world saw). Each
-//! also draws its line of the transcript, failing or not.
+//! also records its line of the transcript, failing or not.
 
 use super::*;
 
@@ -25,25 +25,20 @@ impl Player<'_> {
             &[],
             (),
         );
-        let mut x = Exchange {
-            step: i,
-            op: "deliver",
-            sender: Some(sender_of(frame, principal, &self.under_test.init().config)),
-            gloss: shorthand::line(frame, Some(principal.as_str())),
-            frame: Some(frame.to_vec()),
-            answer: String::new(),
-            fault: None,
-            ok: true,
+        let sender = sender_of(frame, principal, &self.under_test.init().config);
+        let delivered = |answer| Played::Delivered {
+            frame: frame.to_vec(),
+            principal: principal.clone(),
+            sender,
+            crash,
+            answer,
         };
-        if let Some(c) = crash {
-            x.fault = Some(match c {
-                DeliverCrash::BeforeDurable => "crash before the frame is durable".to_owned(),
-                DeliverCrash::AfterDurable => {
-                    "crash after the frame is durable, before its outcome is taken".to_owned()
-                }
+        if crash.is_some() {
+            self.record(Exchange {
+                step: i,
+                played: delivered(Answer::Killed),
+                ok: true,
             });
-            x.answer = "(killed; no outcome)".to_owned();
-            self.record(x);
             match answer {
                 Err(breach) => {
                     return Err(self.breach(i, "a crash at the scheduled point", breach))
@@ -59,35 +54,40 @@ impl Player<'_> {
             Ok(Asked::Answered { reply, .. }) => reply,
             Ok(Asked::Crashed) => {
                 // No crash was scheduled, so none could fire.
-                x.answer = ImplError::Crashed.to_string();
-                x.ok = false;
-                self.record(x);
+                self.record(Exchange {
+                    step: i,
+                    played: delivered(Answer::Failed(ImplError::Crashed.to_string())),
+                    ok: false,
+                });
                 let breach = Breach::InventedCrash(Call::Delivery);
                 return Err(self.breach(i, "an answer to deliver", breach));
             }
             Err(breach) => {
-                x.answer = breach.actual();
-                x.ok = false;
-                self.record(x);
+                self.record(Exchange {
+                    step: i,
+                    played: delivered(Answer::Failed(breach.actual())),
+                    ok: false,
+                });
                 return Err(self.breach(i, "an answer to deliver", breach));
             }
         };
         let actual: Vec<ComparedEvent> = d.events.iter().map(ComparedEvent::of).collect();
-        x.answer = events_text(&actual);
         // The answer has the frame's own event first (the delivery rules
         // check it); once it matches the expectation, it is the outcome the
         // frame deserves.
         let deserved = d.events[0].outcome.clone();
-        self.record(x);
+        self.record(Exchange {
+            step: i,
+            played: delivered(Answer::Given(actual.clone())),
+            ok: true,
+        });
         for out in &d.outgoing {
             self.record(Exchange {
                 step: i,
-                op: "outgoing",
-                sender: Some(self.under_test.me().to_owned()),
-                gloss: shorthand::line(out, None),
-                frame: Some(out.clone()),
-                answer: String::new(),
-                fault: None,
+                played: Played::Sent {
+                    by: self.under_test.me().to_owned(),
+                    frame: out.clone(),
+                },
                 ok: true,
             });
         }
@@ -169,48 +169,28 @@ impl Player<'_> {
             .into_iter()
             .map(|(_, k)| k)
             .collect();
-        let mut x = Exchange {
-            step: i,
-            op: "execute",
-            sender: None,
-            gloss: format!("execute {commitment} in {thread}"),
-            frame: None,
-            answer: String::new(),
-            fault: None,
-            ok: true,
+        let executed = |performed, answer| Played::Executed {
+            thread: thread.clone(),
+            commitment: commitment.clone(),
+            performed,
+            crash,
+            answer,
         };
-        if !performed.is_empty() {
-            x.gloss.push_str(&format!(
-                " (performed {})",
-                performed
-                    .iter()
-                    .map(|k| k.0.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        if let Some(crash) = crash {
-            x.fault = Some(
-                match crash {
-                    ExecuteCrash::BeforeEffect => {
-                        "crash at the effect, before it happens (its intent durable)"
-                    }
-                    ExecuteCrash::AfterEffect => {
-                        "crash right after the effect, before it is reported"
-                    }
-                }
-                .to_owned(),
-            );
-            x.answer = "(killed; no answer)".to_owned();
-            self.record(x);
+        if crash.is_some() {
+            let many = performed.len();
+            self.record(Exchange {
+                step: i,
+                played: executed(performed, Answer::Killed),
+                ok: true,
+            });
             self.crashed_as_scheduled(i, Call::Execution, result.map(drop), fired)?;
-            if performed.len() > 1 {
+            if many > 1 {
                 return Err(self.broke(
                     i,
                     Failure::new(
                         inv::AT_MOST_ONCE,
                         "at most one effect per execution",
-                        format!("{} effects", performed.len()),
+                        format!("{many} effects"),
                     ),
                 ));
             }
@@ -220,18 +200,24 @@ impl Player<'_> {
         let e = match result {
             Ok(e) => e,
             Err(err) => {
-                x.answer = err.to_string();
-                x.ok = false;
-                self.record(x);
+                self.record(Exchange {
+                    step: i,
+                    played: executed(performed, Answer::Failed(err.to_string())),
+                    ok: false,
+                });
                 return Err(self.broke(i, Failure::unsound("an answer to execute", &err)));
             }
         };
-        x.answer = execution_text(&e);
-        self.record(x);
         let consistent = match &e {
             Execution::Executed { effect } => performed == [effect.clone()],
             Execution::Refused(_) => performed.is_empty(),
         };
+        let effects = effect_names(&performed);
+        self.record(Exchange {
+            step: i,
+            played: executed(performed, Answer::Given(e.clone())),
+            ok: true,
+        });
         if !consistent {
             self.mark_last_failed();
             return Err(self.broke(
@@ -242,14 +228,7 @@ impl Player<'_> {
                         "the world to see exactly what was reported: {}",
                         execution_text(&e)
                     ),
-                    format!(
-                        "performed [{}]",
-                        performed
-                            .iter()
-                            .map(|k| k.0.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
+                    format!("performed [{effects}]"),
                 ),
             ));
         }

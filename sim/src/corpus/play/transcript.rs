@@ -1,0 +1,308 @@
+//! What a case's play did at each step, kept as data: the frames, answers
+//! and crashes themselves. Reports and the sequence diagram draw their text
+//! from it when they render, so the player never formats a line nobody
+//! reads (a passing case's transcript is thrown away unread).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use tern_model::ledger::{EffectKey, Execution};
+use tern_model::message::{MessageRef, Principal, ThreadId};
+
+use crate::corpus::case::{
+    ComparedEvent, ComparedOutcome, DeliverCrash, EventKindKey, ExecuteCrash,
+};
+use crate::judge::compare::execution_text;
+use crate::shorthand;
+
+/// One line of a case's transcript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// 0-based index of the case step that did it.
+    pub step: usize,
+    pub played: Played,
+    /// False on the line a failure was found at.
+    pub ok: bool,
+}
+
+/// What a step did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Played {
+    /// A frame delivered over the transport as `principal`.
+    Delivered {
+        frame: Vec<u8>,
+        principal: Principal,
+        /// Its lifeline in the diagram: the frame's `from` when the
+        /// principal is the one bound to it, otherwise the principal
+        /// itself, so that a spoofer does not hide behind the name it
+        /// claims.
+        sender: String,
+        crash: Option<DeliverCrash>,
+        answer: Answer<Vec<ComparedEvent>>,
+    },
+    /// A frame the receiver sent while answering the step's delivery.
+    Sent { by: String, frame: Vec<u8> },
+    Viewed {
+        thread: ThreadId,
+        answer: Answer<Value>,
+    },
+    /// An ask to execute, with the effects the world saw during it.
+    Executed {
+        thread: ThreadId,
+        commitment: MessageRef,
+        performed: Vec<EffectKey>,
+        crash: Option<ExecuteCrash>,
+        answer: Answer<Execution>,
+    },
+    /// The world's count of each effect so far.
+    Effects { counts: BTreeMap<String, u32> },
+    /// Killed without warning.
+    Crashed,
+    /// Started again from its storage, killed during the start-up if
+    /// `crash` says so.
+    Restarted { crash: Option<DeliverCrash> },
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer<T> {
+    Given(T),
+    /// The step scheduled a crash, so no answer was taken.
+    Killed,
+    /// The implementation failed the call, or broke a rule in answering:
+    /// what it did instead.
+    Failed(String),
+}
+
+impl Exchange {
+    /// The step's operation, as cases name them (`outgoing` for a frame the
+    /// receiver sent).
+    pub fn op(&self) -> &'static str {
+        match self.played {
+            Played::Delivered { .. } => "deliver",
+            Played::Sent { .. } => "outgoing",
+            Played::Viewed { .. } => "view",
+            Played::Executed { .. } => "execute",
+            Played::Effects { .. } => "effects",
+            Played::Crashed => "crash",
+            Played::Restarted { .. } => "restart",
+        }
+    }
+
+    /// Who sent the frame; `None` for operations of the harness.
+    pub fn sender(&self) -> Option<&str> {
+        match &self.played {
+            Played::Delivered { sender, .. } => Some(sender),
+            Played::Sent { by, .. } => Some(by),
+            _ => None,
+        }
+    }
+
+    pub fn frame(&self) -> Option<&[u8]> {
+        match &self.played {
+            Played::Delivered { frame, .. } | Played::Sent { frame, .. } => Some(frame),
+            _ => None,
+        }
+    }
+
+    /// The seed's shorthand for a frame, or a short description.
+    pub fn gloss(&self) -> String {
+        match &self.played {
+            Played::Delivered {
+                frame, principal, ..
+            } => shorthand::line(frame, Some(principal.as_str())),
+            Played::Sent { frame, .. } => shorthand::line(frame, None),
+            Played::Viewed { thread, .. } => format!("view of {thread}"),
+            Played::Executed {
+                thread,
+                commitment,
+                performed,
+                ..
+            } => {
+                let mut gloss = format!("execute {commitment} in {thread}");
+                if !performed.is_empty() {
+                    gloss.push_str(&format!(" (performed {})", effect_names(performed)));
+                }
+                gloss
+            }
+            Played::Effects { .. } => "the world's effect counts".to_owned(),
+            Played::Crashed => "crash".to_owned(),
+            Played::Restarted { .. } => "restart from storage".to_owned(),
+        }
+    }
+
+    /// The receiver's answer, summarised.
+    pub fn answer(&self) -> String {
+        match &self.played {
+            Played::Delivered { answer, .. } => {
+                answer.text("(killed; no outcome)", |events| events_text(events))
+            }
+            Played::Viewed { answer, .. } => answer.text("", Value::to_string),
+            Played::Executed { answer, .. } => answer.text("(killed; no answer)", execution_text),
+            Played::Effects { counts } => counts_text(counts),
+            Played::Restarted { crash: Some(_) } => "(killed while starting)".to_owned(),
+            Played::Sent { .. } | Played::Crashed | Played::Restarted { crash: None } => {
+                String::new()
+            }
+        }
+    }
+
+    /// A crash or restart the harness caused at this step.
+    pub fn fault(&self) -> Option<&'static str> {
+        match &self.played {
+            Played::Delivered { crash, .. } => crash.map(|c| match c {
+                DeliverCrash::BeforeDurable => "crash before the frame is durable",
+                DeliverCrash::AfterDurable => {
+                    "crash after the frame is durable, before its outcome is taken"
+                }
+            }),
+            Played::Executed { crash, .. } => crash.map(|c| match c {
+                ExecuteCrash::BeforeEffect => {
+                    "crash at the effect, before it happens (its intent durable)"
+                }
+                ExecuteCrash::AfterEffect => "crash right after the effect, before it is reported",
+            }),
+            Played::Crashed => Some("killed without warning"),
+            Played::Restarted { crash } => Some(match crash {
+                None => "restart",
+                Some(DeliverCrash::BeforeDurable) => {
+                    "restart, crashing before what it writes is durable"
+                }
+                Some(DeliverCrash::AfterDurable) => {
+                    "restart, crashing once what it writes is durable"
+                }
+            }),
+            Played::Sent { .. } | Played::Viewed { .. } | Played::Effects { .. } => None,
+        }
+    }
+}
+
+impl<T> Answer<T> {
+    fn text(&self, killed: &str, given: impl Fn(&T) -> String) -> String {
+        match self {
+            Answer::Given(t) => given(t),
+            Answer::Killed => killed.to_owned(),
+            Answer::Failed(what) => what.clone(),
+        }
+    }
+}
+
+/// Effect names, comma-separated.
+pub(crate) fn effect_names(effects: &[EffectKey]) -> String {
+    effects
+        .iter()
+        .map(|k| k.0.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Each effect with its count, or `no effect`.
+pub(crate) fn counts_text(counts: &BTreeMap<String, u32>) -> String {
+    if counts.is_empty() {
+        return "no effect".to_owned();
+    }
+    counts
+        .iter()
+        .map(|(k, n)| format!("{k} ×{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn event_text(e: &ComparedEvent) -> String {
+    let v = match &e.verdict {
+        ComparedOutcome::Accepted => "accepted".to_owned(),
+        ComparedOutcome::Duplicate => "duplicate".to_owned(),
+        ComparedOutcome::Pending(m) => format!(
+            "pending on {}",
+            m.iter().cloned().collect::<Vec<_>>().join(", ")
+        ),
+        ComparedOutcome::Rejected(c) => format!("rejected {}", c.as_str()),
+    };
+    let id = e.id.as_deref().unwrap_or("(no id)");
+    match e.kind {
+        EventKindKey::Delivered => format!("{id} {v}"),
+        k => format!("{} {id} {v}", k.as_str()),
+    }
+}
+
+/// A delivery's events, `;`-separated, or `no event`.
+pub(crate) fn events_text(events: &[ComparedEvent]) -> String {
+    if events.is_empty() {
+        return "no event".to_owned();
+    }
+    events.iter().map(event_text).collect::<Vec<_>>().join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(played: Played) -> Exchange {
+        Exchange {
+            step: 0,
+            played,
+            ok: true,
+        }
+    }
+
+    #[test]
+    fn a_scheduled_crash_reads_as_killed_whatever_was_answered() {
+        let x = line(Played::Delivered {
+            frame: b"{}".to_vec(),
+            principal: Principal::new("bob").expect("a principal"),
+            sender: "bob".to_owned(),
+            crash: Some(DeliverCrash::AfterDurable),
+            answer: Answer::Killed,
+        });
+        assert_eq!(x.op(), "deliver");
+        assert_eq!(x.sender(), Some("bob"));
+        assert_eq!(x.answer(), "(killed; no outcome)");
+        assert_eq!(
+            x.fault(),
+            Some("crash after the frame is durable, before its outcome is taken")
+        );
+    }
+
+    #[test]
+    fn an_execution_names_what_the_world_saw_and_what_it_answered() {
+        let x = line(Played::Executed {
+            thread: ThreadId::new("t1").expect("a thread"),
+            commitment: MessageRef::new("alice:m1").expect("a reference"),
+            performed: vec![EffectKey("pay".to_owned()), EffectKey("ship".to_owned())],
+            crash: None,
+            answer: Answer::Failed("internal error".to_owned()),
+        });
+        assert_eq!(x.gloss(), "execute alice:m1 in t1 (performed pay, ship)");
+        assert_eq!(x.answer(), "internal error");
+        assert_eq!(x.fault(), None);
+        assert_eq!(x.sender(), None);
+    }
+
+    #[test]
+    fn harness_operations_say_what_the_harness_did() {
+        let restart = line(Played::Restarted {
+            crash: Some(DeliverCrash::BeforeDurable),
+        });
+        assert_eq!(restart.answer(), "(killed while starting)");
+        assert_eq!(
+            restart.fault(),
+            Some("restart, crashing before what it writes is durable")
+        );
+        let plain = line(Played::Restarted { crash: None });
+        assert_eq!(
+            (plain.answer().as_str(), plain.fault()),
+            ("", Some("restart"))
+        );
+        let counts = line(Played::Effects {
+            counts: BTreeMap::from([("pay".to_owned(), 2)]),
+        });
+        assert_eq!(counts.answer(), "pay ×2");
+        assert_eq!(
+            line(Played::Effects {
+                counts: BTreeMap::new()
+            })
+            .answer(),
+            "no effect"
+        );
+    }
+}
