@@ -27,7 +27,7 @@ use crate::judge::replies::KnownAcks;
 use crate::judge::under_test::{Asked, UnderTest};
 
 mod calls;
-pub mod transcript;
+mod transcript;
 
 use transcript::{counts_text, effect_names, events_text};
 pub use transcript::{Answer, Exchange, Played};
