@@ -25,7 +25,7 @@ pub struct Explored {
     pub situations: Coverage,
     /// Wall-clock seconds, for the table only.
     pub seconds: f64,
-    pub violation: Option<Found>,
+    pub violation: Option<FoundReport>,
     /// Its crashes were power losses, some inside requests (a subprocess
     /// whose state directories tern-sim served).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -35,7 +35,7 @@ pub struct Explored {
 /// A scope's counterexample as reported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Found {
+pub struct FoundReport {
     pub invariant: String,
     pub section: String,
     pub clauses: Vec<String>,
@@ -69,7 +69,7 @@ impl Explored {
             power_loss: e.power_loss,
             violation: e.violation.as_ref().map(|ce| {
                 let inv = ce.failure.invariant;
-                Found {
+                FoundReport {
                     invariant: inv.name.to_owned(),
                     section: inv.section.to_owned(),
                     clauses: inv.clauses.iter().map(|c| (*c).to_owned()).collect(),
@@ -165,7 +165,7 @@ pub fn summary(explored: &[Explored]) -> String {
 
 /// A counterexample for people: the invariant, its clauses, the shortest
 /// schedule that breaks it, expected against actual.
-pub fn counterexample_text(scope: &str, f: &Found) -> String {
+pub fn counterexample_text(scope: &str, f: &FoundReport) -> String {
     let mut out = format!(
         "{scope}: violation of {} (seed §{}; {})\n  {}\n  shortest schedule ({} moves):\n",
         f.invariant,

@@ -365,7 +365,9 @@ pub fn heading(b: &BaselineReport, current_hash: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::certify::{CaseReport, ClauseText, ExplorationReport, SimulationReport, Verdict};
+    use crate::certify::{
+        CaseReport, ClauseText, ExplorationReport, SimulationReport, VerdictReport,
+    };
 
     fn case(id: &str, status: &str, clause: &str) -> CaseReport {
         CaseReport {
@@ -395,7 +397,7 @@ mod tests {
             capabilities: Vec::new(),
             start_error: None,
             flag: String::new(),
-            verdict: Verdict {
+            verdict: VerdictReport {
                 certified: false,
                 level: None,
                 core: false,

@@ -14,9 +14,9 @@ use tern_harness::corpus::play::{CaseRun, Exchange, Status, StepFailure};
 use tern_harness::corpus::{Case, Corpus, Level};
 
 use super::{
-    files, latency, simulation_report, Budget, CaseReport, ClauseText, CorpusInfo,
+    files, latency, simulation_report, BudgetReport, CaseReport, ClauseText, CorpusInfo,
     ExplorationReport, ExploreViolationReport, FailureReport, ImplReport, Report, ScopeReport,
-    SimulationReport, StepReport, Verdict, SCHEMA,
+    SimulationReport, StepReport, VerdictReport, SCHEMA,
 };
 use crate::differences;
 
@@ -168,7 +168,7 @@ pub(crate) fn judged(conformance: &Conformance, level: Level, coverage: Coverage
         capabilities: Vec::new(),
         start_error: None,
         flag: String::new(),
-        verdict: Verdict::from(conformance.judge(level, coverage)),
+        verdict: VerdictReport::from(conformance.judge(level, coverage)),
         tally,
         cases: Vec::new(),
         simulation: SimulationReport::default(),
@@ -234,7 +234,7 @@ impl Report {
                 filter: filter.map(str::to_owned),
             },
             level_requested: level,
-            simulation_budget: Budget {
+            simulation_budget: BudgetReport {
                 first_seed: budget.first_seed,
                 seeds: budget.seeds,
                 agents: budget.agents,
@@ -267,9 +267,9 @@ impl Report {
     }
 }
 
-impl From<Judgement> for Verdict {
-    fn from(j: Judgement) -> Verdict {
-        Verdict {
+impl From<Judgement> for VerdictReport {
+    fn from(j: Judgement) -> VerdictReport {
+        VerdictReport {
             certified: j.certified,
             level: j.level,
             core: j.core,

@@ -45,7 +45,7 @@ pub struct Report {
     pub corpus: CorpusInfo,
     /// The level asked for with `--level`.
     pub level_requested: Level,
-    pub simulation_budget: Budget,
+    pub simulation_budget: BudgetReport,
     /// True when Ctrl-C (or SIGTERM) cut the run short: what is here is
     /// complete for what ran, and nothing more is claimed.
     pub interrupted: bool,
@@ -122,7 +122,7 @@ impl CorpusInfo {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Budget {
+pub struct BudgetReport {
     pub first_seed: u64,
     pub seeds: u64,
     pub agents: usize,
@@ -138,7 +138,7 @@ pub struct Budget {
     pub duration: Option<String>,
 }
 
-impl Budget {
+impl BudgetReport {
     /// What a simulation of `runs` under this budget ran, said so that it
     /// can be run again.
     pub fn soak_line(&self, runs: u64) -> Option<String> {
@@ -166,7 +166,7 @@ pub struct ImplReport {
     /// for the reference): what the reproduce commands use.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub flag: String,
-    pub verdict: Verdict,
+    pub verdict: VerdictReport,
     /// Level → outcome → count.
     pub tally: BTreeMap<String, BTreeMap<String, usize>>,
     pub cases: Vec<CaseReport>,
@@ -221,7 +221,7 @@ pub struct ExploreViolationReport {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Verdict {
+pub struct VerdictReport {
     /// Certified at the requested level.
     pub certified: bool,
     /// The highest level certified.

@@ -10,8 +10,8 @@ use tern_harness::corpus::Level;
 use super::model::{slug, Cell, Site};
 use super::{render, Loaded};
 use crate::certify::{
-    Budget, CaseReport, ClauseText, CorpusInfo, ExplorationReport, ImplReport, Report,
-    SimulationReport, Verdict, SCHEMA,
+    BudgetReport, CaseReport, ClauseText, CorpusInfo, ExplorationReport, ImplReport, Report,
+    SimulationReport, VerdictReport, SCHEMA,
 };
 
 fn clause(id: &str) -> ClauseText {
@@ -47,7 +47,7 @@ fn imp(name: &str, version: Option<&str>, cases: Vec<CaseReport>) -> ImplReport 
         capabilities: Vec::new(),
         start_error: None,
         flag: String::new(),
-        verdict: Verdict {
+        verdict: VerdictReport {
             certified: !failing,
             level: (!failing).then_some(Level::Profile),
             core: !failing,
@@ -73,7 +73,7 @@ fn report(clauses: &[&str], implementations: Vec<ImplReport>) -> Report {
             filter: None,
         },
         level_requested: tern_harness::corpus::Level::Profile,
-        simulation_budget: Budget {
+        simulation_budget: BudgetReport {
             first_seed: 1,
             seeds: 0,
             agents: 5,

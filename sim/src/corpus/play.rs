@@ -30,7 +30,7 @@ mod calls;
 mod transcript;
 
 use transcript::{counts_text, effect_names, events_text};
-pub use transcript::{Answer, Exchange, Played};
+pub use transcript::{Answer, Did, Exchange};
 
 /// The outcome of a case (docs/corpus.md section 3).
 #[derive(
@@ -268,7 +268,7 @@ impl Player<'_> {
         }
         self.record(Exchange {
             step,
-            played: Played::Restarted { crash: Some(crash) },
+            did: Did::Restarted { crash: Some(crash) },
             ok: true,
         });
         if let Err(breach) = result {
@@ -346,7 +346,7 @@ impl Player<'_> {
             Step::Crash => {
                 self.record(Exchange {
                     step: i,
-                    played: Played::Crashed,
+                    did: Did::Crashed,
                     ok: true,
                 });
                 self.under_test.crash();
@@ -355,7 +355,7 @@ impl Player<'_> {
             Step::Restart { crash: None } => {
                 self.record(Exchange {
                     step: i,
-                    played: Played::Restarted { crash: None },
+                    did: Did::Restarted { crash: None },
                     ok: true,
                 });
                 self.start(i)
@@ -374,7 +374,7 @@ impl Player<'_> {
             Err(breach) => {
                 self.record(Exchange {
                     step: i,
-                    played: Played::Viewed {
+                    did: Did::Viewed {
                         thread: thread.clone(),
                         answer: Answer::Failed(breach.actual()),
                     },
@@ -385,7 +385,7 @@ impl Player<'_> {
         };
         self.record(Exchange {
             step: i,
-            played: Played::Viewed {
+            did: Did::Viewed {
                 thread: thread.clone(),
                 answer: Answer::Given(view.clone()),
             },
@@ -419,7 +419,7 @@ impl Player<'_> {
         });
         self.record(Exchange {
             step: i,
-            played: Played::Effects { counts },
+            did: Did::Effects { counts },
             ok: failure.is_none(),
         });
         failure.map_or(Ok(()), Err)

@@ -26,7 +26,7 @@ impl Player<'_> {
             (),
         );
         let sender = sender_of(frame, principal, &self.under_test.init().config);
-        let delivered = |answer| Played::Delivered {
+        let delivered = |answer| Did::Delivered {
             frame: frame.to_vec(),
             principal: principal.clone(),
             sender,
@@ -36,7 +36,7 @@ impl Player<'_> {
         if crash.is_some() {
             self.record(Exchange {
                 step: i,
-                played: delivered(Answer::Killed),
+                did: delivered(Answer::Killed),
                 ok: true,
             });
             match answer {
@@ -56,7 +56,7 @@ impl Player<'_> {
                 // No crash was scheduled, so none could fire.
                 self.record(Exchange {
                     step: i,
-                    played: delivered(Answer::Failed(ImplError::Crashed.to_string())),
+                    did: delivered(Answer::Failed(ImplError::Crashed.to_string())),
                     ok: false,
                 });
                 let breach = Breach::InventedCrash(Call::Delivery);
@@ -65,7 +65,7 @@ impl Player<'_> {
             Err(breach) => {
                 self.record(Exchange {
                     step: i,
-                    played: delivered(Answer::Failed(breach.actual())),
+                    did: delivered(Answer::Failed(breach.actual())),
                     ok: false,
                 });
                 return Err(self.breach(i, "an answer to deliver", breach));
@@ -78,13 +78,13 @@ impl Player<'_> {
         let deserved = d.events[0].outcome.clone();
         self.record(Exchange {
             step: i,
-            played: delivered(Answer::Given(actual.clone())),
+            did: delivered(Answer::Given(actual.clone())),
             ok: true,
         });
         for out in &d.outgoing {
             self.record(Exchange {
                 step: i,
-                played: Played::Sent {
+                did: Did::Sent {
                     by: self.under_test.me().to_owned(),
                     frame: out.clone(),
                 },
@@ -169,7 +169,7 @@ impl Player<'_> {
             .into_iter()
             .map(|(_, k)| k)
             .collect();
-        let executed = |performed, answer| Played::Executed {
+        let executed = |performed, answer| Did::Executed {
             thread: thread.clone(),
             commitment: commitment.clone(),
             performed,
@@ -180,7 +180,7 @@ impl Player<'_> {
             let many = performed.len();
             self.record(Exchange {
                 step: i,
-                played: executed(performed, Answer::Killed),
+                did: executed(performed, Answer::Killed),
                 ok: true,
             });
             self.crashed_as_scheduled(i, Call::Execution, result.map(drop), fired)?;
@@ -202,7 +202,7 @@ impl Player<'_> {
             Err(err) => {
                 self.record(Exchange {
                     step: i,
-                    played: executed(performed, Answer::Failed(err.to_string())),
+                    did: executed(performed, Answer::Failed(err.to_string())),
                     ok: false,
                 });
                 return Err(self.broke(i, Failure::unsound("an answer to execute", &err)));
@@ -215,7 +215,7 @@ impl Player<'_> {
         let effects = effect_names(&performed);
         self.record(Exchange {
             step: i,
-            played: executed(performed, Answer::Given(e.clone())),
+            did: executed(performed, Answer::Given(e.clone())),
             ok: true,
         });
         if !consistent {

@@ -20,14 +20,14 @@ use crate::shorthand;
 pub struct Exchange {
     /// 0-based index of the case step that did it.
     pub step: usize,
-    pub played: Played,
+    pub did: Did,
     /// False on the line a failure was found at.
     pub ok: bool,
 }
 
 /// What a step did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Played {
+pub enum Did {
     /// A frame delivered over the transport as `principal`.
     Delivered {
         frame: Vec<u8>,
@@ -78,42 +78,42 @@ impl Exchange {
     /// The step's operation, as cases name them (`outgoing` for a frame the
     /// receiver sent).
     pub fn op(&self) -> &'static str {
-        match self.played {
-            Played::Delivered { .. } => "deliver",
-            Played::Sent { .. } => "outgoing",
-            Played::Viewed { .. } => "view",
-            Played::Executed { .. } => "execute",
-            Played::Effects { .. } => "effects",
-            Played::Crashed => "crash",
-            Played::Restarted { .. } => "restart",
+        match self.did {
+            Did::Delivered { .. } => "deliver",
+            Did::Sent { .. } => "outgoing",
+            Did::Viewed { .. } => "view",
+            Did::Executed { .. } => "execute",
+            Did::Effects { .. } => "effects",
+            Did::Crashed => "crash",
+            Did::Restarted { .. } => "restart",
         }
     }
 
     /// Who sent the frame; `None` for operations of the harness.
     pub fn sender(&self) -> Option<&str> {
-        match &self.played {
-            Played::Delivered { sender, .. } => Some(sender),
-            Played::Sent { by, .. } => Some(by),
+        match &self.did {
+            Did::Delivered { sender, .. } => Some(sender),
+            Did::Sent { by, .. } => Some(by),
             _ => None,
         }
     }
 
     pub fn frame(&self) -> Option<&[u8]> {
-        match &self.played {
-            Played::Delivered { frame, .. } | Played::Sent { frame, .. } => Some(frame),
+        match &self.did {
+            Did::Delivered { frame, .. } | Did::Sent { frame, .. } => Some(frame),
             _ => None,
         }
     }
 
     /// The seed's shorthand for a frame, or a short description.
     pub fn gloss(&self) -> String {
-        match &self.played {
-            Played::Delivered {
+        match &self.did {
+            Did::Delivered {
                 frame, principal, ..
             } => shorthand::line(frame, Some(principal.as_str())),
-            Played::Sent { frame, .. } => shorthand::line(frame, None),
-            Played::Viewed { thread, .. } => format!("view of {thread}"),
-            Played::Executed {
+            Did::Sent { frame, .. } => shorthand::line(frame, None),
+            Did::Viewed { thread, .. } => format!("view of {thread}"),
+            Did::Executed {
                 thread,
                 commitment,
                 performed,
@@ -125,45 +125,43 @@ impl Exchange {
                 }
                 gloss
             }
-            Played::Effects { .. } => "the world's effect counts".to_owned(),
-            Played::Crashed => "crash".to_owned(),
-            Played::Restarted { .. } => "restart from storage".to_owned(),
+            Did::Effects { .. } => "the world's effect counts".to_owned(),
+            Did::Crashed => "crash".to_owned(),
+            Did::Restarted { .. } => "restart from storage".to_owned(),
         }
     }
 
     /// The receiver's answer, summarised.
     pub fn answer(&self) -> String {
-        match &self.played {
-            Played::Delivered { answer, .. } => {
+        match &self.did {
+            Did::Delivered { answer, .. } => {
                 answer.text("(killed; no outcome)", |events| events_text(events))
             }
-            Played::Viewed { answer, .. } => answer.text("", Value::to_string),
-            Played::Executed { answer, .. } => answer.text("(killed; no answer)", execution_text),
-            Played::Effects { counts } => counts_text(counts),
-            Played::Restarted { crash: Some(_) } => "(killed while starting)".to_owned(),
-            Played::Sent { .. } | Played::Crashed | Played::Restarted { crash: None } => {
-                String::new()
-            }
+            Did::Viewed { answer, .. } => answer.text("", Value::to_string),
+            Did::Executed { answer, .. } => answer.text("(killed; no answer)", execution_text),
+            Did::Effects { counts } => counts_text(counts),
+            Did::Restarted { crash: Some(_) } => "(killed while starting)".to_owned(),
+            Did::Sent { .. } | Did::Crashed | Did::Restarted { crash: None } => String::new(),
         }
     }
 
     /// A crash or restart the harness caused at this step.
     pub fn fault(&self) -> Option<&'static str> {
-        match &self.played {
-            Played::Delivered { crash, .. } => crash.map(|c| match c {
+        match &self.did {
+            Did::Delivered { crash, .. } => crash.map(|c| match c {
                 DeliverCrash::BeforeDurable => "crash before the frame is durable",
                 DeliverCrash::AfterDurable => {
                     "crash after the frame is durable, before its outcome is taken"
                 }
             }),
-            Played::Executed { crash, .. } => crash.map(|c| match c {
+            Did::Executed { crash, .. } => crash.map(|c| match c {
                 ExecuteCrash::BeforeEffect => {
                     "crash at the effect, before it happens (its intent durable)"
                 }
                 ExecuteCrash::AfterEffect => "crash right after the effect, before it is reported",
             }),
-            Played::Crashed => Some("killed without warning"),
-            Played::Restarted { crash } => Some(match crash {
+            Did::Crashed => Some("killed without warning"),
+            Did::Restarted { crash } => Some(match crash {
                 None => "restart",
                 Some(DeliverCrash::BeforeDurable) => {
                     "restart, crashing before what it writes is durable"
@@ -172,7 +170,7 @@ impl Exchange {
                     "restart, crashing once what it writes is durable"
                 }
             }),
-            Played::Sent { .. } | Played::Viewed { .. } | Played::Effects { .. } => None,
+            Did::Sent { .. } | Did::Viewed { .. } | Did::Effects { .. } => None,
         }
     }
 }
@@ -237,17 +235,17 @@ pub(crate) fn events_text(events: &[ComparedEvent]) -> String {
 mod tests {
     use super::*;
 
-    fn line(played: Played) -> Exchange {
+    fn line(did: Did) -> Exchange {
         Exchange {
             step: 0,
-            played,
+            did,
             ok: true,
         }
     }
 
     #[test]
     fn a_scheduled_crash_reads_as_killed_whatever_was_answered() {
-        let x = line(Played::Delivered {
+        let x = line(Did::Delivered {
             frame: b"{}".to_vec(),
             principal: Principal::new("bob").expect("a principal"),
             sender: "bob".to_owned(),
@@ -265,7 +263,7 @@ mod tests {
 
     #[test]
     fn an_execution_names_what_the_world_saw_and_what_it_answered() {
-        let x = line(Played::Executed {
+        let x = line(Did::Executed {
             thread: ThreadId::new("t1").expect("a thread"),
             commitment: MessageRef::new("alice:m1").expect("a reference"),
             performed: vec![EffectKey("pay".to_owned()), EffectKey("ship".to_owned())],
@@ -280,7 +278,7 @@ mod tests {
 
     #[test]
     fn harness_operations_say_what_the_harness_did() {
-        let restart = line(Played::Restarted {
+        let restart = line(Did::Restarted {
             crash: Some(DeliverCrash::BeforeDurable),
         });
         assert_eq!(restart.answer(), "(killed while starting)");
@@ -288,17 +286,17 @@ mod tests {
             restart.fault(),
             Some("restart, crashing before what it writes is durable")
         );
-        let plain = line(Played::Restarted { crash: None });
+        let plain = line(Did::Restarted { crash: None });
         assert_eq!(
             (plain.answer().as_str(), plain.fault()),
             ("", Some("restart"))
         );
-        let counts = line(Played::Effects {
+        let counts = line(Did::Effects {
             counts: BTreeMap::from([("pay".to_owned(), 2)]),
         });
         assert_eq!(counts.answer(), "pay ×2");
         assert_eq!(
-            line(Played::Effects {
+            line(Did::Effects {
                 counts: BTreeMap::new()
             })
             .answer(),

@@ -132,12 +132,12 @@ impl Prepared<'_> {
     /// Whether deliveries `x` and `y` commute from `oracle`, weighed by
     /// delivering both in either order to copies of it.
     fn weigh(&self, oracle: &Ledger, x: u16, y: u16) -> bool {
-        let deliver = |ledger: &mut Ledger, action: u16| -> Vec<Said> {
+        let deliver = |ledger: &mut Ledger, action: u16| -> Vec<Gist> {
             let (_, parsed, principal, at) = self.delivery(action);
             ledger
                 .deliver_shared(parsed.clone(), principal, at)
                 .iter()
-                .map(said)
+                .map(gist)
                 .collect()
         };
         let (mut xy, mut yx) = (oracle.clone(), oracle.clone());
@@ -181,14 +181,14 @@ impl Prepared<'_> {
 
 /// What an event says, without the delivery number it came from (which
 /// the order of deliveries changes).
-type Said = (
+type Gist = (
     tern_model::ledger::EventKind,
     Option<tern_model::message::MessageRef>,
     Option<ThreadId>,
     tern_model::ledger::Outcome,
 );
 
-fn said(e: &Event) -> Said {
+fn gist(e: &Event) -> Gist {
     (e.kind, e.id.clone(), e.thread.clone(), e.outcome.clone())
 }
 
