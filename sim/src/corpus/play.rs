@@ -514,3 +514,98 @@ pub fn play(case: &Case, implementation: &dyn Implementation, identity: &Identit
         transcript: player.transcript,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::implementations::mutants::{Mutant, MutantImpl};
+    use crate::implementations::reference::ReferenceImpl;
+
+    fn case(rel: &str) -> Case {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios")
+            .join(rel);
+        let text = std::fs::read_to_string(&path).expect("the case is in the repository");
+        Case::from_json(&path, &text).expect("the case loads")
+    }
+
+    fn mutant(name: &str) -> MutantImpl {
+        MutantImpl(
+            *Mutant::ALL
+                .iter()
+                .find(|m| m.name() == name)
+                .expect("a mutant of the zoo"),
+        )
+    }
+
+    const RECONCILED: &str = "s1-encoding/dedup.crash-after-effect-reconciled.json";
+
+    /// Every step leaves at least one line, in step order, and a passing
+    /// case has none marked failed.
+    #[test]
+    fn the_reference_passes_with_every_step_on_record() {
+        let c = case(RECONCILED);
+        let run = play(&c, &ReferenceImpl, &Identity::builtin("reference"));
+        assert_eq!((run.status, &run.failure), (Status::Pass, &None));
+        let steps: Vec<usize> = run.transcript.iter().map(|x| x.step).collect();
+        assert!(steps.windows(2).all(|w| w[0] <= w[1]), "{steps:?}");
+        let each: BTreeSet<usize> = steps.into_iter().collect();
+        assert_eq!(each, (0..c.steps.len()).collect());
+        assert!(run.transcript.iter().all(|x| x.ok));
+        for x in run.transcript.iter().filter(|x| x.op() != "outgoing") {
+            assert_eq!(x.op(), c.steps[x.step].op(), "step {}", x.step);
+        }
+    }
+
+    /// A case is not run against an implementation that does not claim
+    /// what it needs: no line, and the capability named.
+    #[test]
+    fn a_case_needing_an_unclaimed_capability_is_not_applicable() {
+        let c = case(RECONCILED);
+        let mut claims_nothing = Identity::builtin("reference");
+        claims_nothing.capabilities.clear();
+        let run = play(&c, &ReferenceImpl, &claims_nothing);
+        assert_eq!(run.status, Status::NotApplicable);
+        assert_eq!(run.unclaimed, [Capability::Execute]);
+        assert!(run.transcript.is_empty());
+    }
+
+    /// A failure at a step that exercises a claimed capability shows the
+    /// claim false; the transcript ends at the line that failed.
+    #[test]
+    fn failing_where_a_claimed_capability_is_exercised_is_a_false_claim() {
+        let c = case(RECONCILED);
+        let run = play(&c, &mutant("re-executes"), &Identity::builtin("m"));
+        let failure = run.failure.as_ref().expect("the mutant fails");
+        assert_eq!(run.status, Status::FalseClaim, "{failure:?}");
+        assert_eq!(c.steps[failure.step].needs(), Some(Capability::Execute));
+        let last = run.transcript.last().expect("a transcript");
+        assert_eq!((last.step, last.ok), (failure.step, false));
+        assert!(run.transcript[..run.transcript.len() - 1]
+            .iter()
+            .all(|x| x.ok));
+    }
+
+    /// An implementation that fails a call on its own is an error, not a
+    /// failure, and its answer is what it said.
+    #[test]
+    fn failing_a_call_is_an_error_of_the_implementation() {
+        let c = case("s2-acts/acts.challenge-kind-values.json");
+        let run = play(&c, &mutant("crashes-on-challenge"), &Identity::builtin("m"));
+        let failure = run.failure.as_ref().expect("the mutant fails");
+        assert_eq!(run.status, Status::Error, "{failure:?}");
+        assert_eq!(failure.check, Check::Invariant(inv::ALIVE));
+        let last = run.transcript.last().expect("a transcript");
+        assert!(!last.ok);
+        assert!(
+            matches!(
+                &last.did,
+                Did::Delivered {
+                    answer: Answer::Failed(_),
+                    ..
+                }
+            ),
+            "{last:?}"
+        );
+    }
+}
