@@ -15,9 +15,9 @@
 
 use std::time::Duration;
 
-use crate::certify::ExploredScope;
 use crate::corpus::play::CaseRun;
 use crate::corpus::Case;
+use crate::explore::sweep::ExploredScope;
 use crate::implementations::mutants::Mutant;
 use crate::simulator::runner::{Played, RunConfig, Stats, Violation};
 use crate::zoo::Fate;
@@ -65,7 +65,7 @@ pub enum Event<'a> {
     Shrinking(&'a str),
     /// A mutant of the zoo met its fate.
     Mutant(&'a Fate),
-    /// A scope of a certification was explored.
+    /// A scope was explored.
     Scope(&'a ExploredScope),
 }
 
@@ -96,6 +96,8 @@ pub enum Work<'a> {
     Case(&'a Case),
     Seed(u64),
     Mutant(Mutant),
+    /// A scope to explore, by its ID.
+    Scope(&'a str),
 }
 
 /// Who hears the events: called from the workers' threads as well as the

@@ -3,27 +3,28 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::Duration;
 
 use clap::Args;
-use tern_harness::contract::plugin::{Capability, Durability, Implementation, PowerLossServed};
-use tern_harness::corpus::play::identify_as;
+use tern_harness::contract::plugin::{Durability, Implementation, PowerLossServed};
+use tern_harness::events::{Event, Work};
 use tern_harness::explore::builtin;
 use tern_harness::explore::scope::{FaultBudget, Scope};
-use tern_harness::explore::search::{
-    explore, Exploration, FailingSchedule, Limits, Prepared, ScopeVerdict, Watch,
-};
+use tern_harness::explore::search::{FailingSchedule, Limits, Prepared, ScopeVerdict, Watch};
+use tern_harness::explore::sweep::{sweep, Claims, DoesNotStart, ExploredScope, Sweep};
 use tern_harness::explore::trace;
 use tern_harness::implementations::adapter::{defer_interrupts, interrupted};
 use tern_harness::implementations::machine;
 use tern_harness::implementations::mutants::Mutant;
+use tern_harness::judge::compare::RejectNames;
 use tern_harness::shard::Shard;
 use tern_reports::explore::{counterexample_text, document, summary, Explored};
 use tern_reports::shards::explore::Body;
 use tern_reports::shards::{Command, Part};
 
 use super::corpus::load_corpus;
-use super::progress::Progress;
+use super::progress::{locked, Progress};
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{implementation, parse_mutant, TimeoutArgs};
 use super::{Exit, FormatArg};
@@ -263,41 +264,21 @@ pub fn run(args: ExploreArgs) -> Exit {
         jobs,
         power_loss: true,
     };
-    let mut explored = Vec::new();
-    let mut unsaved = false;
-    for &scope in &scopes {
-        let claims = match claims_execute(imp.as_ref(), scope) {
-            Ok(claims) => claims,
-            Err(s) => return s,
-        };
-        let prepared = Prepared::new(scope, claims);
-        let (exploration, elapsed) = explore_shown(scope, &prepared, imp.as_ref(), search, human);
-        let mut shorthand = Vec::new();
-        let mut saved = None;
-        if let Some(ce) = &exploration.violation {
-            shorthand = prepared.describe_schedule(&ce.schedule);
-            let power_loss = exploration.power_loss;
-            match save_trace(&args, scope, &prepared, ce, &imp.name(), power_loss) {
-                Ok(path) => saved = Some(path),
-                Err(()) => unsaved = true,
-            }
+    let watch = Watch::default();
+    let policy = Sweep {
+        limits: search,
+        names: RejectNames::default(),
+        claims: Claims::EachScope,
+        until_first: false,
+        watch: &watch,
+    };
+    let (explored, unsaved) = match sweep_shown(&args, &scopes, imp.as_ref(), &policy, human) {
+        Ok(swept) => swept,
+        Err(e) => {
+            errln!("tern-sim explore: {}", tty(&e.to_string()));
+            return Exit::Trouble;
         }
-        let x = Explored::new(
-            &scope.id,
-            &scope.clauses,
-            &exploration,
-            elapsed,
-            shorthand,
-            saved,
-        );
-        if human && args.shards.shard().is_none() {
-            print_found(&x);
-        }
-        explored.push(x);
-        if interrupted().is_some() || machine::fault().is_some() {
-            break;
-        }
-    }
+    };
     if let Some(status) = super::machine_trouble("explore") {
         return status;
     }
@@ -337,41 +318,40 @@ fn announce(args: &ExploreArgs, scopes: usize, implementation: &str) {
     );
 }
 
-/// Whether the implementation, started with the scope's setup, claims
-/// `execute`; one that does not start is the command's trouble.
-fn claims_execute(imp: &dyn Implementation, scope: &Scope) -> Result<bool, Exit> {
-    match identify_as(imp, &scope.setup.init()) {
-        Ok(identity) => Ok(identity.claims(Capability::Execute)),
-        Err(e) => {
-            errln!(
-                "tern-sim explore: {}: the implementation does not start: {}",
-                scope.id,
-                tty(&e)
-            );
-            Err(Exit::Trouble)
-        }
-    }
-}
-
-/// Explores one prepared scope, with a spinner (when `shown`) that a
-/// thread of its own keeps telling the depth, states and moves so far;
-/// and how long the search took.
-fn explore_shown(
-    scope: &Scope,
-    prepared: &Prepared,
+/// Explores `scopes` under `policy`, each reported as it ends, with a
+/// spinner (when `human`) that a thread of its own keeps telling the scope
+/// under way, its depth, states and moves so far. Also whether a trace
+/// could not be saved.
+fn sweep_shown(
+    args: &ExploreArgs,
+    scopes: &[&Scope],
     imp: &dyn Implementation,
-    search: Limits,
-    shown: bool,
-) -> (Exploration, Duration) {
-    let watch = Watch::default();
+    policy: &Sweep<'_>,
+    human: bool,
+) -> Result<(Vec<Explored>, bool), DoesNotStart> {
+    let name = imp.name();
+    let mut explored = Vec::new();
+    let mut unsaved = false;
+    let progress = Progress::new(human, 0, "{spinner} {msg}", 1);
+    let under_way = Mutex::new(scopes.first().map_or_else(String::new, |s| s.id.clone()));
+    let listener = |e: Event<'_>| {
+        if let Event::Started {
+            work: Work::Scope(id),
+            ..
+        } = e
+        {
+            *locked(&under_way) = id.to_owned();
+        }
+    };
+    let stop = || interrupted().is_some() || machine::fault().is_some();
+    let watch = policy.watch;
     let done = AtomicBool::new(false);
-    let progress = Progress::new(shown, 0, "{spinner} {msg}", 1);
-    let (exploration, elapsed) = std::thread::scope(|s| {
+    let swept = std::thread::scope(|s| {
         let ticker = s.spawn(|| {
             while !done.load(Ordering::Relaxed) {
                 progress.bar.set_message(format!(
                     "{}: depth {}, {} states, {} moves judged",
-                    scope.id,
+                    locked(&under_way),
                     watch.depth.load(Ordering::Relaxed),
                     watch.states.load(Ordering::Relaxed),
                     watch.transitions.load(Ordering::Relaxed)
@@ -380,18 +360,55 @@ fn explore_shown(
                 std::thread::park_timeout(Duration::from_millis(100));
             }
         });
-        let started = Instant::now();
-        let e = explore(prepared, imp, Default::default(), search, &watch, &|| {
-            interrupted().is_some()
-        });
-        let elapsed = started.elapsed();
+        let report = |scope: &Scope, prepared: &Prepared, done: &ExploredScope| {
+            let x = found_and_saved(args, scope, prepared, done, &name, &mut unsaved);
+            if human && args.shards.shard().is_none() {
+                progress.suspend(|| print_found(&x));
+            }
+            explored.push(x);
+        };
+        let swept = sweep(
+            scopes.iter().copied(),
+            imp,
+            policy,
+            &listener,
+            report,
+            &stop,
+        );
         done.store(true, Ordering::Relaxed);
         ticker.thread().unpark();
         let _ = ticker.join();
-        (e, elapsed)
+        swept
     });
     progress.finish();
-    (exploration, elapsed)
+    swept.map(|_| (explored, unsaved))
+}
+
+/// A scope explored, as reported: its counterexample, if any, saved as
+/// a trace for `replay` (`unsaved` set when that failed, once said).
+fn found_and_saved(
+    args: &ExploreArgs,
+    scope: &Scope,
+    prepared: &Prepared,
+    explored: &ExploredScope,
+    implementation: &str,
+    unsaved: &mut bool,
+) -> Explored {
+    let exploration = &explored.exploration;
+    let saved = exploration.violation.as_ref().and_then(|ce| {
+        let power_loss = exploration.power_loss;
+        let saved = save_trace(args, scope, prepared, ce, implementation, power_loss);
+        *unsaved |= saved.is_err();
+        saved.ok()
+    });
+    Explored::new(
+        &scope.id,
+        &scope.clauses,
+        exploration,
+        explored.took,
+        explored.shorthand.clone(),
+        saved,
+    )
 }
 
 /// Saves a scope's counterexample as a trace for `replay`: its path, or

@@ -93,6 +93,7 @@ impl Progress {
                     Work::Case(case) => format!("case {}", escape::terminal(&case.id)),
                     Work::Seed(seed) => format!("seed {seed}"),
                     Work::Mutant(m) => format!("mutant {}", m.name()),
+                    Work::Scope(id) => format!("scope {}", escape::terminal(id)),
                 },
             ),
             Event::Case(_) | Event::Mutant(_) => self.bar.inc(1),

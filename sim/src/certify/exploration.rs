@@ -4,9 +4,11 @@
 
 use super::SimVerdict;
 use crate::contract::plugin::{Capability, Identity, Implementation};
-use crate::events::{Event, Listener};
+use crate::events::Listener;
 use crate::explore::scope::Scope;
-use crate::explore::search::{self, explore, Exploration, Limits, Prepared, ScopeVerdict};
+use crate::explore::search::{Limits, Watch};
+pub use crate::explore::sweep::ExploredScope;
+use crate::explore::sweep::{sweep, Claims, Sweep};
 use crate::judge::compare::RejectNames;
 use crate::shard::Shard;
 use crate::simulator::driver::Jobs;
@@ -20,15 +22,6 @@ pub struct ExplorationRun {
     pub skipped: Option<String>,
     /// False when interrupted, or a scope was not exhausted.
     pub complete: bool,
-}
-
-#[derive(Debug, Clone)]
-pub struct ExploredScope {
-    pub id: String,
-    pub clauses: Vec<String>,
-    pub exploration: Exploration,
-    /// The counterexample's moves in words.
-    pub shorthand: Vec<String>,
 }
 
 impl ExplorationRun {
@@ -76,12 +69,6 @@ pub fn run_exploration(
     if scopes.is_empty() {
         return ExplorationRun::skipped("no scope to explore");
     }
-    let mut out = ExplorationRun {
-        scopes: Vec::new(),
-        skipped: None,
-        complete: true,
-    };
-    let scopes = scopes.iter().filter(|s| shard.takes_name(&s.id));
     let limits = Limits {
         merge: true,
         sleep_sets: true,
@@ -89,37 +76,23 @@ pub fn run_exploration(
         jobs: jobs.0.get(),
         power_loss: true,
     };
-    for scope in scopes {
-        let prepared = Prepared::new(scope, identity.claims(Capability::Execute));
-        let exploration = explore(
-            &prepared,
-            implementation,
-            names,
-            limits,
-            &search::Watch::default(),
-            &stop,
-        );
-        let shorthand = exploration
-            .violation
-            .as_ref()
-            .map(|ce| prepared.describe_schedule(&ce.schedule))
-            .unwrap_or_default();
-        out.complete &= exploration.verdict() != ScopeVerdict::NotExhausted;
-        let found = exploration.violation.is_some();
-        let explored = ExploredScope {
-            id: scope.id.clone(),
-            clauses: scope.clauses.clone(),
-            exploration,
-            shorthand,
-        };
-        events(Event::Scope(&explored));
-        out.scopes.push(explored);
-        if found || stop() {
-            out.complete &= !stop();
-            break;
-        }
+    let policy = Sweep {
+        limits,
+        names,
+        claims: Claims::Known(identity.claims(Capability::Execute)),
+        until_first: true,
+        watch: &Watch::default(),
+    };
+    let scopes = scopes.iter().filter(|s| shard.takes_name(&s.id));
+    // With the claims known, no scope starts the implementation to ask.
+    match sweep(scopes, implementation, &policy, events, |_, _, _| {}, &stop) {
+        Ok(swept) => ExplorationRun {
+            scopes: swept.scopes,
+            skipped: None,
+            complete: swept.complete,
+        },
+        Err(e) => ExplorationRun::skipped(e.to_string()),
     }
-    out
 }
 
 /// The bound on each scope's states in a certification: far above what

@@ -8,5 +8,6 @@ pub(crate) mod moves;
 pub mod scope;
 pub mod search;
 pub(crate) mod subject;
+pub mod sweep;
 pub mod trace;
 mod workers;
