@@ -44,13 +44,13 @@ pub fn run_corpus(
 /// [`run_corpus`] for `shard`'s share of `cases` (the implementation is
 /// still started with the first case of them all, so that every shard
 /// reports the same identity), giving up after `give_up_after` errors in a
-/// row of the share (0: never), with cases played on `jobs` workers. An implementation that hangs would
-/// otherwise cost the request timeout for every case; the cases not run
-/// are reported as errors that say why. The report is the same whatever
-/// `jobs`: cases are judged in order, and a case played past the point
-/// where one worker would have given up is reported as not run. `events`
-/// hears which case each worker takes up, and every case judged, in case
-/// order.
+/// row of the share (0: never), with cases played on `jobs` workers. An
+/// implementation that hangs would otherwise cost the request timeout for
+/// every case; the cases not run are reported as errors that say why. The
+/// report is the same whatever `jobs`: cases are judged in order, and a
+/// case played past the point where one worker would have given up is
+/// reported as not run. `events` hears which case each worker takes up,
+/// and every case judged, in case order.
 pub fn run_corpus_with(
     cases: &[&Case],
     shard: Shard,
