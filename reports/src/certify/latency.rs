@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tern_harness::certify::Certification;
 use tern_harness::corpus::Level;
-use tern_harness::implementations::latency::{Timed, Work};
+use tern_harness::implementations::latency::{During, Timed};
 
 use super::ImplReport;
 use crate::escape::t;
@@ -126,8 +126,10 @@ pub fn summarise(
         .take(SLOWEST)
         .map(|x| {
             let (case, seed, reproduce) = match &x.work {
-                Some(Work::Case(id)) => (Some(id.clone()), None, Some(imp.case_command(id, level))),
-                Some(Work::Seed(s)) => (
+                Some(During::Case(id)) => {
+                    (Some(id.clone()), None, Some(imp.case_command(id, level)))
+                }
+                Some(During::Seed(s)) => (
                     None,
                     Some(*s),
                     Some(imp.seed_command(*s, level, agents, steps)),

@@ -11,7 +11,7 @@ use crate::contract::plugin::{Identity, Implementation};
 use crate::corpus::play::{identify, play, CaseRun, Status, StepFailure};
 use crate::corpus::Case;
 use crate::events::{self, Event, Listener};
-use crate::implementations::latency::{self, Work};
+use crate::implementations::latency::{self, During};
 use crate::judge::failure::Failure;
 use crate::judge::invariants as inv;
 use crate::pool::{Flow, Pool, Ran};
@@ -70,7 +70,7 @@ pub fn run_corpus_with(
         };
     };
     let _timing = Timing::start();
-    latency::begin(Some(Work::Case(first.id.clone())));
+    latency::begin(Some(During::Case(first.id.clone())));
     let identity = identify(implementation, first);
     latency::begin(None);
     let mine: Vec<&Case> = cases
@@ -210,7 +210,7 @@ fn play_logged(
     logs: &Mutex<BTreeMap<String, String>>,
 ) -> CaseRun {
     let _ = implementation.take_log();
-    latency::begin(Some(Work::Case(case.id.clone())));
+    latency::begin(Some(During::Case(case.id.clone())));
     let run = play(case, implementation, claimed);
     latency::begin(None);
     if run.status.is_failure() {

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use super::{Budget, SimulationRun, Timing};
 use crate::contract::plugin::{Capability, Identity, Implementation, PowerLossServed};
 use crate::events::{self, Event, Listener};
-use crate::implementations::latency::{self, Work};
+use crate::implementations::latency::{self, During};
 use crate::implementations::locked;
 use crate::simulator::determinism;
 use crate::simulator::driver::{play as driver_play, Jobs, DEFAULT_HANG_WAIT, DEFAULT_SHRINK_TIME};
@@ -95,7 +95,7 @@ pub fn run_simulation(
                 Event::Started {
                     work: events::Work::Seed(seed),
                     ..
-                } => latency::begin(Some(Work::Seed(seed))),
+                } => latency::begin(Some(During::Seed(seed))),
                 Event::Found { .. } => batch_over(),
                 _ => {}
             }

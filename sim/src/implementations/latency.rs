@@ -14,9 +14,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// The work a request belonged to.
+/// The work a request was made during (named apart from the event
+/// stream's `Work`, which borrows what it names: this one is kept).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Work {
+pub enum During {
     /// A corpus case, by ID.
     Case(String),
     /// A simulation run, by seed.
@@ -30,7 +31,7 @@ pub struct Timed {
     pub op: &'static str,
     pub took: Duration,
     /// What was being played; `None` for a request no player named.
-    pub work: Option<Work>,
+    pub work: Option<During>,
     /// The request's place in that work, counted from 1.
     pub nth: u64,
 }
@@ -48,11 +49,11 @@ pub fn keep(on: bool) {
 
 thread_local! {
     /// The work this thread plays, and how many requests it made so far.
-    static CURRENT: RefCell<(Option<Work>, u64)> = const { RefCell::new((None, 0)) };
+    static CURRENT: RefCell<(Option<During>, u64)> = const { RefCell::new((None, 0)) };
 }
 
 /// The calling thread now plays `work`: its requests are counted from 1.
-pub fn begin(work: Option<Work>) {
+pub fn begin(work: Option<During>) {
     CURRENT.with(|c| *c.borrow_mut() = (work, 0));
 }
 
@@ -87,10 +88,10 @@ mod tests {
     #[test]
     fn requests_are_counted_within_their_work() {
         keep(true);
-        begin(Some(Work::Seed(7)));
+        begin(Some(During::Seed(7)));
         record("init", Duration::from_micros(5));
         record("view", Duration::from_micros(9));
-        begin(Some(Work::Case("c".into())));
+        begin(Some(During::Case("c".into())));
         record("deliver", Duration::from_micros(1));
         keep(false);
         let mine: Vec<_> = take().into_iter().map(|t| (t.op, t.work, t.nth)).collect();
@@ -99,15 +100,15 @@ mod tests {
         let ours: Vec<_> = mine
             .into_iter()
             .filter(|(_, w, _)| {
-                matches!(w, Some(Work::Seed(7))) || *w == Some(Work::Case("c".into()))
+                matches!(w, Some(During::Seed(7))) || *w == Some(During::Case("c".into()))
             })
             .collect();
         assert_eq!(
             ours,
             [
-                ("init", Some(Work::Seed(7)), 1),
-                ("view", Some(Work::Seed(7)), 2),
-                ("deliver", Some(Work::Case("c".into())), 1),
+                ("init", Some(During::Seed(7)), 1),
+                ("view", Some(During::Seed(7)), 2),
+                ("deliver", Some(During::Case("c".into())), 1),
             ]
         );
     }
