@@ -1,7 +1,7 @@
 //! What the engines tell while they work, as one typed stream.
 //!
 //! The corpus player, the simulation's batches, the hunt for a batch's
-//! first violation, the mutant zoo and a certification's exploration
+//! first violation, the mutant zoo and a sweep of exploration scopes
 //! each take one [`Listener`] and tell it two things: which piece of work
 //! a worker takes up, from that worker's thread (for displays that show
 //! every worker), and each piece that ends, on the caller's thread and in
