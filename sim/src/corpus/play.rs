@@ -586,6 +586,77 @@ mod tests {
             .all(|x| x.ok));
     }
 
+    /// The reference, except that every delivery says `duplicate` and
+    /// sends a well-formed ASK of its own.
+    struct MisreportsAndTalks;
+
+    struct Talking(Box<dyn Receiver>);
+
+    impl Implementation for MisreportsAndTalks {
+        fn name(&self) -> String {
+            "misreports-and-talks".into()
+        }
+        fn start(
+            &self,
+            init: &InitParams,
+            storage: Storage,
+            world: crate::contract::world::AgentWorld,
+        ) -> Result<Box<dyn Receiver>, ImplError> {
+            Ok(Box::new(Talking(
+                ReferenceImpl.start(init, storage, world)?,
+            )))
+        }
+    }
+
+    impl Receiver for Talking {
+        fn identity(&self) -> Identity {
+            self.0.identity()
+        }
+        fn deliver(
+            &mut self,
+            frame: &[u8],
+            principal: &Principal,
+            now: LocalTime,
+        ) -> Result<Delivered, ImplError> {
+            let mut d = self.0.deliver(frame, principal, now)?;
+            d.events[0].outcome = tern_model::ledger::Outcome::Duplicate;
+            d.outgoing.push(
+                br#"{"tern":"0.1","id":"bob:99","from":"bob","to":["alice"],"thread":"t","reply":null,"act":"ASK","body":{"question":"Which first?"}}"#
+                    .to_vec(),
+            );
+            Ok(d)
+        }
+        fn execute(
+            &mut self,
+            thread: &ThreadId,
+            commitment: &tern_model::message::MessageRef,
+            now: LocalTime,
+        ) -> Result<Execution, ImplError> {
+            self.0.execute(thread, commitment, now)
+        }
+        fn view(&mut self, thread: &ThreadId) -> Result<crate::contract::plugin::View, ImplError> {
+            self.0.view(thread)
+        }
+    }
+
+    /// Events that differ from the expectation put the failure on the
+    /// delivery's line, even when the delivery also sent a frame (which
+    /// broke no rule, and stays drawn as it was).
+    #[test]
+    fn a_failure_of_the_events_falls_on_the_delivery_not_on_what_it_sent() {
+        let c = case("s2-acts/acts.ack-is-not-agreement.json");
+        let run = play(&c, &MisreportsAndTalks, &Identity::builtin("m"));
+        let failure = run.failure.as_ref().expect("the events differ");
+        assert_eq!(failure.check, Check::Expectation { names_only: false });
+        let lines: Vec<(&str, bool)> = run
+            .transcript
+            .iter()
+            .filter(|x| x.step == failure.step)
+            .map(|x| (x.op(), x.ok))
+            .collect();
+        assert_eq!(lines, [("deliver", false), ("outgoing", true)]);
+    }
+
     /// An implementation that fails a call on its own is an error, not a
     /// failure, and its answer is what it said.
     #[test]

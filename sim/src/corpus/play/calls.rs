@@ -4,6 +4,24 @@
 //! also records its line of the transcript, failing or not.
 
 use super::*;
+use tern_model::ledger::Outcome;
+
+/// The line of a delivery's transcript that a failure falls on, for the
+/// diagram to draw in red: the delivery itself (its events, its effects),
+/// or the `k`th frame it sent.
+enum Culprit {
+    Delivery,
+    Sent(usize),
+}
+
+/// The first of `sent` that the rules for frames sent of a receiver's own
+/// accord refuse, `known` being the ACKs known before the delivery: the
+/// rules stop at it, so it is found by judging ever longer prefixes.
+fn first_refused(deserved: &Outcome, sent: &[Vec<u8>], me: &str, known: KnownAcks) -> usize {
+    (0..sent.len())
+        .find(|&k| delivery::outgoing(deserved, &sent[..=k], me, &mut known.clone()).is_err())
+        .unwrap_or(0)
+}
 
 impl Player<'_> {
     #[allow(clippy::too_many_arguments)]
@@ -76,6 +94,7 @@ impl Player<'_> {
         // check it); once it matches the expectation, it is the outcome the
         // frame deserves.
         let deserved = d.events[0].outcome.clone();
+        let delivered_at = self.transcript.len();
         self.record(Exchange {
             step: i,
             did: delivered(Answer::Given(actual.clone())),
@@ -93,6 +112,7 @@ impl Player<'_> {
         }
         self.acks.note_frame(frame);
         let me = self.under_test.me().to_owned();
+        let known = self.acks.clone();
         let mut acks = std::mem::take(&mut self.acks);
         let judged = delivery::answered(
             before,
@@ -105,11 +125,29 @@ impl Player<'_> {
         );
         self.acks = acks;
         judged.map_err(|j| {
-            self.mark_last_failed();
-            match j {
-                Judged::Breach(breach) => self.breach(i, "an answer to deliver", breach),
-                Judged::Events(failure) => failure,
+            let (failure, culprit) = match j {
+                Judged::Events(blamed) => blamed,
+                Judged::Breach(breach) => {
+                    let culprit = match breach {
+                        Breach::ReplyToInvalid { .. } => Culprit::Sent(0),
+                        Breach::InvalidOutgoing(_)
+                        | Breach::ForeignOutgoing { .. }
+                        | Breach::AckOfAck(_) => {
+                            Culprit::Sent(first_refused(&deserved, &d.outgoing, &me, known))
+                        }
+                        _ => Culprit::Delivery,
+                    };
+                    (self.breach(i, "an answer to deliver", breach), culprit)
+                }
+            };
+            let line = match culprit {
+                Culprit::Delivery => delivered_at,
+                Culprit::Sent(k) => delivered_at + 1 + k,
+            };
+            if let Some(x) = self.transcript.get_mut(line) {
+                x.ok = false;
             }
+            failure
         })
     }
 
@@ -121,7 +159,7 @@ impl Player<'_> {
         expect: Option<&ExpectDeliver>,
         actual: &[ComparedEvent],
         sent: usize,
-    ) -> Checked {
+    ) -> Result<(), (StepFailure, Culprit)> {
         let Some(expect) = expect else {
             return Ok(());
         };
@@ -133,18 +171,20 @@ impl Player<'_> {
             |names: RejectNames| first_delivered && names.same_events(&expect.events, actual);
         if !same(RejectNames::Compared) {
             let (want, got) = (events_text(&expect.events), events_text(actual));
-            return Err(if same(RejectNames::Ignored) {
+            let failure = if same(RejectNames::Ignored) {
                 self.fail_by_name(i, want, got)
             } else {
                 self.unexpected(i, want, got)
-            });
+            };
+            return Err((failure, Culprit::Delivery));
         }
         if expect.no_outgoing && sent > 0 {
-            return Err(self.unexpected(
+            let failure = self.unexpected(
                 i,
                 "no frame sent by the receiver".into(),
                 format!("{sent} frame(s) sent"),
-            ));
+            );
+            return Err((failure, Culprit::Sent(0)));
         }
         Ok(())
     }
@@ -244,5 +284,47 @@ impl Player<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(id: &str, from: &str, act: &str, body: &str) -> Vec<u8> {
+        format!(
+            r#"{{"tern":"0.1","id":"{id}","from":"{from}","to":["alice"],"thread":"t","reply":null,"act":"{act}","body":{body}}}"#
+        )
+        .into_bytes()
+    }
+
+    /// The red line falls on the frame the rules stopped at, not on the
+    /// last one sent: an invalid frame, another sender's, or an ACK of an
+    /// ACK known before the delivery or sent earlier in the same answer.
+    #[test]
+    fn the_first_refused_frame_is_the_one_the_rules_stopped_at() {
+        let ask = frame("bob:1", "bob", "ASK", r#"{"question":"Which first?"}"#);
+        let ack_of = |id: &str, target: &str| {
+            frame(id, "bob", "ACK", &format!(r#"{{"target":"{target}"}}"#))
+        };
+        let fine = Outcome::Accepted;
+        let none = KnownAcks::default();
+        let sent = [ask.clone(), b"{".to_vec(), ask.clone()];
+        assert_eq!(first_refused(&fine, &sent, "bob", none.clone()), 1);
+        let foreign = frame("carol:1", "carol", "ASK", r#"{"question":"Which first?"}"#);
+        let sent = [ask.clone(), ask.clone(), foreign];
+        assert_eq!(first_refused(&fine, &sent, "bob", none.clone()), 2);
+        // An ACK of the ACK sent just before it in the same answer.
+        let sent = [
+            ask.clone(),
+            ack_of("bob:2", "alice:1"),
+            ack_of("bob:3", "bob:2"),
+        ];
+        assert_eq!(first_refused(&fine, &sent, "bob", none.clone()), 2);
+        // An ACK of an ACK the receiver had been delivered before.
+        let mut known = KnownAcks::default();
+        known.note_frame(&frame("alice:9", "alice", "ACK", r#"{"target":"bob:1"}"#));
+        let sent = [ack_of("bob:4", "alice:9"), ask];
+        assert_eq!(first_refused(&fine, &sent, "bob", known), 0);
     }
 }
