@@ -14,6 +14,24 @@ enum Culprit {
     Sent(usize),
 }
 
+/// Where a breach of the delivery rules falls: on a frame sent when the
+/// rule is about what was sent, else on the delivery.
+fn culprit_of(
+    breach: &Breach,
+    deserved: &Outcome,
+    sent: &[Vec<u8>],
+    me: &str,
+    known: KnownAcks,
+) -> Culprit {
+    match breach {
+        Breach::ReplyToInvalid { .. } => Culprit::Sent(0),
+        Breach::InvalidOutgoing(_) | Breach::ForeignOutgoing { .. } | Breach::AckOfAck(_) => {
+            Culprit::Sent(first_refused(deserved, sent, me, known))
+        }
+        _ => Culprit::Delivery,
+    }
+}
+
 /// The first of `sent` that the rules for frames sent of a receiver's own
 /// accord refuse, `known` being the ACKs known before the delivery: the
 /// rules stop at it, so it is found by judging ever longer prefixes.
@@ -128,15 +146,7 @@ impl Player<'_> {
             let (failure, culprit) = match j {
                 Judged::Events(blamed) => blamed,
                 Judged::Breach(breach) => {
-                    let culprit = match breach {
-                        Breach::ReplyToInvalid { .. } => Culprit::Sent(0),
-                        Breach::InvalidOutgoing(_)
-                        | Breach::ForeignOutgoing { .. }
-                        | Breach::AckOfAck(_) => {
-                            Culprit::Sent(first_refused(&deserved, &d.outgoing, &me, known))
-                        }
-                        _ => Culprit::Delivery,
-                    };
+                    let culprit = culprit_of(&breach, &deserved, &d.outgoing, &me, known);
                     (self.breach(i, "an answer to deliver", breach), culprit)
                 }
             };
