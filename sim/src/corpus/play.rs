@@ -18,7 +18,7 @@ use crate::contract::plugin::{
 };
 use crate::contract::storage::{CrashPoint, Storage};
 use crate::contract::world::World;
-use crate::judge::compare::{execution_text, RejectNames};
+use crate::judge::compare::{events_text, execution_text, RejectNames};
 use crate::judge::delivery::{self, Breach, Call, Came, Judged};
 use crate::judge::failure::Failure;
 use crate::judge::invariants::{self as inv, Invariant};
@@ -29,7 +29,7 @@ use crate::judge::under_test::{Asked, UnderTest};
 mod calls;
 mod transcript;
 
-use transcript::{counts_text, effect_names, events_text};
+use transcript::{counts_text, effect_names};
 pub use transcript::{Answer, Did, Exchange};
 
 /// The outcome of a case (docs/corpus.md section 3).

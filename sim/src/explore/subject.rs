@@ -278,7 +278,9 @@ impl<'i> Subject<'i> {
             &mut self.acks,
         )
         .map_err(|j| match j {
-            Judged::Breach(b) => b.into_failure("an answer to deliver"),
+            Judged::Effects(b) | Judged::Sent { breach: b, .. } => {
+                b.into_failure("an answer to deliver")
+            }
             Judged::Events(m) => m,
         })?;
         self.under_test.answered(frame, principal, ());

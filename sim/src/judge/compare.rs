@@ -27,6 +27,32 @@ pub fn execution_text(e: &Execution) -> String {
     }
 }
 
+/// One event in the words a case's expectation uses.
+fn event_text(e: &ComparedEvent) -> String {
+    let v = match &e.verdict {
+        ComparedOutcome::Accepted => "accepted".to_owned(),
+        ComparedOutcome::Duplicate => "duplicate".to_owned(),
+        ComparedOutcome::Pending(m) => format!(
+            "pending on {}",
+            m.iter().cloned().collect::<Vec<_>>().join(", ")
+        ),
+        ComparedOutcome::Rejected(c) => format!("rejected {}", c.as_str()),
+    };
+    let id = e.id.as_deref().unwrap_or("(no id)");
+    match e.kind {
+        EventKindKey::Delivered => format!("{id} {v}"),
+        k => format!("{} {id} {v}", k.as_str()),
+    }
+}
+
+/// A delivery's events, `;`-separated, or `no event`.
+pub fn events_text(events: &[ComparedEvent]) -> String {
+    if events.is_empty() {
+        return "no event".to_owned();
+    }
+    events.iter().map(event_text).collect::<Vec<_>>().join("; ")
+}
+
 impl ComparedOutcome {
     pub fn of(o: &Outcome) -> ComparedOutcome {
         match o {

@@ -203,12 +203,16 @@ pub fn crash_judged<T>(
     }
 }
 
-/// Why an answered delivery failed: a rule of this module, or the
-/// driver's own comparison of its events.
+/// Why an answered delivery failed, in the order it is judged.
 #[derive(Debug)]
 pub enum Judged<E> {
-    Breach(Breach),
+    /// Effects performed during the delivery.
+    Effects(Breach),
+    /// The driver's own comparison of its events.
     Events(E),
+    /// A rule of the frames sent, broken by the one at index `frame` of
+    /// them (the first, for a reply to a frame that deserved rejection).
+    Sent { frame: usize, breach: Breach },
 }
 
 /// The rules every answered delivery keeps, in the order every driver (the
@@ -226,39 +230,47 @@ pub fn answered<E>(
     me: &str,
     acks: &mut KnownAcks,
 ) -> Result<(), Judged<E>> {
-    no_effect::no_effects(Call::Delivery, effects_before, effects_after).map_err(Judged::Breach)?;
+    no_effect::no_effects(Call::Delivery, effects_before, effects_after)
+        .map_err(Judged::Effects)?;
     events().map_err(Judged::Events)?;
-    outgoing(deserved, sent, me, acks).map_err(Judged::Breach)
+    outgoing(deserved, sent, me, acks).map_err(|(frame, breach)| Judged::Sent { frame, breach })
 }
 
 /// The frames receiver `me` sent of its own accord, given the outcome the
 /// delivered frame deserves: none in answer to a rejected frame, each a
 /// valid message from `me`, none an ACK of an ACK in `acks` (which learns
-/// the ACKs among them).
+/// the ACKs among them). A breach comes with the index of the frame it
+/// stopped at, so that a driver can point at it.
 pub fn outgoing(
     deserved: &Outcome,
     frames: &[Vec<u8>],
     me: &str,
     acks: &mut KnownAcks,
-) -> Result<(), Breach> {
+) -> Result<(), (usize, Breach)> {
     if let (Outcome::Rejected(r), Some(first)) = (deserved, frames.first()) {
-        return Err(Breach::ReplyToInvalid {
-            class: r.class.to_string(),
-            sent: frames.len(),
-            first: shorthand::line(first, None),
-        });
+        return Err((
+            0,
+            Breach::ReplyToInvalid {
+                class: r.class.to_string(),
+                sent: frames.len(),
+                first: shorthand::line(first, None),
+            },
+        ));
     }
-    for frame in frames {
-        let m =
-            tern_model::parse_frame(frame).map_err(|e| Breach::InvalidOutgoing(e.to_string()))?;
+    for (i, frame) in frames.iter().enumerate() {
+        let m = tern_model::parse_frame(frame)
+            .map_err(|e| (i, Breach::InvalidOutgoing(e.to_string())))?;
         if m.from.as_str() != me {
-            return Err(Breach::ForeignOutgoing {
-                me: me.to_owned(),
-                claimed: m.from.to_string(),
-            });
+            return Err((
+                i,
+                Breach::ForeignOutgoing {
+                    me: me.to_owned(),
+                    claimed: m.from.to_string(),
+                },
+            ));
         }
         if acks.is_ack_of_ack(&m) {
-            return Err(Breach::AckOfAck(shorthand::line(frame, None)));
+            return Err((i, Breach::AckOfAck(shorthand::line(frame, None))));
         }
         acks.note(&m);
     }
@@ -334,7 +346,7 @@ mod tests {
         };
         assert!(matches!(
             judged(1, 2, Err("events differ"), &mut acks),
-            Err(Judged::Breach(Breach::Effects {
+            Err(Judged::Effects(Breach::Effects {
                 call: Call::Delivery,
                 count: 1
             }))
@@ -345,7 +357,10 @@ mod tests {
         ));
         assert!(matches!(
             judged(2, 2, Ok(()), &mut acks),
-            Err(Judged::Breach(Breach::InvalidOutgoing(_)))
+            Err(Judged::Sent {
+                frame: 0,
+                breach: Breach::InvalidOutgoing(_)
+            })
         ));
         assert!(matches!(
             answered(
@@ -359,6 +374,41 @@ mod tests {
             ),
             Ok(())
         ));
+    }
+
+    /// A breach points at the frame the rules stopped at, not at the last
+    /// one sent: an invalid frame, another sender's, or an ACK of an ACK
+    /// known before the delivery or sent earlier in the same answer.
+    #[test]
+    fn a_breach_names_the_frame_it_stopped_at() {
+        let ask = |id: &str, from: &str| {
+            format!(
+                r#"{{"tern":"0.1","id":"{id}","from":"{from}","to":["alice"],"thread":"t","reply":null,"act":"ASK","body":{{"question":"Which first?"}}}}"#
+            )
+            .into_bytes()
+        };
+        let at = |sent: &[Vec<u8>], mut known: KnownAcks| {
+            outgoing(&Outcome::Accepted, sent, "bob", &mut known).map_err(|(i, _)| i)
+        };
+        let none = KnownAcks::default();
+        let mine = ask("bob:1", "bob");
+        let sent = [mine.clone(), b"{".to_vec(), mine.clone()];
+        assert_eq!(at(&sent, none.clone()), Err(1));
+        let sent = [mine.clone(), mine.clone(), ask("carol:1", "carol")];
+        assert_eq!(at(&sent, none.clone()), Err(2));
+        let sent = [
+            mine.clone(),
+            ack("bob:2", "bob", "alice:1"),
+            ack("bob:3", "bob", "bob:2"),
+        ];
+        assert_eq!(at(&sent, none.clone()), Err(2));
+        let mut known = KnownAcks::default();
+        known.note_frame(&ack("alice:9", "alice", "bob:1"));
+        assert_eq!(at(&[ack("bob:4", "bob", "alice:9"), mine], known), Err(0));
+        // A reply to a frame that deserved rejection: the first frame.
+        let replies = [ack("bob:5", "bob", "alice:1")];
+        let refused = outgoing(&rejected(), &replies, "bob", &mut none.clone());
+        assert!(matches!(refused, Err((0, Breach::ReplyToInvalid { .. }))));
     }
 
     #[test]
@@ -377,10 +427,10 @@ mod tests {
         );
         // Now an ACK of that ACK is automatic ACK-of-ACK.
         let again = ack("bob:2", "bob", "bob:1");
-        let breach = outgoing(&Outcome::Accepted, &[again], "bob", &mut acks).unwrap_err();
+        let (_, breach) = outgoing(&Outcome::Accepted, &[again], "bob", &mut acks).unwrap_err();
         assert_eq!(breach.invariant(), inv::NO_ACK_OF_ACK);
         // Anything sent in answer to a rejected frame.
-        let breach = outgoing(&rejected(), &[valid], "bob", &mut acks).unwrap_err();
+        let (_, breach) = outgoing(&rejected(), &[valid], "bob", &mut acks).unwrap_err();
         assert_eq!(breach.invariant(), inv::NO_REPLY_TO_INVALID);
         assert!(
             breach.expected().contains("envelope"),
@@ -388,10 +438,11 @@ mod tests {
             breach.expected()
         );
         // A frame that is not a Tern message.
-        let breach = outgoing(&Outcome::Accepted, &[b"{".to_vec()], "bob", &mut acks).unwrap_err();
+        let (_, breach) =
+            outgoing(&Outcome::Accepted, &[b"{".to_vec()], "bob", &mut acks).unwrap_err();
         assert_eq!(breach.invariant(), inv::SCHEMA);
         // A frame in another participant's name.
-        let breach = outgoing(
+        let (_, breach) = outgoing(
             &Outcome::Accepted,
             &[ack("carol:1", "carol", "alice:1")],
             "bob",

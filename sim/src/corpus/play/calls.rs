@@ -4,7 +4,6 @@
 //! also records its line of the transcript, failing or not.
 
 use super::*;
-use tern_model::ledger::Outcome;
 
 /// The line of a delivery's transcript that a failure falls on, for the
 /// diagram to draw in red: the delivery itself (its events, its effects),
@@ -12,33 +11,6 @@ use tern_model::ledger::Outcome;
 enum Culprit {
     Delivery,
     Sent(usize),
-}
-
-/// Where a breach of the delivery rules falls: on a frame sent when the
-/// rule is about what was sent, else on the delivery.
-fn culprit_of(
-    breach: &Breach,
-    deserved: &Outcome,
-    sent: &[Vec<u8>],
-    me: &str,
-    known: KnownAcks,
-) -> Culprit {
-    match breach {
-        Breach::ReplyToInvalid { .. } => Culprit::Sent(0),
-        Breach::InvalidOutgoing(_) | Breach::ForeignOutgoing { .. } | Breach::AckOfAck(_) => {
-            Culprit::Sent(first_refused(deserved, sent, me, known))
-        }
-        _ => Culprit::Delivery,
-    }
-}
-
-/// The first of `sent` that the rules for frames sent of a receiver's own
-/// accord refuse, `known` being the ACKs known before the delivery: the
-/// rules stop at it, so it is found by judging ever longer prefixes.
-fn first_refused(deserved: &Outcome, sent: &[Vec<u8>], me: &str, known: KnownAcks) -> usize {
-    (0..sent.len())
-        .find(|&k| delivery::outgoing(deserved, &sent[..=k], me, &mut known.clone()).is_err())
-        .unwrap_or(0)
 }
 
 impl Player<'_> {
@@ -130,7 +102,6 @@ impl Player<'_> {
         }
         self.acks.note_frame(frame);
         let me = self.under_test.me().to_owned();
-        let known = self.acks.clone();
         let mut acks = std::mem::take(&mut self.acks);
         let judged = delivery::answered(
             before,
@@ -145,10 +116,14 @@ impl Player<'_> {
         judged.map_err(|j| {
             let (failure, culprit) = match j {
                 Judged::Events(blamed) => blamed,
-                Judged::Breach(breach) => {
-                    let culprit = culprit_of(&breach, &deserved, &d.outgoing, &me, known);
-                    (self.breach(i, "an answer to deliver", breach), culprit)
-                }
+                Judged::Effects(breach) => (
+                    self.breach(i, "an answer to deliver", breach),
+                    Culprit::Delivery,
+                ),
+                Judged::Sent { frame, breach } => (
+                    self.breach(i, "an answer to deliver", breach),
+                    Culprit::Sent(frame),
+                ),
             };
             let line = match culprit {
                 Culprit::Delivery => delivered_at,
@@ -294,47 +269,5 @@ impl Player<'_> {
             }
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn frame(id: &str, from: &str, act: &str, body: &str) -> Vec<u8> {
-        format!(
-            r#"{{"tern":"0.1","id":"{id}","from":"{from}","to":["alice"],"thread":"t","reply":null,"act":"{act}","body":{body}}}"#
-        )
-        .into_bytes()
-    }
-
-    /// The red line falls on the frame the rules stopped at, not on the
-    /// last one sent: an invalid frame, another sender's, or an ACK of an
-    /// ACK known before the delivery or sent earlier in the same answer.
-    #[test]
-    fn the_first_refused_frame_is_the_one_the_rules_stopped_at() {
-        let ask = frame("bob:1", "bob", "ASK", r#"{"question":"Which first?"}"#);
-        let ack_of = |id: &str, target: &str| {
-            frame(id, "bob", "ACK", &format!(r#"{{"target":"{target}"}}"#))
-        };
-        let fine = Outcome::Accepted;
-        let none = KnownAcks::default();
-        let sent = [ask.clone(), b"{".to_vec(), ask.clone()];
-        assert_eq!(first_refused(&fine, &sent, "bob", none.clone()), 1);
-        let foreign = frame("carol:1", "carol", "ASK", r#"{"question":"Which first?"}"#);
-        let sent = [ask.clone(), ask.clone(), foreign];
-        assert_eq!(first_refused(&fine, &sent, "bob", none.clone()), 2);
-        // An ACK of the ACK sent just before it in the same answer.
-        let sent = [
-            ask.clone(),
-            ack_of("bob:2", "alice:1"),
-            ack_of("bob:3", "bob:2"),
-        ];
-        assert_eq!(first_refused(&fine, &sent, "bob", none.clone()), 2);
-        // An ACK of an ACK the receiver had been delivered before.
-        let mut known = KnownAcks::default();
-        known.note_frame(&frame("alice:9", "alice", "ACK", r#"{"target":"bob:1"}"#));
-        let sent = [ack_of("bob:4", "alice:9"), ask];
-        assert_eq!(first_refused(&fine, &sent, "bob", known), 0);
     }
 }

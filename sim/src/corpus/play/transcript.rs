@@ -9,10 +9,8 @@ use serde_json::Value;
 use tern_model::ledger::{EffectKey, Execution};
 use tern_model::message::{MessageRef, Principal, ThreadId};
 
-use crate::corpus::case::{
-    ComparedEvent, ComparedOutcome, DeliverCrash, EventKindKey, ExecuteCrash,
-};
-use crate::judge::compare::execution_text;
+use crate::corpus::case::{ComparedEvent, DeliverCrash, ExecuteCrash};
+use crate::judge::compare::{events_text, execution_text};
 use crate::shorthand;
 
 /// One line of a case's transcript.
@@ -204,31 +202,6 @@ pub(crate) fn counts_text(counts: &BTreeMap<String, u32>) -> String {
         .map(|(k, n)| format!("{k} ×{n}"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn event_text(e: &ComparedEvent) -> String {
-    let v = match &e.verdict {
-        ComparedOutcome::Accepted => "accepted".to_owned(),
-        ComparedOutcome::Duplicate => "duplicate".to_owned(),
-        ComparedOutcome::Pending(m) => format!(
-            "pending on {}",
-            m.iter().cloned().collect::<Vec<_>>().join(", ")
-        ),
-        ComparedOutcome::Rejected(c) => format!("rejected {}", c.as_str()),
-    };
-    let id = e.id.as_deref().unwrap_or("(no id)");
-    match e.kind {
-        EventKindKey::Delivered => format!("{id} {v}"),
-        k => format!("{} {id} {v}", k.as_str()),
-    }
-}
-
-/// A delivery's events, `;`-separated, or `no event`.
-pub(crate) fn events_text(events: &[ComparedEvent]) -> String {
-    if events.is_empty() {
-        return "no event".to_owned();
-    }
-    events.iter().map(event_text).collect::<Vec<_>>().join("; ")
 }
 
 #[cfg(test)]

@@ -169,15 +169,12 @@ impl Run<'_> {
         self.acks = acks;
         // The frames sent count as a check once the judgement reached them
         // (past the effects and the events).
-        let reached_frames = !matches!(
-            judged,
-            Err(Judged::Events(_) | Judged::Breach(Breach::Effects { .. }))
-        );
+        let reached_frames = matches!(judged, Ok(()) | Err(Judged::Sent { .. }));
         if reached_frames && !reply.outgoing.is_empty() {
             self.stats.checks += 1;
         }
         match judged {
-            Err(Judged::Breach(breach)) => {
+            Err(Judged::Effects(breach) | Judged::Sent { breach, .. }) => {
                 Err(self.violation(Some(a), breach.into_failure("an answer to deliver")))
             }
             Err(Judged::Events(m)) => Err(self.violation(Some(a), m)),

@@ -28,7 +28,7 @@ use crate::catalogue::situations::{power_moments, Moment, Situation};
 use crate::contract::plugin::{Capability, Implementation, View};
 use crate::contract::storage::{CrashPoint, Loss, PowerNote, Storage};
 use crate::contract::world::World;
-use crate::judge::delivery::{self, Breach, Came, Judged};
+use crate::judge::delivery::{self, Came, Judged};
 use crate::judge::failure::Failure;
 use crate::judge::invariants as inv;
 use crate::judge::no_effect;
