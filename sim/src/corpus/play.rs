@@ -368,38 +368,32 @@ impl Player<'_> {
     /// rule that a view acts on nothing, against the case's pattern.
     fn check_view(&mut self, i: usize, thread: &ThreadId, pattern: &Value) -> Checked {
         let world = self.world.clone();
-        let result = no_effect::view(self.receiver(), &world, thread);
-        let view = match result {
-            Ok(v) => v.to_value(),
-            Err(breach) => {
-                self.record(Exchange {
-                    step: i,
-                    did: Did::Viewed {
-                        thread: thread.clone(),
-                        answer: Answer::Failed(breach.actual()),
-                    },
-                    ok: false,
+        let (answer, failure) = match no_effect::view(self.receiver(), &world, thread) {
+            Err(breach) => (
+                Answer::Failed(breach.actual()),
+                Some(self.breach(i, "a view", breach)),
+            ),
+            Ok(view) => {
+                let view = view.to_value();
+                let failure = mismatch(pattern, &view).map(|(at, why)| {
+                    self.unexpected(
+                        i,
+                        format!("a view matching {pattern}"),
+                        format!("at {}: {why}", if at.is_empty() { "the top" } else { &at }),
+                    )
                 });
-                return Err(self.breach(i, "a view", breach));
+                (Answer::Given(view), failure)
             }
         };
         self.record(Exchange {
             step: i,
             did: Did::Viewed {
                 thread: thread.clone(),
-                answer: Answer::Given(view.clone()),
+                answer,
             },
-            ok: true,
+            ok: failure.is_none(),
         });
-        if let Some((at, why)) = mismatch(pattern, &view) {
-            self.mark_last_failed();
-            return Err(self.unexpected(
-                i,
-                format!("a view matching {pattern}"),
-                format!("at {}: {why}", if at.is_empty() { "the top" } else { &at }),
-            ));
-        }
-        Ok(())
+        failure.map_or(Ok(()), Err)
     }
 
     /// An effects step: the world's count of each effect against the case's,
