@@ -209,7 +209,7 @@ impl Handout {
     fn lock(&self) -> MutexGuard<'_, Open> {
         // A panic elsewhere reaches the caller through the thread scope;
         // the two numbers behind the lock are whole either way.
-        self.open.lock().unwrap_or_else(|e| e.into_inner())
+        crate::implementations::locked(&self.open)
     }
 
     /// The next task to start, or `None` when no more may.

@@ -29,12 +29,13 @@ use tern_reports::shards::certify as certify_part;
 use tern_reports::shards::{Command, Part};
 
 use super::corpus::load_corpus;
-use super::progress::{locked, Progress};
+use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{
     parse_agents, parse_duration, parse_mutant, parse_steps, DeterminismArg, JobsArg, TimeoutArgs,
 };
 use super::{Exit, FormatArg};
+use tern_harness::implementations::locked;
 
 mod reports;
 pub use reports::publish;

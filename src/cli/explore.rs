@@ -24,10 +24,11 @@ use tern_reports::shards::explore::Body;
 use tern_reports::shards::{Command, Part};
 
 use super::corpus::load_corpus;
-use super::progress::{locked, Progress};
+use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{implementation, parse_mutant, TimeoutArgs};
 use super::{Exit, FormatArg};
+use tern_harness::implementations::locked;
 use tern_reports::escape::t as tty;
 
 #[derive(Debug, Args)]

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tern_harness::events::{Event, Work};
+use tern_harness::implementations::locked;
 use tern_reports::escape;
 
 /// How often the plain line is printed. `TERN_SIM_PROGRESS_EVERY` (a span
@@ -132,10 +133,7 @@ impl Progress {
     }
 
     fn stop_plain(&self) {
-        let plain = match self.plain.lock() {
-            Ok(mut plain) => plain.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        };
+        let plain = locked(&self.plain).take();
         if let Some(plain) = plain {
             plain.stop();
         }
@@ -233,12 +231,6 @@ fn plain_line(bar: &ProgressBar) -> String {
         line.push_str(&format!(" ({message})"));
     }
     line
-}
-
-/// A lock of a display's state (bars, counts kept beside them), which no
-/// panic can leave unusable: a display is drawn only.
-pub fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

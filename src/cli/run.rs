@@ -26,13 +26,14 @@ use tern_reports::run::{counterexample_text, summary, violation_json, violation_
 use tern_reports::shards::run::{Body, Finding, Setting};
 use tern_reports::shards::{Command, Part};
 
-use super::progress::{locked, Progress};
+use super::progress::Progress;
 use super::shard::{header, Options, ShardArgs};
 use super::sim::{
     implementation, parse_agents, parse_duration, parse_mutant, parse_steps, power_loss,
     DeterminismArg, FaultArgs, JobsArg, TimeoutArgs,
 };
 use super::{Exit, FormatArg};
+use tern_harness::implementations::locked;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {

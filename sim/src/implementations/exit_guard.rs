@@ -38,7 +38,7 @@ const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 pub const SAME_INTERRUPT: std::time::Duration = std::time::Duration::from_millis(500);
 
 fn roots() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    ROOTS.lock().unwrap_or_else(|p| p.into_inner())
+    super::locked(&ROOTS)
 }
 
 /// Removes `root` (recursively) at exit unless [`forget_root`] comes first.

@@ -22,7 +22,8 @@ pub(crate) mod stderr_poller;
 
 /// A mutex's guard, even if a thread panicked while holding it: the harness
 /// keeps process tables, state directories and logs behind mutexes, and a
-/// panic elsewhere must not stop it from killing children or cleaning up.
-pub(crate) fn locked<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// panic elsewhere must not stop it from killing children or cleaning up
+/// (nor a display, which only draws, from drawing).
+pub fn locked<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -6,7 +6,7 @@
 //! does not give it (the wall clock, randomness, a hash order, a thread
 //! race), and none of its failures can be trusted to replay.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use tern_model::ledger::{Execution, LocalTime};
 use tern_model::message::{MessageRef, Principal, ThreadId};
@@ -18,6 +18,7 @@ use crate::contract::protocol::lines::DeliverAnswer;
 use crate::contract::protocol::{encode_bytes, event_line, execute_answer};
 use crate::contract::storage::{FileOp, Storage};
 use crate::contract::world::AgentWorld;
+use crate::implementations::locked;
 use crate::simulator::driver::{play, steps_of, Batch};
 use crate::simulator::runner::{RunConfig, Sessions};
 
@@ -121,11 +122,8 @@ pub fn transcript(config: &RunConfig, implementation: &dyn Implementation) -> Ve
         exchanges: Arc::default(),
     };
     let _ = play(config, &steps_of(config), &recorder, false);
-    let exchanges = recorder
-        .exchanges
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    exchanges.clone()
+    let exchanges = locked(&recorder.exchanges).clone();
+    exchanges
 }
 
 /// Where two transcripts of one seed first part. A request that differs
@@ -170,10 +168,7 @@ struct Recorder<'i> {
 
 impl Recorder<'_> {
     fn push(exchanges: &Mutex<Vec<RoundTrip>>, request: String, answer: String) {
-        exchanges
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(RoundTrip { request, answer });
+        locked(exchanges).push(RoundTrip { request, answer });
     }
 }
 
